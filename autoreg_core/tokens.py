@@ -1,0 +1,107 @@
+"""Showing tokens honestly: the raw vocabulary piece, its bytes, and the text it completes.
+
+Byte-level BPE tokens are bytes, not characters: an emoji can be split over several tokens, and
+the first of them on its own is half a UTF-8 character. Decoding each token alone would print
+'�'. Instead we feed the bytes of the sequence through an incremental UTF-8 decoder, so every
+token shows the characters it completes, and a token that only starts a character says so.
+"""
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+_BYTE_FALLBACK = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
+
+
+@lru_cache(maxsize=1)
+def _byte_decoder() -> dict[str, int]:
+    """The GPT-2 byte↔unicode table, inverted: printable stand-in character → byte value."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {chr(c): b for b, c in zip(bs, cs)}
+
+
+@dataclass(frozen=True)
+class TokenView:
+    """One token as the app shows it."""
+
+    id: int
+    piece: str  # the raw vocabulary entry, e.g. 'Ġthe'
+    data: bytes  # the bytes it stands for
+    text: str  # the characters this token completes in context ('' if it only starts one)
+    special: bool = False
+
+    @property
+    def partial(self) -> bool:
+        """True when the token's bytes end in the middle of a UTF-8 character."""
+        return bool(self.data) and self.text == ""
+
+    @property
+    def label(self) -> str:
+        """Text for a token chip: whitespace made visible, partial bytes as hex."""
+        if self.special:
+            return self.piece
+        if self.partial:
+            return "⟨" + " ".join(f"{b:02x}" for b in self.data) + "⟩"
+        return visible_whitespace(self.text)
+
+
+def visible_whitespace(text: str) -> str:
+    """Spaces as '·', newlines as '↵', tabs as '→', so a token made of whitespace is not blank."""
+    return text.replace(" ", "·").replace("\n", "↵").replace("\t", "→").replace("\r", "␍") or "∅"
+
+
+def token_bytes(tokenizer, token_id: int) -> bytes:
+    """The bytes one token id stands for, for byte-level BPE, byte-fallback and plain vocabularies."""
+    piece = tokenizer.convert_ids_to_tokens(int(token_id))
+    if piece is None:
+        return b""
+    table = _byte_decoder()
+    if piece and all(ch in table for ch in piece):
+        return bytes(table[ch] for ch in piece)
+    m = _BYTE_FALLBACK.match(piece)
+    if m:
+        return bytes([int(m.group(1), 16)])
+    if piece.startswith("▁"):
+        piece = " " + piece[1:]
+    return piece.replace("▁", " ").encode("utf-8")
+
+
+def _special_ids(tokenizer) -> frozenset[int]:
+    return frozenset(int(i) for i in getattr(tokenizer, "all_special_ids", []) or [])
+
+
+def token_views(tokenizer, ids: list[int]) -> list[TokenView]:
+    """Views for a whole sequence, decoding UTF-8 incrementally across token boundaries."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    specials = _special_ids(tokenizer)
+    views = []
+    for tid in ids:
+        tid = int(tid)
+        piece = tokenizer.convert_ids_to_tokens(tid) or ""
+        if tid in specials:
+            data = piece.encode("utf-8")
+            views.append(TokenView(tid, piece, data, piece, special=True))
+            continue
+        data = token_bytes(tokenizer, tid)
+        text = decoder.decode(data)
+        views.append(TokenView(tid, piece, data, text))
+    return views
+
+
+def single_token_view(tokenizer, token_id: int) -> TokenView:
+    """A token out of context (chart labels): partial characters show as hex bytes."""
+    return token_views(tokenizer, [token_id])[0]
+
+
+def sequence_text(tokenizer, ids: list[int]) -> str:
+    """The decoded text of a sequence (special tokens kept, so chat markers stay visible)."""
+    return tokenizer.decode([int(i) for i in ids], skip_special_tokens=False)

@@ -1,0 +1,67 @@
+"""The sidebar every page shares: model line and sampling settings."""
+from __future__ import annotations
+
+import streamlit as st
+
+from autoreg_core import EMBEDDED_MODEL, SamplingConfig
+
+from .state import CONFIG_KEY, MODEL_KEY, current_bundle, known_models
+
+
+def _model_from_link() -> None:
+    """Honour ``?model=`` once; an unknown name gets a message, not a crash."""
+    wanted = st.query_params.get("model")
+    if wanted and "model_link_seen" not in st.session_state:
+        st.session_state["model_link_seen"] = True
+        if wanted in known_models():
+            st.session_state[MODEL_KEY] = wanted
+        else:
+            st.session_state["model_link_error"] = (
+                f"Unknown model {wanted!r} in the link; using {EMBEDDED_MODEL}. "
+                f"Available: {', '.join(known_models())}.")
+
+
+def render_sidebar() -> SamplingConfig:
+    """Draw the sidebar and return the (normalised) sampling settings, also kept in session_state."""
+    _model_from_link()
+    sb = st.sidebar
+    sb.header("Model")
+    models = known_models()
+    if st.session_state.get(MODEL_KEY) not in models:
+        st.session_state[MODEL_KEY] = models[0]
+    sb.selectbox("Model", models, key=MODEL_KEY, help="The operator decides which models are offered.")
+    if "model_link_error" in st.session_state:
+        sb.warning(st.session_state["model_link_error"])
+    bundle = current_bundle()
+    if bundle is not None:
+        sb.caption(bundle.describe())
+
+    sb.header("Sampling")
+    temperature = sb.slider("Temperature (0 = greedy)", 0.0, 3.0, 0.8, 0.05, key="cfg_temperature",
+                            help="Logits are divided by T before the softmax. T → 0 is greedy (argmax).")
+    top_k = sb.number_input("Top-k (0 = off)", min_value=0, max_value=10_000_000, value=50, step=1,
+                            key="cfg_top_k", help="Keep only the k most likely tokens.")
+    top_p = sb.slider("Top-p / nucleus (1 = off)", 0.0, 1.0, 0.95, 0.01, key="cfg_top_p",
+                      help="Keep the smallest set of top tokens whose probabilities add up to p.")
+    min_p = sb.slider("Min-p (0 = off)", 0.0, 1.0, 0.0, 0.01, key="cfg_min_p",
+                      help="Drop tokens less likely than min-p × the top token's probability.")
+    rep = sb.slider("Repetition penalty (1 = off)", 0.5, 2.0, 1.0, 0.05, key="cfg_rep",
+                    help="Scores of tokens already in the text are divided (or multiplied) by this.")
+    seed = sb.number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key="cfg_seed",
+                           help="Same seed and settings → the same tokens, every time.")
+    max_new = sb.number_input("Max new tokens", min_value=1, max_value=2048, value=64, step=1,
+                              key="cfg_max_new")
+    stops = sb.text_area("Stop sequences (one per line, \\n = newline)", value="", key="cfg_stops",
+                         height=68)
+    raw = SamplingConfig(temperature=float(temperature), top_k=int(top_k), top_p=float(top_p),
+                         min_p=float(min_p), repetition_penalty=float(rep), seed=int(seed),
+                         max_new_tokens=int(max_new),
+                         stop_sequences=SamplingConfig.parse_stop_sequences(stops))
+    vocab = bundle.vocab_size if bundle is not None else 1 << 30
+    config, notes = raw.normalized(vocab)
+    for note in notes:
+        sb.info(note)
+    if config.greedy:
+        sb.caption("Temperature 0: greedy decoding, top-k/top-p/min-p play no part.")
+    st.session_state[CONFIG_KEY] = config
+    return config

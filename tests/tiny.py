@@ -1,0 +1,58 @@
+"""A tiny randomly initialised Llama and a byte-level BPE tokenizer, built in well under a second.
+
+Unit tests use these instead of the embedded model, so they are fast and need no files.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+from autoreg_core import bundle_from_model
+
+CORPUS = [
+    "The cat sat on the mat. The dog sat on the log. A bird flew over the house.",
+    "Once upon a time there was a small village by the sea, and everyone knew the baker.",
+    "def add(a, b):\n    return a + b\n\nprint(add(2, 3))",
+    "Émile a mangé une crème brûlée. 日本語のテキスト. مرحبا بالعالم 🙂🚀",
+] * 4
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+@lru_cache(maxsize=1)
+def tiny_tokenizer() -> PreTrainedTokenizerFast:
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(CORPUS, trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", bos_token="<|im_start|>",
+                                   pad_token="<|endoftext|>", unk_token="<|endoftext|>")
+    fast.chat_template = CHAT_TEMPLATE
+    return fast
+
+
+def tiny_model(seed: int = 0, attn: str = "sdpa") -> LlamaForCausalLM:
+    tok = tiny_tokenizer()
+    config = LlamaConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                         max_position_embeddings=256, eos_token_id=tok.eos_token_id,
+                         pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
+                         tie_word_embeddings=True, attn_implementation=attn)
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(config)
+    with torch.no_grad():  # sharpen the random logits so greedy/top-k choices are well separated
+        model.lm_head.weight.mul_(8.0)
+    model.generation_config.eos_token_id = tok.eos_token_id
+    model.generation_config.pad_token_id = tok.pad_token_id
+    return model.eval()
+
+
+def tiny_bundle(seed: int = 0, attn: str = "sdpa"):
+    return bundle_from_model(tiny_model(seed, attn), tiny_tokenizer(), name="tiny-llama")
