@@ -45,6 +45,7 @@ class PrefillRecord:
 
     n_tokens: int
     time_ms: float
+    cache_bytes: int  # measured: bytes of every K and V tensor in the cache after prefill
     attention: torch.Tensor | None = None  # float16 [layers, heads, P, P] when captured
 
 
@@ -66,6 +67,7 @@ class StepRecord:
     kept: int  # tokens left with non-zero probability after the filters
     generator_state: torch.Tensor | None  # RNG state just before the draw (None when not drawn)
     cache_len: int  # positions in the KV cache after this step
+    cache_bytes: int  # measured: bytes of every K and V tensor in the cache after this step
     time_ms: float  # the whole step: processors + draw + forward pass
     forward_ms: float  # the decode forward pass alone
     top_ids: list[int] = field(default_factory=list)
@@ -128,6 +130,14 @@ class Session:
         return 0 if self.cache is None else int(self.cache.get_seq_length())
 
     @property
+    def cache_bytes(self) -> int:
+        """Bytes held by the cache's K and V tensors, measured from the tensors themselves."""
+        if self.cache is None:
+            return 0
+        return sum(t.numel() * t.element_size() for layer in self.cache.layers
+                   for t in (layer.keys, layer.values) if t is not None)
+
+    @property
     def text(self) -> str:
         return sequence_text(self.bundle.tokenizer, self.ids)
 
@@ -185,7 +195,7 @@ class Session:
             logits, ms, att = self._forward(ids, capture)
             self.pending_logits = logits
             self.prefill_record = PrefillRecord(
-                n_tokens=self.prompt_len, time_ms=ms,
+                n_tokens=self.prompt_len, time_ms=ms, cache_bytes=self.cache_bytes,
                 attention=None if att is None else att,  # [L, H, P, P]
             )
             return self.prefill_record
@@ -237,7 +247,7 @@ class Session:
                 rank=sampling.rank_of(probs, token),
                 logprob=float(torch.log_softmax(logits.double(), dim=-1)[token]),
                 entropy_bits=sampling.entropy_bits(probs), kept=int((after > 0).sum()),
-                generator_state=generator_state, cache_len=self.cache_len,
+                generator_state=generator_state, cache_len=self.cache_len, cache_bytes=self.cache_bytes,
                 time_ms=(time.perf_counter() - t0) * 1000.0, forward_ms=fwd_ms,
                 top_ids=top.indices.tolist(), top_logits=top.values.tolist(),
                 attention=None if att is None else att[:, :, 0, :],
