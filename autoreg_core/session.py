@@ -200,6 +200,15 @@ class Session:
             )
             return self.prefill_record
 
+    def next_distribution(self, config: SamplingConfig) -> tuple[torch.Tensor, torch.Tensor]:
+        """(model softmax, filtered distribution) for the next token, from the pending logits."""
+        config, _ = config.normalized(self.bundle.vocab_size)
+        with self._lock:
+            self.prefill()
+            logits = self.pending_logits
+            scores = sampling.process_logits(logits, torch.tensor(self.ids, dtype=torch.long), config)
+        return sampling.probs_from_scores(logits), sampling.filtered_probs(scores, config)
+
     # ---------------------------------------------------------------- stepping
     def stop_reason(self, config: SamplingConfig) -> tuple[str, str] | None:
         """Why the sequence must stop under ``config`` (recomputed, so loosening a limit resumes)."""

