@@ -17,5 +17,6 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
-render_sidebar()
+with st.sidebar:
+    render_sidebar()
 page.run()

@@ -102,13 +102,12 @@ def triangle(session, layer: int, head: int | None) -> tuple[np.ndarray, list[st
 
 
 # ---------------------------------------------------------------- filling missing rows
-def compute_full_attention(session) -> torch.Tensor:
-    """Every row at once: one forward over the cached tokens on a fresh cache → float32 [L, H, N, N].
-
-    Reads the model only; the session's own cache and records are untouched.
+def compute_full_attention(session, n_tokens: int | None = None) -> torch.Tensor:
+    """Every row at once: one forward over the first ``n_tokens`` cached tokens (default all) on a
+    fresh cache → float32 [L, H, N, N]. Reads the model only; the session's cache is untouched.
     """
     bundle = session.bundle
-    N = n_rows(session)
+    N = n_rows(session) if n_tokens is None else min(int(n_tokens), n_rows(session))
     ids = torch.tensor([session.ids[:N]], dtype=torch.long, device=bundle.device)
     cache = DynamicCache(config=bundle.config)
     with torch.inference_mode():
@@ -149,13 +148,30 @@ def backfill(session) -> int:
         return missing_before - row_sources(session).count(MISSING)
 
 
-def ensure_prefill(session, capture: bool = True) -> bool:
-    """Run the prefill (with attention when the prompt is small enough); True if it ran now."""
-    if session.prefill_record is not None:
+def backfill_prompt(session) -> bool:
+    """Fill the prompt rows only (a pass over the prompt, i.e. the prefill redone); True if filled."""
+    pre = session.prefill_record
+    if pre is None or pre.attention is not None or pre.n_tokens > MAX_FULL_TOKENS:
         return False
-    small = session.prompt_len <= MAX_FULL_TOKENS
-    session.prefill(capture_attention=capture and small)
+    if not supports_attention(session.bundle.model):
+        return False
+    with _lock(session):
+        if pre.attention is None:
+            pre.attention = compute_full_attention(session, pre.n_tokens).to(torch.float16)
     return True
+
+
+def ensure_prefill(session, capture: bool = True) -> bool:
+    """Make sure the prompt has been through the model and, if ``capture``, that its attention rows
+    exist (prompts up to MAX_FULL_TOKENS). True if anything was computed now."""
+    ran = False
+    if session.prefill_record is None:
+        small = session.prompt_len <= MAX_FULL_TOKENS
+        session.prefill(capture_attention=capture and small)
+        ran = True
+    if capture:
+        ran = backfill_prompt(session) or ran
+    return ran
 
 
 # ---------------------------------------------------------------- grouped-query attention

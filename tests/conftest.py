@@ -29,3 +29,22 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "embedded" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.integration)
+
+
+def _keep_streamlit_on_navigation() -> None:
+    """Work around an AppTest quirk: it resets ``PagesManager.uses_pages_directory`` before every run,
+    and because our page files live in ``pages/`` it then re-detects the legacy (v1) multipage
+    mode and runs the page file alone on reruns, skipping ``app.py`` and its sidebar. A real server
+    sets the flag to False as soon as ``st.navigation`` runs; we pin it the same way."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    PagesManager.__init__ = init
+
+
+_keep_streamlit_on_navigation()

@@ -1,0 +1,155 @@
+"""Figures for the attention page: one query's weights, all heads, the causal triangle, GQA."""
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+QUERY_COLOR = "#e8590c"
+PROMPT_COLOR = "#98a2b3"
+DECODE_COLOR = "#1f6feb"
+KV_COLORS = ["#1f6feb", "#e8590c", "#2f9e44", "#ae3ec9", "#f59f00", "#0c8599", "#d6336c", "#5c940d"]
+MAX_TICK_LABELS = 80
+MAX_HOVER_TEXT = 120  # per-cell hover text up to this many rows  # beyond this many tokens, axis labels would overlap: show positions only
+
+
+def _short(label: str, n: int = 14) -> str:
+    """Truncated and escaped: plotly reads tick and hover text as a small subset of HTML."""
+    return html.escape(label if len(label) <= n else label[: n - 1] + "…")
+
+
+def _esc(labels: list[str]) -> list[str]:
+    return [html.escape(lab) for lab in labels]
+
+
+def attention_bar_figure(labels: list[str], weights, n_prompt: int, title: str) -> go.Figure:
+    """Bars over cached positions: how much of the new token's attention each key received."""
+    w = np.asarray(weights, dtype=np.float64)
+    x = list(range(len(w)))
+    colors = [PROMPT_COLOR if i < n_prompt else DECODE_COLOR for i in x]
+    if x:
+        colors[-1] = QUERY_COLOR
+    fig = go.Figure(go.Bar(
+        x=x, y=w, marker_color=colors,
+        customdata=[html.escape(labels[i]) if i < len(labels) else "" for i in x],
+        hovertemplate="position %{x}: %{customdata}<br>weight %{y:.4f}<extra></extra>",
+        name="attention weight"))
+    fig.update_layout(title=title, height=320, margin=dict(l=50, r=10, t=50, b=60), showlegend=False,
+                      yaxis=dict(title="attention weight", rangemode="tozero"), bargap=0.1)
+    axis = dict(title="key (cached token)")
+    if 0 < len(x) <= MAX_TICK_LABELS:
+        axis.update(tickmode="array", tickvals=x, ticktext=[_short(labels[i]) for i in x], tickangle=-60)
+    fig.update_xaxes(**axis)
+    return fig
+
+
+def heads_grid_figure(labels: list[str], weights, kv_of_query: list[int], title: str) -> go.Figure:
+    """Small multiples: one bar chart per query head of a layer, coloured by the KV head it reads."""
+    w = np.asarray(weights, dtype=np.float64)  # [heads, positions]
+    n_heads = w.shape[0]
+    cols = 3 if n_heads % 3 == 0 or n_heads > 4 else n_heads
+    rows = math.ceil(n_heads / cols)
+    fig = make_subplots(rows=rows, cols=cols, shared_xaxes=True, shared_yaxes=True,
+                        subplot_titles=[f"head {h} · reads KV {kv_of_query[h]}" for h in range(n_heads)],
+                        vertical_spacing=0.12 if rows > 1 else 0.2, horizontal_spacing=0.04)
+    x = list(range(w.shape[1]))
+    for h in range(n_heads):
+        fig.add_trace(go.Bar(
+            x=x, y=w[h], marker_color=KV_COLORS[kv_of_query[h] % len(KV_COLORS)], name=f"head {h}",
+            customdata=[html.escape(labels[i]) if i < len(labels) else "" for i in x],
+            hovertemplate=f"head {h}<br>" + "position %{x}: %{customdata}<br>weight %{y:.4f}<extra></extra>"),
+            row=h // cols + 1, col=h % cols + 1)
+    fig.update_layout(title=title, height=190 * rows + 70, showlegend=False,
+                      margin=dict(l=40, r=10, t=80, b=30), bargap=0.05)
+    fig.update_yaxes(range=[0, 1.0 if not w.size else max(1e-6, float(np.nanmax(w))) * 1.05])
+    fig.update_annotations(font_size=11)
+    return fig
+
+
+def triangle_figure(z: np.ndarray, labels: list[str], sources: list[str], n_prompt: int,
+                    title: str) -> go.Figure:
+    """Queries down, keys across: the causal triangle, one row per forward pass position.
+
+    Prefill rows and decode rows are marked in a strip on the left; rows that were not captured
+    are hatched grey and say so on hover. Future keys are blank (masked).
+    """
+    N = z.shape[0]
+    pos = list(range(N))
+    raw_labels, labels = labels, _esc(labels)
+    if N <= MAX_HOVER_TEXT:
+        text = [[f"query {q}: {labels[q] if q < len(labels) else ''}<br>key {k}: "
+                 f"{labels[k] if k < len(labels) else ''}<br>"
+                 + ("future: masked" if k > q else ("row not captured" if sources[q] == "missing"
+                                                   else f"weight {z[q, k]:.4f}"))
+                 for k in pos] for q in pos]
+        hover = "%{text}<extra></extra>"
+    else:  # keep the page light: positions and weight only
+        text, hover = None, "query %{y} · key %{x}<br>weight %{z:.4f}<extra></extra>"
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.03, 0.97], shared_yaxes=True,
+                        horizontal_spacing=0.005)
+    # phase strip: 0 prefill, 1 decode, 2 missing
+    phase_code = [[2 if s == "missing" else (0 if q < n_prompt else 1)] for q, s in enumerate(sources)]
+    phase_text = [[("prefill" if q < n_prompt else "decode step") + (" (not captured)" if s == "missing" else "")]
+                  for q, s in enumerate(sources)]
+    fig.add_trace(go.Heatmap(
+        z=phase_code, x=[0], y=pos, zmin=0, zmax=2, showscale=False,
+        colorscale=[[0, PROMPT_COLOR], [0.5, PROMPT_COLOR], [0.5, DECODE_COLOR], [0.75, DECODE_COLOR],
+                    [0.75, "#dddddd"], [1, "#dddddd"]],
+        customdata=phase_text, hovertemplate="query %{y}: %{customdata}<extra></extra>"),
+        row=1, col=1)
+    fig.add_trace(go.Heatmap(
+        z=z, x=pos, y=pos, colorscale="Oranges", zmin=0, zmax=1 if not np.isfinite(z).any()
+        else float(np.nanmax(z)), colorbar=dict(title="weight"), hoverongaps=False, text=text,
+        hovertemplate=hover, name="attention"), row=1, col=2)
+    missing = [q for q, s in enumerate(sources) if s == "missing"]
+    for q in missing:
+        fig.add_shape(type="rect", x0=-0.5, x1=q + 0.5, y0=q - 0.5, y1=q + 0.5, row=1, col=2,
+                      fillcolor="#dddddd", line_width=0, layer="below")
+    if 0 < n_prompt < N:  # the line between the prefill rows and the first decode row
+        fig.add_shape(type="line", x0=-0.5, x1=N - 0.5, y0=n_prompt - 0.5, y1=n_prompt - 0.5,
+                      row=1, col=2, line=dict(color=DECODE_COLOR, width=2, dash="dash"))
+    height = max(360, min(900, 16 * N + 160))
+    fig.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=60, b=10), showlegend=False)
+    fig.update_yaxes(autorange="reversed", title_text="query (new token)", row=1, col=1)
+    fig.update_xaxes(showticklabels=False, row=1, col=1, title_text="")
+    fig.update_xaxes(title_text="key (cached token)", side="top", row=1, col=2)
+    if 0 < N <= MAX_TICK_LABELS:
+        ticks = [f"{i}: {_short(lab, 12)}" for i, lab in enumerate(raw_labels[:N])]
+        fig.update_yaxes(tickmode="array", tickvals=pos, ticktext=ticks, row=1, col=1)
+        fig.update_xaxes(tickmode="array", tickvals=pos, ticktext=[_short(lab, 10) for lab in raw_labels[:N]],
+                         tickangle=-60, row=1, col=2)
+    return fig
+
+
+def gqa_figure(kv_of_query: list[int], n_kv_heads: int, selected_head: int | None = None) -> go.Figure:
+    """Query heads (top) wired to the cached K/V head each one reads (bottom)."""
+    n_heads = len(kv_of_query)
+    group = max(1, n_heads // max(1, n_kv_heads))
+    fig = go.Figure()
+    qx = list(range(n_heads))
+    kvx = [kv * group + (group - 1) / 2 for kv in range(n_kv_heads)]
+    for h, kv in enumerate(kv_of_query):
+        color = KV_COLORS[kv % len(KV_COLORS)]
+        width = 4 if selected_head == h else 1.5
+        fig.add_trace(go.Scatter(x=[qx[h], kvx[kv]], y=[1, 0], mode="lines", line=dict(color=color, width=width),
+                                 hoverinfo="skip", showlegend=False))
+    fig.add_trace(go.Scatter(
+        x=qx, y=[1] * n_heads, mode="markers+text", text=[f"Q{h}" for h in range(n_heads)],
+        textposition="top center", name="query heads",
+        marker=dict(size=[22 if selected_head == h else 16 for h in range(n_heads)],
+                    color=[KV_COLORS[k % len(KV_COLORS)] for k in kv_of_query], symbol="circle"),
+        customdata=kv_of_query, hovertemplate="query head %{x} reads KV head %{customdata}<extra></extra>"))
+    fig.add_trace(go.Scatter(
+        x=kvx, y=[0] * n_kv_heads, mode="markers+text", text=[f"K/V {k}" for k in range(n_kv_heads)],
+        textposition="bottom center", name="cached K/V heads",
+        marker=dict(size=30, symbol="square", color=[KV_COLORS[k % len(KV_COLORS)] for k in range(n_kv_heads)]),
+        customdata=[group] * n_kv_heads,
+        hovertemplate="KV head %{text}: read by %{customdata} query heads<extra></extra>"))
+    fig.update_layout(height=260, margin=dict(l=10, r=10, t=30, b=10), showlegend=False,
+                      xaxis=dict(visible=False, range=[-0.8, n_heads - 0.2]),
+                      yaxis=dict(visible=False, range=[-0.5, 1.5]),
+                      title=f"{n_heads} query heads share {n_kv_heads} cached K/V heads ({group} per group)")
+    return fig

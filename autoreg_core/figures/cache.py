@@ -1,0 +1,86 @@
+"""Figures for the KV cache: its growth over a session, the memory calculator, prefill vs decode."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from ..cache import CachePoint, ModelShape, human_bytes
+
+PREFILL_COLOR = "#98a2b3"
+DECODE_COLOR = "#1f6feb"
+CACHE_COLOR = "#e8590c"
+WEIGHT_COLOR = "#495057"
+
+
+def cache_growth_figure(points: list[CachePoint], bytes_per_position: float) -> go.Figure:
+    """Cache length (left axis) and measured bytes (right axis) after the prefill and each step.
+
+    The line starts at an empty cache, jumps by the whole prompt at the prefill, then climbs one
+    position per decode step. Both axes share one scale (bytes = positions × bytes per position),
+    so the measured byte markers sit exactly on the length line when the formula holds.
+    """
+    fig = go.Figure()
+    if not points:
+        fig.update_layout(title="No forward pass yet: the cache is empty", height=300)
+        return fig
+    xs = [0] + [p.step for p in points]
+    lengths = [0] + [p.positions for p in points]
+    fig.add_trace(go.Scatter(x=xs, y=lengths, mode="lines", line_shape="vh", name="cache length",
+                             line=dict(color=DECODE_COLOR, width=2),
+                             hovertemplate="after step %{x}: %{y} positions<extra></extra>"))
+    fig.add_trace(go.Scatter(
+        x=[p.step for p in points], y=[p.measured_bytes for p in points], yaxis="y2", mode="markers",
+        name="measured bytes", marker=dict(color=CACHE_COLOR, size=7, symbol="circle-open"),
+        customdata=[[p.phase, human_bytes(p.measured_bytes), p.formula_bytes, p.positions] for p in points],
+        hovertemplate=("%{customdata[0]} %{x}: %{customdata[3]} positions<br>measured %{y:,} B "
+                       "(%{customdata[1]})<br>formula %{customdata[2]:,} B<extra></extra>")))
+    top = max(lengths) * 1.08 + 1
+    fig.update_layout(
+        title="KV cache length and bytes: prefill jump, then one row per decode step", height=340,
+        margin=dict(l=50, r=60, t=50, b=40), legend=dict(orientation="h", y=-0.2),
+        xaxis=dict(title="decode step (0 = prefill)", rangemode="tozero", tickformat="d",
+                   dtick=max(1, -(-points[-1].step // 10))),
+        yaxis=dict(title="positions in the cache", range=[0, top]),
+        yaxis2=dict(title="bytes (measured)", overlaying="y", side="right",
+                    range=[0, top * bytes_per_position], showgrid=False))
+    first = points[0]
+    fig.add_annotation(x=0, y=first.positions, text=f"prefill: +{first.positions} at once",
+                       showarrow=True, arrowhead=2, ax=50, ay=-10)
+    return fig
+
+
+def memory_figure(shape: ModelShape, seq_len: int, batch: int, bytes_per_element: float,
+                  max_len: int | None = None) -> go.Figure:
+    """Cache bytes against sequence length (straight line) next to the fixed weight bytes."""
+    max_len = max(int(max_len or 0), int(seq_len) * 2, 16)
+    xs = sorted({0, *[round(max_len * i / 64) for i in range(65)], int(seq_len)})
+    cache = [shape.cache_bytes(x, batch, bytes_per_element) for x in xs]
+    weights = shape.weight_bytes(bytes_per_element)
+    here = shape.cache_bytes(seq_len, batch, bytes_per_element)
+    gib = 1024 ** 3
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=xs, y=[c / gib for c in cache], mode="lines", name="KV cache",
+                             line=dict(color=CACHE_COLOR, width=3),
+                             hovertemplate="%{x:,} tokens: %{y:.3f} GiB of cache<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[xs[0], xs[-1]], y=[weights / gib] * 2, mode="lines", name="weights",
+                             line=dict(color=WEIGHT_COLOR, dash="dash"),
+                             hovertemplate="weights: %{y:.3f} GiB<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[seq_len], y=[here / gib], mode="markers", name="chosen length",
+                             marker=dict(color=CACHE_COLOR, size=12),
+                             hovertemplate=f"{seq_len:,} tokens × batch {batch}: {human_bytes(here)}<extra></extra>"))
+    fig.update_layout(title=f"{shape.name}: cache grows linearly with tokens (batch {batch})",
+                      height=340, margin=dict(l=50, r=10, t=50, b=40),
+                      xaxis=dict(title="sequence length (tokens)"), yaxis=dict(title="GiB", rangemode="tozero"),
+                      legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def phase_times_figure(prefill_ms_per_token: float, decode_ms: float, n_prompt: int) -> go.Figure:
+    """Measured: milliseconds per token inside the prefill vs for one decode step."""
+    fig = go.Figure(go.Bar(
+        x=[f"prefill, per prompt token ({n_prompt} tokens in one pass)", "decode step (one token)"],
+        y=[prefill_ms_per_token, decode_ms], marker_color=[PREFILL_COLOR, DECODE_COLOR],
+        text=[f"{prefill_ms_per_token:.2f} ms", f"{decode_ms:.2f} ms"], textposition="outside",
+        hovertemplate="%{x}: %{y:.3f} ms<extra></extra>"))
+    fig.update_layout(title="Time per token, measured in this session", height=320,
+                      margin=dict(l=50, r=10, t=50, b=40), yaxis=dict(title="ms per token", rangemode="tozero"))
+    return fig

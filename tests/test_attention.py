@@ -1,0 +1,228 @@
+"""Attention capture and its display: equal to transformers' eager attention, honest rows, safe HTML."""
+import numpy as np
+import pytest
+import torch
+from transformers import DynamicCache
+
+from autoreg_core import SamplingConfig, Session, bundle_from_model
+from autoreg_core import attention_view as av
+from autoreg_core.attention import attention_weights, query_to_kv_head
+from autoreg_core.figures import attention as fig_att
+from tiny import tiny_bundle, tiny_model, tiny_tokenizer
+
+GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=50)
+PROMPT = "The cat sat on the mat. The dog"
+
+
+@pytest.fixture(scope="module")
+def eager():
+    return tiny_model(0, attn="eager")
+
+
+def _eager_attentions(model, ids):
+    with torch.inference_mode():
+        out = model(torch.tensor([ids]), output_attentions=True)
+    assert out.attentions is not None and out.attentions[0] is not None, "eager model returned no weights"
+    return torch.stack([a[0] for a in out.attentions]).float()  # [L, H, N, N]
+
+
+def test_tiny_models_share_weights(tiny, eager):
+    sd_e = eager.state_dict()
+    for name, value in tiny.model.state_dict().items():
+        assert torch.equal(value, sd_e[name]), name
+
+
+def test_recomputed_weights_equal_eager_attention_float32(tiny, eager):
+    """attention_weights on the sdpa model's hidden states == eager attention, prefill and decode rows."""
+    ids = tiny.tokenizer(PROMPT)["input_ids"]
+    reference = _eager_attentions(eager, ids)
+    model = tiny.model
+    # prefill: every row at once
+    with torch.inference_mode():
+        out = model(torch.tensor([ids]), past_key_values=DynamicCache(config=model.config), use_cache=True,
+                    output_hidden_states=True)
+        full = attention_weights(model, out.hidden_states, out.past_key_values, q_start=0)
+    assert full.shape == reference.shape
+    torch.testing.assert_close(full, reference, atol=1e-5, rtol=0)
+    # decode: the prompt minus its last token, then that token alone on the cache
+    with torch.inference_mode():
+        cache = DynamicCache(config=model.config)
+        model(torch.tensor([ids[:-1]]), past_key_values=cache, use_cache=True)
+        out = model(torch.tensor([ids[-1:]]), past_key_values=cache, use_cache=True, output_hidden_states=True)
+        row = attention_weights(model, out.hidden_states, out.past_key_values, q_start=len(ids) - 1)
+    torch.testing.assert_close(row[:, :, 0], reference[:, :, -1], atol=1e-5, rtol=0)
+
+
+def test_session_capture_equals_eager(tiny, eager):
+    """What the Session stores (float16) matches eager attention for prefill and every decode row."""
+    s = Session(tiny, PROMPT, capture_attention=True)
+    s.generate(6, GREEDY)
+    reference = _eager_attentions(eager, s.ids[: s.cache_len])
+    P = s.prompt_len
+    torch.testing.assert_close(s.prefill_record.attention.float(), reference[:, :, :P, :P], atol=1e-3, rtol=0)
+    for i, rec in enumerate(s.records):
+        pos = P + i
+        torch.testing.assert_close(rec.attention.float(), reference[:, :, pos, : pos + 1], atol=1e-3, rtol=0)
+
+
+def test_capture_does_not_change_tokens(tiny):
+    cfg = SamplingConfig(temperature=1.2, top_k=0, top_p=1.0, seed=11, max_new_tokens=40)
+    a = Session(tiny, "Once upon a time", capture_attention=True)
+    b = Session(tiny, "Once upon a time", capture_attention=False)
+    a.generate(15, cfg)
+    b.generate(15, cfg)
+    assert a.ids == b.ids
+    assert all(r.attention is not None for r in a.records)
+    assert all(r.attention is None for r in b.records)
+
+
+def test_rows_sum_to_one_have_cache_length_and_mask_the_future(tiny):
+    s = Session(tiny, PROMPT, capture_attention=True)
+    s.generate(5, GREEDY)
+    L, H = tiny.n_layers, tiny.n_heads
+    pre = s.prefill_record.attention.float()
+    P = s.prompt_len
+    assert pre.shape == (L, H, P, P)
+    future = torch.triu(torch.ones(P, P, dtype=torch.bool), diagonal=1)
+    assert torch.all(pre[:, :, future] == 0)  # masked future positions are exactly zero
+    torch.testing.assert_close(pre.sum(-1), torch.ones(L, H, P), atol=2e-3, rtol=0)
+    for rec in s.records:
+        assert rec.attention.shape == (L, H, rec.cache_len)  # a row has exactly the cache length
+        torch.testing.assert_close(rec.attention.float().sum(-1), torch.ones(L, H), atol=2e-3, rtol=0)
+
+    N = s.cache_len
+    for head in (None, 0, H - 1):
+        z, sources = av.triangle(s, 1, head)
+        assert z.shape == (N, N) and sources == ["prefill"] * P + ["decode"] * 5
+        assert np.isnan(z[np.triu_indices(N, 1)]).all()  # the future is left blank in the picture
+        np.testing.assert_allclose(np.nansum(z, axis=1), 1.0, atol=2e-3)
+        for q in range(N):
+            assert np.isfinite(z[q, : q + 1]).all()
+    # the mean over heads is the mean of the per-head rows
+    z_mean, _ = av.triangle(s, 0, None)
+    z_heads = np.stack([av.triangle(s, 0, h)[0] for h in range(H)])
+    lower = np.tril_indices(N)
+    np.testing.assert_allclose(z_mean[lower], z_heads.mean(axis=0)[lower], atol=1e-6)
+
+    pos, row = av.latest_row(s)
+    assert pos == N - 1 and row.shape == (L, H, N)
+
+
+def test_missing_rows_are_reported_then_backfilled(tiny):
+    captured = Session(tiny, PROMPT, capture_attention=True)
+    captured.generate(4, GREEDY)
+    s = Session(tiny, PROMPT)  # capture off, as on the step page
+    s.generate(2, GREEDY)
+    s.generate(2, GREEDY, capture_attention=True)  # then two steps on the attention page
+    assert av.row_sources(s) == ["missing"] * s.prompt_len + ["missing", "missing", "decode", "decode"]
+    assert av.attention_row(s, 0) is None
+    z, _ = av.triangle(s, 0, 0)
+    assert np.isnan(z[: s.prompt_len + 2]).all()  # missing rows are not invented
+
+    filled = av.backfill(s)
+    assert filled == s.prompt_len + 2
+    assert av.row_sources(s).count("missing") == 0
+    assert av.backfill(s) == 0  # nothing left to do
+    assert s.ids == captured.ids
+    for q in range(s.cache_len):
+        torch.testing.assert_close(av.attention_row(s, q), av.attention_row(captured, q), atol=2e-3, rtol=0)
+
+
+def test_ensure_prefill_fills_prompt_rows_only(tiny):
+    s = Session(tiny, PROMPT)
+    assert av.latest_row(s) is None and av.row_sources(s) == []  # nothing through the model yet
+    assert av.ensure_prefill(s, capture=True)
+    assert av.row_sources(s) == ["prefill"] * s.prompt_len
+    assert not av.ensure_prefill(s, capture=True)  # idempotent
+    s.generate(1, GREEDY)  # without capture
+    av.ensure_prefill(s, capture=True)
+    assert av.row_sources(s)[-1] == "missing"
+
+
+def test_backfill_refuses_long_sequences(tiny, monkeypatch):
+    s = Session(tiny, PROMPT)
+    s.prefill()
+    monkeypatch.setattr(av, "MAX_FULL_TOKENS", 3)
+    ok, why = av.can_backfill(s)
+    assert not ok and "limited" in why
+    with pytest.raises(ValueError):
+        av.backfill(s)
+
+
+def test_one_token_prompt(tiny):
+    tok = tiny_tokenizer()
+    prompt = next(w for w in ("The", "the", "a", "A", "T") if len(tok(w)["input_ids"]) == 1)
+    s = Session(tiny, prompt, capture_attention=True)
+    av.ensure_prefill(s)
+    z, sources = av.triangle(s, 0, 0)
+    assert z.shape == (1, 1) and z[0, 0] == pytest.approx(1.0, abs=1e-3) and sources == ["prefill"]
+    s.generate(1, GREEDY)
+    z, _ = av.triangle(s, 0, None)
+    assert z.shape == (2, 2)
+    fig = fig_att.triangle_figure(z, [v.label for v in s.views()], av.row_sources(s), s.prompt_len, "t")
+    assert fig.data[1].z.shape == (2, 2)
+
+
+@pytest.mark.parametrize("raw,expected,bad", [
+    ("3", 3, False), ("0", 0, False), ("99", None, True), ("-1", None, True), ("x", None, True),
+    (None, None, False), ("", None, False)])
+def test_parse_index_from_links(raw, expected, bad):
+    value, msg = av.parse_index(raw, 5, "layer")
+    assert value == expected and (msg is not None) == bad
+
+
+def test_parse_index_mean():
+    assert av.parse_index("mean", 9, "head", allow_mean=True) == (-1, None)
+    assert av.parse_index("mean", 9, "head")[0] is None
+
+
+def test_gqa_info():
+    g = av.gqa_info(9, 3)
+    assert g.kv_of_query == query_to_kv_head(9, 3) == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    assert g.group == 3 and g.saving == 3 and g.queries_of(1) == [3, 4, 5]
+    fig = fig_att.gqa_figure(g.kv_of_query, 3, selected_head=4)
+    lines = [t for t in fig.data if t.mode == "lines"]
+    assert len(lines) == 9 and lines[4].line.width > lines[0].line.width
+    assert list(lines[8].x) == [8, 7.0]  # query head 8 wired to the middle of group 2
+
+
+def test_strip_html_escapes_and_shades():
+    html = av.attention_strip_html(["<script>alert(1)</script>", "ok", "&"], [0.2, 0.8, np.nan], 1, 1)
+    assert "<script>" not in html and "&lt;script&gt;" in html and "&amp;" in html
+    assert "rgba(232,89,12,1.000)" in html and "rgba(232,89,12,0.250)" in html
+    assert "not visible" in html
+
+
+def test_figures_carry_the_data():
+    labels = ["a", "<b>", "c"]
+    w = np.array([0.5, 0.25, 0.25])
+    bar = fig_att.attention_bar_figure(labels, w, 2, "t")
+    np.testing.assert_allclose(bar.data[0].y, w)
+    assert "&lt;b&gt;" in bar.layout.xaxis.ticktext[1]
+    grid = fig_att.heads_grid_figure(labels, np.tile(w, (9, 1)), query_to_kv_head(9, 3), "g")
+    assert len(grid.data) == 9
+    z = np.array([[1, np.nan, np.nan], [0.4, 0.6, np.nan], [np.nan] * 3])
+    tri = fig_att.triangle_figure(z, labels, ["prefill", "decode", "missing"], 1, "tri")
+    assert tri.data[1].z.shape == (3, 3)
+    assert [row[0] for row in tri.data[0].z] == [0, 1, 2]  # prefill / decode / missing strip
+    assert any(sh.type == "rect" for sh in tri.layout.shapes)  # the missing row is greyed
+    assert any(sh.type == "line" for sh in tri.layout.shapes)  # the prefill/decode boundary
+    assert tri.layout.yaxis.title.text == "query (new token)"
+    assert tri.layout.xaxis2.title.text == "key (cached token)"
+
+
+def test_unsupported_model_has_no_backfill(tiny):
+    class NotLlama(torch.nn.Module):
+        config = tiny.model.config
+
+        def parameters(self, recurse=True):
+            return tiny.model.parameters()
+
+    bundle = bundle_from_model(tiny.model, tiny.tokenizer)
+    s = Session(bundle, PROMPT)
+    s.prefill()
+    s.bundle = type(bundle)(name="x", model=NotLlama(), tokenizer=tiny.tokenizer, device=bundle.device,
+                            dtype=bundle.dtype)
+    ok, why = av.can_backfill(s)
+    assert not ok and "does not support" in why
+    assert not av.backfill_prompt(s)

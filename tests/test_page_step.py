@@ -1,0 +1,117 @@
+"""The step page under Streamlit's AppTest: every control, and bad input kept on the page."""
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+pytestmark = pytest.mark.integration
+TIMEOUT = 180
+
+
+def _app():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _session(at):
+    return at.session_state["session"]
+
+
+def _strip(at):
+    return "".join(m.value for m in at.markdown if "tokstrip" in m.value)
+
+
+def test_next_generate_undo_reset_force(embedded):
+    at = _app()
+    assert at.title[0].value == "Step through generation"
+    at.slider(key="cfg_temperature").set_value(0.0).run()
+    at.button(key="next").click().run()
+    assert not at.exception
+    s = _session(at)
+    assert len(s.records) == 1
+    assert _strip(at).count('class="tok gen"') == 1
+    assert at.metric[0].value == "1"
+
+    at.number_input(key="gen_n").set_value(5).run()
+    at.button(key="generate").click().run()
+    assert not at.exception and len(s.records) == 6
+    assert _strip(at).count('class="tok gen"') == 6
+    assert at.dataframe[0].value.shape[0] == 6
+
+    at.button(key="undo").click().run()
+    assert len(s.records) == 5 and s.cache_len == len(s.ids)
+
+    at.text_input(key="force_text").input(" banana").run()
+    at.button(key="force").click().run()
+    assert s.records[-1].forced and s.records[-1].token_id == embedded.tokenizer(" banana")["input_ids"][0]
+
+    at.text_input(key="force_text").input(" two tokens here").run()
+    at.button(key="force").click().run()
+    assert not at.exception and any("not a single token" in w.value for w in at.warning)
+    assert len(s.records) == 6  # nothing lost
+
+    at.button(key="reset").click().run()
+    assert len(s.records) == 0 and _strip(at).count('class="tok gen"') == 0
+
+
+def test_stop_reason_is_shown(embedded):
+    at = _app()
+    at.slider(key="cfg_temperature").set_value(0.0).run()
+    at.number_input(key="cfg_max_new").set_value(3).run()
+    at.button(key="generate").click().run()
+    assert any("max new tokens (3)" in s.value for s in at.success)
+    at.button(key="next").click().run()
+    assert any("stopped" in w.value.lower() for w in at.warning)
+    assert len(_session(at).records) == 3
+
+
+@pytest.mark.parametrize("prompt, expect", [
+    ("   ", "empty"),
+    ("word " * 9000, "at most"),
+])
+def test_bad_prompt_gets_a_message_and_keeps_the_session(embedded, prompt, expect):
+    at = _app()
+    at.button(key="next").click().run()
+    before = _session(at)
+    at.text_area(key="prompt_box").input(prompt).run()
+    at.button(key="apply_prompt").click().run()
+    assert not at.exception
+    assert any(expect in e.value for e in at.error)
+    assert _session(at) is before and len(before.records) == 1  # the old text is kept
+
+
+@pytest.mark.parametrize("prompt", ["<script>alert('x')</script> <b>bold</b>", "مرحبا 🙂 \x07bell"])
+def test_unusual_prompts_show_as_text(embedded, prompt):
+    at = _app()
+    at.text_area(key="prompt_box").input(prompt).run()
+    at.button(key="apply_prompt").click().run()
+    at.button(key="next").click().run()
+    assert not at.exception
+    strip = _strip(at)
+    assert "<script>" not in strip and "<b>" not in strip
+
+
+def test_chat_mode_and_sidebar_bad_values(embedded):
+    at = _app()
+    at.toggle(key="chat_box").set_value(True).run()
+    at.button(key="apply_prompt").click().run()
+    assert "&lt;|im_start|&gt;" in _strip(at)
+    at.number_input(key="cfg_top_k").set_value(100000).run()
+    at.slider(key="cfg_top_p").set_value(0.0).run()
+    at.button(key="next").click().run()
+    assert not at.exception
+    infos = " ".join(i.value for i in at.sidebar.info)
+    assert "larger than the vocabulary" in infos and "single most likely" in infos
+    assert _session(at).records[-1].kept == 1
+
+
+def test_unknown_model_in_link(embedded):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["model"] = "no/such-model"
+    at.run()
+    assert not at.exception
+    assert any("Unknown model" in w.value for w in at.sidebar.warning)
