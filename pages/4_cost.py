@@ -261,8 +261,16 @@ def _memory_section(bundle, dims: cost.ModelDims, result: cost.SweepResult | Non
             f"decode step at best, whereas the FLOPs alone would need only {t_compute:,.1f} ms at the matmul peak")
     if result:
         point = result.points[-1]
+        ratio = point.cached_ms / t_mem
         line += (f"; the measured decode step at L = {point.length} took **{point.cached_ms:,.1f} ms** "
-                 f"({point.cached_ms / t_mem:,.1f}× the bandwidth limit).")
+                 f"({ratio:,.1f}× the bandwidth limit).")
+        if ratio > 4:
+            line += (" That is well above both limits: for a model this small, the fixed cost of launching "
+                     "each layer's operations (Python, kernel dispatch) weighs more than the bytes.")
+        elif point.cached_ms < t_compute * 2:
+            line += " Closer to the compute limit than expected: the weights may fit in this machine's caches."
+        else:
+            line += " Most of a decode step is spent streaming bytes, not doing arithmetic."
     else:
         line += ". Run the race to compare with a measured decode step."
     st.markdown(line)

@@ -12,7 +12,7 @@ GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=60)
 def test_formula_by_hand():
     # 2 × layers × batch × kv_heads × head_dim × positions × bytes
     assert kvc.kv_cache_bytes(30, 3, 64, 8192, 4) == 2 * 30 * 3 * 64 * 8192 * 4 == 377_487_360
-    assert kvc.kv_cache_bytes(2, 2, 16, 10, 4, batch=3) == 7680
+    assert kvc.kv_cache_bytes(2, 2, 16, 10, 4, batch=3) == 2 * 2 * 3 * 2 * 16 * 10 * 4 == 15_360
     assert kvc.kv_cache_bytes(1, 1, 1, 0, 2) == 0
     assert kvc.kv_cache_bytes(1, 1, 2, 3, 0.5) == 6  # 4-bit: half a byte per element
     assert kvc.bytes_per_position(30, 3, 64, 4) == 46_080
@@ -90,7 +90,7 @@ def test_loaded_model_preset(tiny):
     shape = kvc.shape_of_bundle(tiny)
     assert (shape.n_layers, shape.n_kv_heads, shape.head_dim, shape.bytes_per_element) == (2, 2, 16, 4)
     assert shape.seq_len == tiny.max_positions == 256
-    assert shape.cache_bytes() == 2 * 2 * 2 * 16 * 256 * 4 == 65_536
+    assert shape.cache_bytes() == 2 * 2 * 2 * 16 * 256 * 4 == 131_072
     assert shape.weight_bytes() == tiny.n_params * 4
 
 

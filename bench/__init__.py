@@ -1,0 +1,1 @@
+"""Benchmarks that print measured figures as JSON (no thresholds): ``python -m bench``."""

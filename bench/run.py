@@ -1,0 +1,160 @@
+"""Measure the app's costs on this machine and print them as one JSON object.
+
+    python -m bench            # or: python bench/run.py
+    python -m bench --tokens 32 --lengths 64,256
+
+What it measures (about a minute on a quiet 2-core CPU):
+
+* ``cold_start``: a fresh Python process imports ``autoreg_core`` and loads the embedded model from the
+  converted cache (the conversion itself is done beforehand, so this is the every-day start);
+* ``next_token``: per-token time of ``Session.step`` (what "Next token" runs) against bare
+  ``model.generate`` in the same process, greedy, same prompt; the same with attention capture on;
+* ``naive_vs_cached``: one cached decode step vs one full recompute at a few lengths
+  (``autoreg_core.cost.sweep``), and the speedup;
+* ``machine``: CPU, threads, torch version, device, dtype; and the copy bandwidth / matmul peak.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # `python bench/run.py` from anywhere
+    sys.path.insert(0, str(ROOT))
+
+PROMPT = "Once upon a time, in a small village by the sea, there lived an old baker who"
+
+COLD_START_CODE = r"""
+import json, time
+t0 = time.perf_counter()
+import autoreg_core
+t1 = time.perf_counter()
+bundle = autoreg_core.load_model()
+t2 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "load_s": t2 - t1, "load_model_reported_s": bundle.load_seconds}))
+"""
+
+
+def cold_start(runs: int = 1) -> dict:
+    """Import + load in a fresh interpreter; wall time of the whole process too."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    samples = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", COLD_START_CODE], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=600)
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"}
+        data = json.loads(proc.stdout.strip().splitlines()[-1])
+        data["process_wall_s"] = wall
+        data["import_plus_load_s"] = data["import_s"] + data["load_s"]
+        samples.append(data)
+    best = min(samples, key=lambda d: d["import_plus_load_s"])
+    return {k: round(v, 3) for k, v in best.items()} | {"runs": runs}
+
+
+def _session_per_token(bundle, n: int, capture: bool) -> dict:
+    from autoreg_core import SamplingConfig, Session
+
+    config = SamplingConfig(temperature=0.0, max_new_tokens=n + 1)
+    session = Session(bundle, PROMPT)
+    session.prefill(capture_attention=capture)
+    times = []
+    forward = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        rec = session.step(config, capture_attention=capture)
+        times.append((time.perf_counter() - t0) * 1000.0)
+        forward.append(rec.forward_ms)
+        if rec.stop is not None:
+            break
+    return {"tokens": len(times), "mean_ms": statistics.fmean(times), "median_ms": statistics.median(times),
+            "forward_median_ms": statistics.median(forward)}
+
+
+def _generate_per_token(bundle, n: int) -> dict:
+    """(time for n new tokens − time for 1) / (n − 1): the decode steps alone, prefill removed."""
+    import torch
+
+    tok = bundle.tokenizer
+    enc = tok(PROMPT, return_tensors="pt").to(bundle.device)
+    pad = tok.pad_token_id if tok.pad_token_id is not None else (bundle.eos_token_ids or [0])[0]
+
+    def run(k: int) -> float:
+        t0 = time.perf_counter()
+        with torch.inference_mode():
+            bundle.model.generate(**enc, max_new_tokens=k, min_new_tokens=k, do_sample=False, pad_token_id=pad)
+        return time.perf_counter() - t0
+
+    run(2)  # warm-up
+    t1 = min(run(1) for _ in range(2))
+    tn = run(n)
+    return {"tokens": n, "mean_ms": (tn - t1) / (n - 1) * 1000.0, "prefill_plus_one_ms": t1 * 1000.0}
+
+
+def next_token(bundle, n: int) -> dict:
+    out = {}
+    _session_per_token(bundle, 4, False)  # warm-up
+    gen = _generate_per_token(bundle, n)
+    plain = _session_per_token(bundle, n, False)
+    captured = _session_per_token(bundle, n, True)
+    out["generate_per_token_ms"] = round(gen["mean_ms"], 2)
+    out["session_step_per_token_ms"] = round(plain["mean_ms"], 2)
+    out["session_step_median_ms"] = round(plain["median_ms"], 2)
+    out["session_step_forward_median_ms"] = round(plain["forward_median_ms"], 2)
+    out["ratio_session_vs_generate"] = round(plain["mean_ms"] / gen["mean_ms"], 3)
+    out["capture_attention_per_token_ms"] = round(captured["mean_ms"], 2)
+    out["capture_attention_median_ms"] = round(captured["median_ms"], 2)
+    out["ratio_capture_vs_generate"] = round(captured["mean_ms"] / gen["mean_ms"], 3)
+    out["tokens"] = min(plain["tokens"], captured["tokens"])
+    return out
+
+
+def naive_vs_cached(bundle, lengths: list[int]) -> dict:
+    from autoreg_core import cost
+
+    result = cost.sweep(bundle, lengths)
+    return {"points": [{"length": p.length, "cached_ms": round(p.cached_ms, 2), "naive_ms": round(p.naive_ms, 2),
+                        "speedup": round(p.speedup, 2)} for p in result.points],
+            "sweep_s": round(result.seconds, 2)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", type=int, default=48, help="decode steps per next-token measurement")
+    parser.add_argument("--lengths", default="64,256,512,1024", help="comma-separated lengths for naive vs cached")
+    parser.add_argument("--skip-cold-start", action="store_true")
+    args = parser.parse_args(argv)
+    lengths = [int(x) for x in args.lengths.split(",") if x.strip()]
+    started = time.perf_counter()
+
+    from autoreg_core import load_model
+    from autoreg_core import cost
+
+    bundle = load_model()  # converts the embedded model once if needed, so cold_start sees a warm cache
+    report: dict = {"model": bundle.name, "device": str(bundle.device),
+                    "dtype": str(bundle.dtype).replace("torch.", ""),
+                    "machine": cost.machine_info(bundle.device),
+                    "load_avg_at_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}
+    if not args.skip_cold_start:
+        report["cold_start"] = cold_start()
+    report["next_token"] = next_token(bundle, max(2, args.tokens))
+    report["naive_vs_cached"] = naive_vs_cached(bundle, lengths)
+    report["machine"]["copy_bandwidth_gb_s"] = round(cost.measure_bandwidth(bundle.device) / 1e9, 2)
+    report["machine"]["matmul_gflop_s"] = round(cost.measure_matmul_flops(bundle.device, bundle.dtype) / 1e9, 1)
+    report["load_avg_at_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+    report["bench_seconds"] = round(time.perf_counter() - started, 1)
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,38 @@
+"""The main click paths in a real browser: the app as a learner sees it."""
+import pytest
+
+from .conftest import ARTIFACTS
+
+pytestmark = pytest.mark.e2e
+
+
+def _no_errors(page):
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+
+
+def _generated(page) -> int:
+    return page.locator(".tokstrip .gen").count()
+
+
+def test_next_token_five_times(page, app_url):
+    page.goto(app_url)
+    page.get_by_role("heading", name="Step through generation").wait_for()
+    page.locator(".tokstrip").first.wait_for()
+    assert _generated(page) == 0
+    for i in range(1, 6):
+        page.get_by_role("button", name="Next token").first.click()
+        page.wait_for_function(f"document.querySelectorAll('.tokstrip .gen').length >= {i}")
+    assert _generated(page) == 5
+    page.get_by_text("Step 5:").first.wait_for()
+    _no_errors(page)
+    page.screenshot(path=str(ARTIFACTS / "step-page.png"), full_page=True)
+
+
+def test_keyboard_shortcut_steps(page, app_url):
+    page.goto(app_url)
+    page.locator(".tokstrip").first.wait_for()
+    page.locator("h1").first.click()  # focus the page, not a text box
+    page.keyboard.press("n")
+    page.wait_for_function("document.querySelectorAll('.tokstrip .gen').length >= 1")
+    _no_errors(page)

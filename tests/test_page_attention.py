@@ -1,0 +1,136 @@
+"""The attention page under Streamlit's AppTest: stepping, layer/head changes, bad links, gaps."""
+import json
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+PAGE = "pages/2_attention.py"
+
+pytestmark = pytest.mark.integration
+TIMEOUT = 180
+
+
+def _page(prompt=None, query=None):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if prompt is not None:
+        at.session_state["prompt_text"] = prompt
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Attention and the KV cache"
+    return at
+
+
+def _figures(at) -> dict:
+    """Plotly figures on the page by widget key (the element id ends with the key)."""
+    out = {}
+    for el in at.get("plotly_chart"):
+        spec = json.loads(el.proto.spec)
+        out[el.proto.id.rsplit("-", 1)[-1] if el.proto.id else len(out)] = spec
+    return out
+
+
+def _fig(at, key):
+    for el in at.get("plotly_chart"):
+        if el.proto.id.endswith(key):
+            return json.loads(el.proto.spec)
+    raise AssertionError(f"no chart {key}; have {[e.proto.id for e in at.get('plotly_chart')]}")
+
+
+def test_step_and_change_layer_head(embedded):
+    at = _page()
+    at.slider(key="cfg_temperature").set_value(0.0).run()
+    s = at.session_state["session"]
+    N = s.cache_len
+    assert N == s.prompt_len and not at.warning  # prompt rows filled from the prefill pass
+    tri = _fig(at, "att_triangle")
+    assert len(tri["data"][1]["z"]) == N
+
+    t0 = time.perf_counter()
+    at.button(key="att_next").click().run()
+    redraw = time.perf_counter() - t0
+    assert not at.exception
+    assert len(s.records) == 1 and s.records[0].attention is not None
+    print(f"\nAppTest: Next token + page redraw {redraw * 1000:.0f} ms")
+    tri = _fig(at, "att_triangle")
+    assert len(tri["data"][1]["z"]) == N + 1
+    bar = _fig(at, "att_bar")
+    assert len(bar["data"][0]["y"]) == N + 1
+    assert abs(sum(bar["data"][0]["y"]) - 1) < 2e-3
+    assert "Layer 15, head 0" in bar["layout"]["title"]["text"]
+
+    at.slider(key="att_layer").set_value(3).run()
+    bar3 = _fig(at, "att_bar")
+    assert "Layer 3" in bar3["layout"]["title"]["text"] and bar3["data"][0]["y"] != bar["data"][0]["y"]
+    assert "Layer 3" in _fig(at, "att_triangle")["layout"]["title"]["text"]
+
+    at.selectbox(key="att_head").set_value(-1).run()
+    mean = _fig(at, "att_bar")
+    assert "mean of 9 heads" in mean["layout"]["title"]["text"]
+    assert mean["data"][0]["y"] != bar3["data"][0]["y"]
+
+    at.toggle(key="att_all_heads").set_value(True).run()
+    assert len(_fig(at, "att_heads")["data"]) == 9
+
+    at.button(key="att_next").click().run()
+    assert len(_fig(at, "att_triangle")["data"][1]["z"]) == N + 2
+    assert any("Equal, byte for byte" in x.value for x in at.success)
+    at.button(key="att_undo").click().run()
+    assert len(_fig(at, "att_triangle")["data"][1]["z"]) == N + 1
+
+    at.selectbox(key="att_preset").set_value("70B model with GQA, 4K tokens").run()
+    assert at.select_slider(key="att_seq").value == 4096
+    assert any(m.label == "KV cache" and m.value == "1.25 GiB" for m in at.metric)
+    at.slider(key="att_batch").set_value(8).run()
+    assert any(m.label == "KV cache" and m.value == "10.00 GiB" for m in at.metric)
+    assert not at.exception
+
+
+def test_bad_link_and_stale_state(embedded):
+    at = _page(query={"layer": "99", "head": "-1"})
+    text = " ".join(w.value for w in at.warning)
+    assert "layer 99" in text and "head -1" in text
+    assert at.slider(key="att_layer").value == 15  # a sensible default instead
+    at.session_state["att_layer"] = 500  # stale state, e.g. from a bigger model
+    at.session_state["att_head"] = 42
+    at.run()
+    assert not at.exception
+    assert 0 <= at.slider(key="att_layer").value < 30 and at.selectbox(key="att_head").value == 0
+
+    good = _page(query={"layer": "2", "head": "mean"})
+    assert not good.warning
+    assert good.slider(key="att_layer").value == 2 and good.selectbox(key="att_head").value == -1
+
+
+def test_steps_without_capture_are_marked_then_backfilled(embedded):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()  # the step page: capture off there
+    at.slider(key="cfg_temperature").set_value(0.0).run()
+    at.button(key="next").click().run()
+    at.button(key="next").click().run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert any("2 of" in w.value and "not captured" in w.value for w in at.warning)
+    assert any("not captured" in w.value for w in at.warning)
+    at.button(key="att_backfill_triangle").click().run()
+    assert not at.exception
+    assert not any("not captured" in w.value for w in at.warning)
+    assert any("Recomputed 2 missing rows" in x.value for x in at.success)
+    s = at.session_state["session"]
+    assert all(r.attention is not None for r in s.records)
+
+
+def test_one_token_prompt(embedded):
+    prompt = next(w for w in ("Hello", "The", "Hi") if len(embedded.tokenizer(w)["input_ids"]) == 1)
+    at = _page(prompt=prompt)
+    s = at.session_state["session"]
+    assert s.prompt_len == 1
+    assert len(_fig(at, "att_triangle")["data"][1]["z"]) == 1
+    assert any("Take a decode step" in i.value for i in at.info)  # no decode timing yet
+    at.button(key="att_next").click().run()
+    assert not at.exception and len(_fig(at, "att_triangle")["data"][1]["z"]) == 2
