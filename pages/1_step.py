@@ -2,6 +2,7 @@
 import streamlit as st
 
 from autoreg_core import SessionError
+from autoreg_core.generate_call import generate_snippet
 from autoreg_core.figures.step import history_frame, logprob_figure, token_strip_html, topn_figure
 from autoreg_ui.controls import NEXT_SHORTCUT, next_token, reset, show_step_message, undo
 from autoreg_ui.state import (CHAT_KEY, DEFAULT_PROMPT, EXAMPLE_PROMPTS, PROMPT_KEY, current_bundle,
@@ -166,3 +167,34 @@ def stepper() -> None:
 
 
 stepper()
+
+with st.expander("The same generation in one `model.generate` call"):
+    st.markdown("Every sidebar setting maps onto an argument of transformers' `generate`. With the same "
+                "seed, this code produces exactly the tokens you get here by clicking **Next token** "
+                "(a test checks it). `use_cache=True` is the KV cache; `pad_token_id` only matters when "
+                "several prompts of different lengths run as one batch.")
+    st.code(generate_snippet(current_config(), bundle, session.prompt, session.chat), language="python")
+
+with st.expander("Around the loop: ideas these steps make visible"):
+    st.markdown(f"""
+- **No going back.** Each token is final once appended; the model never revises earlier text. Use
+  *force a token* to push it somewhere odd and watch later steps condition on that choice — this is
+  **exposure bias**: in training the model always saw correct text (**teacher forcing**), at generation
+  time it reads its own mistakes.
+- **No look-ahead.** The model does not plan the whole answer; each bar chart above is all it
+  "knows" about what comes next.
+- **A sequential bottleneck.** Step *t + 1* needs the token chosen at step *t*, so the steps of one
+  sequence cannot run in parallel: {len(session.records)} tokens took {len(session.records)} forward
+  passes. Extra GPUs help serve more users (batching), not one user's latency.
+- **Streaming.** Because tokens arrive one by one, apps show them as they come (as the strip above does).
+- **Stopping.** Generation ends at the **EOS** token, at **max new tokens**, or when a **stop sequence**
+  appears (set them in the sidebar); in chat mode the model's EOS is its end-of-turn marker.
+- **Making it faster.** *Quantization* stores weights in fewer bits (this very model ships as a 4-bit
+  GGUF file, dequantized to {str(bundle.dtype).replace('torch.', '')} when loaded); *mixed precision*
+  runs in 16-bit floats; *speculative decoding* lets a small draft model propose several tokens that
+  the big model checks in one pass; *continuous batching* lets a server add and remove requests from a
+  running batch every step. The KV cache itself is the first and biggest saving — see
+  **Naive vs KV cache**.
+- **Other ways to write.** Non-autoregressive and diffusion-style models predict many positions at
+  once and refine them; they are faster per token but harder to keep coherent.
+""")

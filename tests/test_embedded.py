@@ -3,6 +3,7 @@ import pytest
 import torch
 
 from autoreg_core import SamplingConfig, Session
+from autoreg_core.generate_call import generate_kwargs, generate_snippet
 
 PROMPTS = [("The cat sat on the", False), ("def fibonacci(n):", False),
            ("Name three colours of the rainbow.", True)]
@@ -25,6 +26,20 @@ def test_seeded_sampling_equals_generate(embedded):
     out = embedded.model.generate(torch.tensor([s.prompt_ids]), max_new_tokens=32, do_sample=True,
                                   temperature=0.8, top_k=40, top_p=0.9, min_p=0.02)
     assert s.generated_ids == out[0, len(s.prompt_ids):].tolist()
+
+
+def test_the_page_snippet_reproduces_the_session(embedded):
+    """The code shown on the step page, executed, gives the session's tokens."""
+    cfg = SamplingConfig(temperature=1.1, top_k=0, top_p=0.95, repetition_penalty=1.1, seed=4,
+                         max_new_tokens=16)
+    s = Session(embedded, "Water boils at", chat=True)
+    s.generate(16, cfg)
+    code = generate_snippet(cfg, embedded, "Water boils at", chat=True)
+    code = code.replace("bundle = load_model()", "bundle = _bundle").replace("print(", "_printed = (")
+    scope = {"_bundle": embedded}
+    exec(code, scope)  # noqa: S102 - our own generated snippet
+    assert s.generated_ids == scope["out"][0, len(s.prompt_ids):].tolist()
+    assert generate_kwargs(cfg, embedded)["top_k"] == 0
 
 
 def test_cached_logits_equal_full_forward(embedded):

@@ -1,8 +1,10 @@
 """The attention page under Streamlit's AppTest: stepping, layer/head changes, bad links, gaps."""
+import base64
 import json
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -26,13 +28,19 @@ def _page(prompt=None, query=None):
     return at
 
 
-def _figures(at) -> dict:
-    """Plotly figures on the page by widget key (the element id ends with the key)."""
-    out = {}
-    for el in at.get("plotly_chart"):
-        spec = json.loads(el.proto.spec)
-        out[el.proto.id.rsplit("-", 1)[-1] if el.proto.id else len(out)] = spec
-    return out
+def _array(value):
+    """Plotly JSON arrays may be plain lists or typed binary blocks {'dtype', 'bdata', 'shape'}."""
+    if isinstance(value, dict) and "bdata" in value:
+        arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        if "shape" in value:
+            arr = arr.reshape([int(x) for x in str(value["shape"]).split(",")])
+        return arr
+    return np.asarray(value, dtype=float)
+
+
+def _rows(spec) -> int:
+    """Rows of the triangle heatmap."""
+    return _array(spec["data"][1]["z"]).shape[0]
 
 
 def _fig(at, key):
@@ -49,7 +57,7 @@ def test_step_and_change_layer_head(embedded):
     N = s.cache_len
     assert N == s.prompt_len and not at.warning  # prompt rows filled from the prefill pass
     tri = _fig(at, "att_triangle")
-    assert len(tri["data"][1]["z"]) == N
+    assert _rows(tri) == N
 
     t0 = time.perf_counter()
     at.button(key="att_next").click().run()
@@ -58,30 +66,30 @@ def test_step_and_change_layer_head(embedded):
     assert len(s.records) == 1 and s.records[0].attention is not None
     print(f"\nAppTest: Next token + page redraw {redraw * 1000:.0f} ms")
     tri = _fig(at, "att_triangle")
-    assert len(tri["data"][1]["z"]) == N + 1
+    assert _rows(tri) == N + 1
     bar = _fig(at, "att_bar")
-    assert len(bar["data"][0]["y"]) == N + 1
-    assert abs(sum(bar["data"][0]["y"]) - 1) < 2e-3
+    y = _array(bar["data"][0]["y"])
+    assert y.shape == (N + 1,) and abs(y.sum() - 1) < 2e-3
     assert "Layer 15, head 0" in bar["layout"]["title"]["text"]
 
     at.slider(key="att_layer").set_value(3).run()
     bar3 = _fig(at, "att_bar")
-    assert "Layer 3" in bar3["layout"]["title"]["text"] and bar3["data"][0]["y"] != bar["data"][0]["y"]
+    assert "Layer 3" in bar3["layout"]["title"]["text"] and not np.allclose(_array(bar3["data"][0]["y"]), y)
     assert "Layer 3" in _fig(at, "att_triangle")["layout"]["title"]["text"]
 
     at.selectbox(key="att_head").set_value(-1).run()
     mean = _fig(at, "att_bar")
     assert "mean of 9 heads" in mean["layout"]["title"]["text"]
-    assert mean["data"][0]["y"] != bar3["data"][0]["y"]
+    assert not np.allclose(_array(mean["data"][0]["y"]), _array(bar3["data"][0]["y"]))
 
     at.toggle(key="att_all_heads").set_value(True).run()
     assert len(_fig(at, "att_heads")["data"]) == 9
 
     at.button(key="att_next").click().run()
-    assert len(_fig(at, "att_triangle")["data"][1]["z"]) == N + 2
+    assert _rows(_fig(at, "att_triangle")) == N + 2
     assert any("Equal, byte for byte" in x.value for x in at.success)
     at.button(key="att_undo").click().run()
-    assert len(_fig(at, "att_triangle")["data"][1]["z"]) == N + 1
+    assert _rows(_fig(at, "att_triangle")) == N + 1
 
     at.selectbox(key="att_preset").set_value("70B model with GQA, 4K tokens").run()
     assert at.select_slider(key="att_seq").value == 4096
@@ -96,11 +104,12 @@ def test_bad_link_and_stale_state(embedded):
     text = " ".join(w.value for w in at.warning)
     assert "layer 99" in text and "head -1" in text
     assert at.slider(key="att_layer").value == 15  # a sensible default instead
-    at.session_state["att_layer"] = 500  # stale state, e.g. from a bigger model
-    at.session_state["att_head"] = 42
-    at.run()
-    assert not at.exception
-    assert 0 <= at.slider(key="att_layer").value < 30 and at.selectbox(key="att_head").value == 0
+    stale = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    stale.session_state["att_layer"] = 500  # stale state, e.g. left by a bigger model
+    stale.session_state["att_head"] = 42
+    stale.switch_page(PAGE).run()
+    assert not stale.exception
+    assert stale.slider(key="att_layer").value == 15 and stale.selectbox(key="att_head").value == 0
 
     good = _page(query={"layer": "2", "head": "mean"})
     assert not good.warning
@@ -130,7 +139,7 @@ def test_one_token_prompt(embedded):
     at = _page(prompt=prompt)
     s = at.session_state["session"]
     assert s.prompt_len == 1
-    assert len(_fig(at, "att_triangle")["data"][1]["z"]) == 1
+    assert _rows(_fig(at, "att_triangle")) == 1
     assert any("Take a decode step" in i.value for i in at.info)  # no decode timing yet
     at.button(key="att_next").click().run()
-    assert not at.exception and len(_fig(at, "att_triangle")["data"][1]["z"]) == 2
+    assert not at.exception and _rows(_fig(at, "att_triangle")) == 2
