@@ -26,6 +26,11 @@ MAX_FULL_TOKENS = 384
 PREFILL, DECODE, MISSING = "prefill", "decode", "missing"
 
 
+def locked(session):
+    """The session's lock as a context manager: read a consistent picture while a step may run."""
+    return _lock(session)
+
+
 def _lock(session):
     lock = getattr(session, "_lock", None)
     if lock is None:
@@ -37,8 +42,14 @@ def _lock(session):
 
 # ---------------------------------------------------------------- rows
 def n_rows(session) -> int:
-    """Query positions that have been through the model: the cache length."""
-    return int(session.cache_len)
+    """Query positions that have been through the model and have a record: the cache length.
+
+    (Bounded by the records so a reader racing a step in progress never indexes past them.)
+    """
+    pre = session.prefill_record
+    if pre is None:
+        return 0
+    return min(int(session.cache_len), pre.n_tokens + len(session.records))
 
 
 def row_sources(session) -> list[str]:

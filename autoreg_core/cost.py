@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 import platform
-import statistics
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
@@ -176,7 +175,7 @@ def sample_lengths(max_length: int, linear_points: int = 8) -> list[int]:
 # ---------------------------------------------------------------- measuring
 @dataclass
 class CostPoint:
-    """One length: median time of a cached decode step and of a naive full recompute."""
+    """One length: time of a cached decode step and of a naive full recompute (fastest of the repeats)."""
 
     length: int
     cached_ms: float
@@ -244,7 +243,11 @@ def _forward(model, ids: torch.Tensor, cache=None) -> None:
 
 def _time_repeats(fn: Callable[[], None], device: torch.device, min_repeats: int, max_repeats: int,
                   min_seconds: float) -> tuple[float, int]:
-    """Median ms of ``fn`` over repeats: at least ``min_repeats``, more until ``min_seconds`` is spent."""
+    """Fastest ms of ``fn`` over repeats: at least ``min_repeats``, more until ``min_seconds`` is spent.
+
+    The minimum, not the mean: other work on the machine only ever adds time to a run, so the fastest
+    repeat is the best estimate of what the computation itself costs.
+    """
     times = []
     spent = 0.0
     while len(times) < max_repeats and (len(times) < min_repeats or spent < min_seconds):
@@ -255,19 +258,21 @@ def _time_repeats(fn: Callable[[], None], device: torch.device, min_repeats: int
         dt = time.perf_counter() - t0
         times.append(dt * 1000.0)
         spent += dt
-    return statistics.median(times), len(times)
+    return min(times), len(times)
 
 
 def sweep(bundle: ModelBundle, lengths: list[int], *, should_stop: Callable[[], bool] | None = None,
           on_point: Callable[[CostPoint], None] | None = None,
           on_progress: Callable[[float, CostPoint | None], None] | None = None,
-          seed: int = 0, warmup: bool = True) -> SweepResult:
+          seed: int = 0, warmup: bool = True, cached_repeats: tuple[int, int] = (3, 7),
+          naive_repeats: tuple[int, int] = (1, 5)) -> SweepResult:
     """Time a cached decode step and a naive step at each length, shortest first.
 
     The cache grows by chunked prefill from one length to the next (so the whole sweep does about one
     prefill of the longest length in total); at length L it holds L − 1 tokens, one token is fed and
     timed, and ``crop(-1)`` removes it again before the next repeat. ``should_stop()`` is checked before
     every length: the points measured so far are kept and ``stopped_early`` is set.
+    ``*_repeats`` = (at least, at most) timed runs per point; more are done while they are cheap.
     """
     lengths = sorted({int(L) for L in lengths})
     if not lengths or lengths[0] < 1:
@@ -307,8 +312,10 @@ def sweep(bundle: ModelBundle, lengths: list[int], *, should_stop: Callable[[], 
                 _forward(model, new_token, cache)
                 cache.crop(-1)  # back to L − 1 tokens for the next repeat
 
-            cached_ms, cached_n = _time_repeats(cached_step, device, 3, 7, 0.1)
-            naive_ms, naive_n = _time_repeats(lambda: _forward(model, ids[:, :L]), device, 1, 5, 0.3)
+            if cache.get_seq_length() != L - 1:
+                raise RuntimeError(f"cache holds {cache.get_seq_length()} tokens, expected {L - 1}")
+            cached_ms, cached_n = _time_repeats(cached_step, device, *cached_repeats, 0.1)
+            naive_ms, naive_n = _time_repeats(lambda: _forward(model, ids[:, :L]), device, *naive_repeats, 0.3)
             point = CostPoint(L, cached_ms, naive_ms, cached_n, naive_n)
             result.points.append(point)
             done_work += L

@@ -79,16 +79,20 @@ class Pipeline:
         return None if idx < 0 else self.stages[idx].name
 
 
+NEG_INF = float("-inf")
+
+
 def _softmax(scores: torch.Tensor) -> torch.Tensor:
     """Softmax that gives zeros (not NaN) when every score is -inf."""
     scores = scores.float()
-    if not bool(torch.isfinite(scores).any()):
+    if float(scores.max()) == NEG_INF:
         return torch.zeros_like(scores)
     return torch.softmax(scores, dim=-1)
 
 
 def _alive(scores: torch.Tensor) -> torch.Tensor:
-    return torch.isfinite(scores) | (scores == float("inf"))
+    """Tokens still in play: a score above -inf (NaN has been turned into -inf before)."""
+    return scores > NEG_INF
 
 
 def run_pipeline(logits: torch.Tensor, config: SamplingConfig,
@@ -104,19 +108,26 @@ def run_pipeline(logits: torch.Tensor, config: SamplingConfig,
     notes = list(notes)
     ids = torch.as_tensor(context_ids if context_ids is not None else [], dtype=torch.long).view(1, -1)
 
-    clean = torch.nan_to_num(logits, nan=float("-inf"))
-    if not torch.equal(torch.isnan(logits), torch.zeros_like(logits, dtype=torch.bool)):
+    has_nan = bool(torch.isnan(logits).any())
+    clean = torch.nan_to_num(logits, nan=NEG_INF, posinf=torch.finfo(torch.float32).max) if has_nan else logits
+    if has_nan:
         notes.append("Some logits were NaN; they are treated as removed.")
+    alive = [_alive(clean)]
     stages: list[Stage] = [Stage(RAW, "raw logits", True, clean, _softmax(clean),
-                                 torch.nonzero(~_alive(clean)).flatten(), int(_alive(clean).sum()))]
+                                 torch.nonzero(~alive[0]).flatten(), int(alive[0].sum()))]
     removed_by = torch.full((vocab,), -1, dtype=torch.long)
-    removed_by[~_alive(clean)] = 0
+    removed_by[~alive[0]] = 0
 
     def add(name: str, title: str, active: bool, new_scores: torch.Tensor, threshold=None, note="") -> None:
-        before = _alive(stages[-1].scores)
+        if new_scores is stages[-1].scores:  # an inactive stage: nothing changes
+            stages.append(Stage(name, title, active, new_scores, stages[-1].probs,
+                                torch.empty(0, dtype=torch.long), stages[-1].kept, threshold, note))
+            alive.append(alive[-1])
+            return
         after = _alive(new_scores)
-        gone = before & ~after
+        gone = alive[-1] & ~after
         removed_by[gone] = len(stages)
+        alive.append(after)
         stages.append(Stage(name, title, active, new_scores, _softmax(new_scores),
                             torch.nonzero(gone).flatten(), int(after.sum()), threshold, note))
 
@@ -133,14 +144,15 @@ def run_pipeline(logits: torch.Tensor, config: SamplingConfig,
     greedy = config.greedy
     if not greedy:
         scaled = scores / config.temperature if config.temperature != 1.0 else scores
-        if bool((scaled == float("inf")).any()) or bool(torch.isnan(scaled).any()):
+        mx = float(scaled.max())
+        if math.isnan(mx) or mx == float("inf"):
             greedy = True  # logits / T overflowed float32: that is argmax
             notes.append(f"Temperature {config.temperature:g} is so small that logits ÷ T overflows; "
                          "that is greedy decoding.")
     if greedy:
-        top = int(torch.argmax(scores)) if bool(_alive(scores).any()) else 0
-        one_hot = torch.full_like(scores, float("-inf"))
-        one_hot[top] = 0.0
+        one_hot = torch.full_like(scores, NEG_INF)
+        if float(scores.max()) > NEG_INF:  # else nothing is left: the fallback below says so
+            one_hot[int(torch.argmax(scores))] = 0.0
         add(GREEDY, "greedy: argmax (temperature 0)", True, one_hot,
             note="Temperature 0 is greedy: the most likely token, always. The filters play no part.")
     else:
@@ -154,7 +166,7 @@ def run_pipeline(logits: torch.Tensor, config: SamplingConfig,
         if config.top_p < 1.0:
             entering = _softmax(stages[-1].scores)
             scores = apply(TopPLogitsWarper(top_p=float(config.top_p)), scores)
-            mass = float(entering[_alive(scores)].sum())
+            mass = float(entering[scores > NEG_INF].sum())
             add(TOP_P, f"top-p {config.top_p:g}", True, scores, threshold=mass,
                 note=f"the kept tokens hold {mass:.3f} of the mass (≥ {config.top_p:g})")
         else:
@@ -170,9 +182,9 @@ def run_pipeline(logits: torch.Tensor, config: SamplingConfig,
 
     final = stages[-1].scores
     fallback = False
-    if not bool(_alive(final).any()):
+    if float(final.max()) == NEG_INF:
         fallback = True
-        top = int(torch.argmax(clean)) if bool(_alive(clean).any()) else 0
+        top = int(torch.argmax(clean))
         fixed = torch.full_like(final, float("-inf"))
         fixed[top] = 0.0
         removed_by[top] = -1
@@ -301,16 +313,18 @@ class Sweep:
 
 def temperature_sweep(logits: torch.Tensor, temperatures=SWEEP_TEMPERATURES, mass: float = COVER_MASS) -> Sweep:
     """softmax(logits / T) for each T (no filters): entropy, top probability, tokens for ``mass``."""
-    logits = torch.nan_to_num(logits.detach().double().flatten(), nan=float("-inf"))
-    temps = torch.tensor([float(t) for t in temperatures], dtype=torch.float64).clamp_min(1e-6)
-    probs = torch.softmax(logits.unsqueeze(0) / temps.unsqueeze(1), dim=-1)
-    logp = torch.where(probs > 0, torch.log2(probs), torch.zeros_like(probs))
-    ent = -(probs * logp).sum(dim=-1)
-    sorted_probs = torch.sort(probs, dim=-1, descending=True).values
-    cum = torch.cumsum(sorted_probs, dim=-1)
-    cover = ((cum < mass - 1e-12).sum(dim=-1) + 1).clamp_max(probs.shape[-1])
-    return Sweep([float(t) for t in temps], ent.tolist(), sorted_probs[:, 0].tolist(),
-                 [int(c) for c in cover], mass)
+    logits = torch.nan_to_num(logits.detach().float().flatten(), nan=NEG_INF)
+    sorted_logits = torch.sort(logits, descending=True).values  # dividing by T > 0 keeps the order
+    temps = [max(float(t), 1e-6) for t in temperatures]
+    ent, top, cover = [], [], []
+    for t in temps:
+        probs = torch.softmax(sorted_logits / t, dim=-1)
+        nz = probs[probs > 0].double()
+        ent.append(float(-(nz * torch.log2(nz)).sum()))
+        top.append(float(probs[0]))
+        cum = torch.cumsum(probs.double(), dim=0)
+        cover.append(int(min(int((cum < mass - 1e-12).sum()) + 1, probs.numel())))
+    return Sweep(temps, ent, top, cover, mass)
 
 
 def top_token_ids(logits: torch.Tensor, n: int) -> list[int]:
@@ -324,3 +338,23 @@ def log_prob_of(logits: torch.Tensor, token_id: int) -> float:
     """Natural log-probability of a token under softmax(logits)."""
     value = float(torch.log_softmax(logits.double().flatten(), dim=-1)[token_id])
     return value if math.isfinite(value) else float("-inf")
+
+
+class single_thread:
+    """Run small tensor arithmetic on one thread (``with single_thread(): ...``).
+
+    A 49k-element op is split over the intra-op threads; on a busy machine, waiting for the
+    second thread costs more than the op. The setting is per calling thread (OpenMP), so model
+    forward passes elsewhere keep their threads; the previous count is restored on exit.
+    """
+
+    def __enter__(self):
+        self._n = torch.get_num_threads()
+        if self._n != 1:
+            torch.set_num_threads(1)
+        return self
+
+    def __exit__(self, *exc):
+        if torch.get_num_threads() != self._n:
+            torch.set_num_threads(self._n)
+        return False

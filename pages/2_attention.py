@@ -67,10 +67,7 @@ if st.session_state.get(HEAD_KEY) not in [MEAN, *range(H)]:
     st.session_state[HEAD_KEY] = 0
 
 gqa = av.gqa_info(H, KV)
-views = session.views()
-labels = [v.label for v in views]
 P = session.prompt_len
-N = av.n_rows(session)
 
 
 def code(label: str) -> str:
@@ -107,13 +104,25 @@ head_opt = c2.selectbox(
 head = None if head_opt == MEAN else int(head_opt)
 head_name = f"mean of {H} heads" if head is None else f"head {head}"
 
+# One consistent picture of the session, read under its lock (a step may be running in another run).
+with av.locked(session):
+    labels = [v.label for v in session.views()]
+    N = av.n_rows(session)
+    n_steps = len(session.records)
+    latest = av.latest_row(session)
+    z, sources = av.triangle(session, layer, head)
+    shapes = kvc.layer_shapes(session.cache)
+    measured = kvc.measured_bytes(session.cache)
+    positions = session.cache_len
+    timeline = kvc.cache_timeline(session)
+    times = kvc.phase_times(session)
+
 if not capturable:
     st.info(f"Attention capture needs a Llama-style model; {type(bundle.model).__name__} is not one. "
             "The cache sections below still work.")
 
 # ---------------------------------------------------------------- 1. where the new token looked
 st.header("1 · Where the new token looked")
-latest = av.latest_row(session)
 left, right = st.columns([3, 2])
 with right:
     st.markdown(f"With the cache, a decode step computes one query $q_t$ (per head) and reads the cached "
@@ -130,8 +139,8 @@ with left:
         st.info("Nothing has been through the model yet.")
     else:
         qpos, row = latest
-        what = "the last prompt token (before the first decode step)" if not session.records else \
-            f"the token of decode step {len(session.records)}"
+        what = "the last prompt token (before the first decode step)" if not n_steps else \
+            f"the token of decode step {n_steps}"
         st.markdown(f"Query: position **{qpos}** {code(labels[qpos])}, {what}. Layer {layer}, {head_name}.")
         if row is None:
             st.warning("This row was not captured: the step was taken on a page that does not record "
@@ -154,12 +163,11 @@ st.header("2 · The triangle, one row per step")
 if N == 0:
     st.info("Nothing has been through the model yet.")
 else:
-    z, sources = av.triangle(session, layer, head)
     n_missing = sources.count(av.MISSING)
     st.markdown(f"Row $q$ is where the token at position $q$ looked; columns are the cached keys. The "
                 f"**{P} prefill rows** (grey strip) came from one pass over the prompt; each **decode step** "
                 f"(blue strip) added one row, one key longer. Above the diagonal is the future: masked, "
-                f"weight 0. Now: {N} rows, {len(session.records)} decode steps.")
+                f"weight 0. Now: {N} rows, {n_steps} decode steps.")
     if n_missing:
         st.warning(f"{n_missing} of {N} rows were not captured (steps taken with attention capture off). "
                    "They are left grey, not guessed.")
@@ -189,9 +197,6 @@ with c2:
 
 # ---------------------------------------------------------------- 4. the cache
 st.header("4 · The KV cache")
-shapes = kvc.layer_shapes(session.cache)
-measured = kvc.measured_bytes(session.cache)
-positions = session.cache_len
 bpe = kvc.dtype_bytes(bundle.dtype)
 formula = kvc.kv_cache_bytes(L, KV, D, positions, bpe)
 st.latex(r"\text{bytes} = 2 \times \text{layers} \times \text{kv\_heads} \times \text{head\_dim} "
@@ -211,7 +216,7 @@ with c1:
         st.markdown(f"Per layer: K `{list(s0.keys)}` and V `{list(s0.values)}` "
                     f"= [batch, kv_heads, positions, head_dim], {s0.dtype}.")
 with c2:
-    st.plotly_chart(fig_cache.cache_growth_figure(kvc.cache_timeline(session),
+    st.plotly_chart(fig_cache.cache_growth_figure(timeline,
                                                   kvc.bytes_per_position(L, KV, D, bpe)),
                     key="att_cache_growth", width="stretch")
 with st.expander(f"K and V shapes in all {len(shapes)} layers at this step"):
@@ -267,7 +272,6 @@ with c2:
 
 # ---------------------------------------------------------------- 6. prefill vs decode
 st.header("6 · Prefill vs decode, measured")
-times = kvc.phase_times(session)
 if times is None:
     st.info("Take a decode step (Next token) to compare its time with the prefill.")
 else:

@@ -99,7 +99,8 @@ def _race_section(bundle, dims: cost.ModelDims) -> cost.SweepResult | None:
         "**decode step** that feeds one token and reads the other L − 1 from the **KV cache**, and a "
         "**naive step** that pushes all L tokens through the model again (`use_cache=False`, which is "
         "a full prefill every step). Only the last position's logits are computed either way. Shortest "
-        "lengths first; each point is the median of a few repeats.")
+        "lengths first; each point is the fastest of a few repeats (other work on the machine only ever "
+        "adds time).")
     choices = [n for n in LENGTH_CHOICES if n <= bundle.max_positions] or [bundle.max_positions]
     default = cost.DEFAULT_SWEEP_LENGTH if cost.DEFAULT_SWEEP_LENGTH in choices else choices[-1]
     if st.session_state.get("cost_max_len") not in choices:

@@ -138,6 +138,7 @@ def history_frame(tokenizer, records: list[StepRecord]) -> pd.DataFrame:
         rows.append({
             "step": r.index,
             "token": view.label,
+            "piece": view.piece,
             "id": r.token_id,
             "probability": round(r.prob, 6),
             "rank": r.rank,
@@ -148,7 +149,7 @@ def history_frame(tokenizer, records: list[StepRecord]) -> pd.DataFrame:
             "cache length": r.cache_len,
             "time (ms)": round(r.time_ms, 1),
         })
-    return pd.DataFrame(rows, columns=["step", "token", "id", "probability", "rank", "log-prob",
+    return pd.DataFrame(rows, columns=["step", "token", "piece", "id", "probability", "rank", "log-prob",
                                        "entropy (bits)", "kept after filters", "forced",
                                        "cache length", "time (ms)"])
 

@@ -36,3 +36,17 @@ def test_keyboard_shortcut_steps(page, app_url):
     page.keyboard.press("n")
     page.wait_for_function("document.querySelectorAll('.tokstrip .gen').length >= 1")
     _no_errors(page)
+
+
+def test_click_a_bar_forces_that_token(page, app_url):
+    page.goto(app_url)
+    page.locator(".tokstrip").first.wait_for()
+    chart = page.locator(".js-plotly-plot").last  # "what could come next"
+    chart.locator("g.point path").first.wait_for()
+    label = chart.locator(".xtick text").nth(1).text_content()
+    chart.locator("g.point path").nth(1).click(force=True)  # the second candidate's bar
+    page.wait_for_function("document.querySelectorAll('.tokstrip .gen').length >= 1")
+    chip = page.locator(".tokstrip .gen").first
+    assert "forced" in chip.get_attribute("title")
+    assert chip.inner_text() == label
+    _no_errors(page)
