@@ -95,3 +95,14 @@ def test_device_dtype_and_cache_dir(monkeypatch, tmp_path):
             choose_device("cuda")
     monkeypatch.setenv(ENV_CACHE_DIR, str(tmp_path))
     assert cache_dir() == tmp_path
+
+
+def test_allowlisted_local_folder_loads(monkeypatch, tmp_path, tiny):
+    folder = tmp_path / "tiny-model"
+    tiny.model.save_pretrained(folder)
+    tiny.tokenizer.save_pretrained(folder)
+    monkeypatch.setenv(ENV_ALLOWED, str(folder))
+    bundle = load_model(str(folder), device="cpu")
+    assert bundle.name == str(folder) and bundle.device.type == "cpu" and bundle.dtype == torch.float32
+    assert bundle.n_layers == tiny.n_layers and bundle.vocab_size == tiny.vocab_size
+    assert not bundle.model.training
