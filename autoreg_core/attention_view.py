@@ -19,25 +19,17 @@ import torch
 from transformers import DynamicCache
 
 from .attention import attention_weights, query_to_kv_head, supports_attention
+from .session import MAX_PREFILL_CAPTURE
 
-# Full-sequence recomputation stores [layers, heads, N, N] in float16; keep that bounded per tab.
-MAX_FULL_TOKENS = 384
+# Full-sequence recomputation stores [layers, heads, N, N] in float16, like prefill capture: same bound.
+MAX_FULL_TOKENS = MAX_PREFILL_CAPTURE
 
 PREFILL, DECODE, MISSING = "prefill", "decode", "missing"
 
 
 def locked(session):
     """The session's lock as a context manager: read a consistent picture while a step may run."""
-    return _lock(session)
-
-
-def _lock(session):
-    lock = getattr(session, "_lock", None)
-    if lock is None:
-        import contextlib
-
-        return contextlib.nullcontext()
-    return lock
+    return session.lock
 
 
 # ---------------------------------------------------------------- rows
@@ -143,7 +135,7 @@ def backfill(session) -> int:
     ok, why = can_backfill(session)
     if not ok:
         raise ValueError(why)
-    with _lock(session):
+    with locked(session):
         missing_before = row_sources(session).count(MISSING)
         if missing_before == 0:
             return 0
@@ -166,7 +158,7 @@ def backfill_prompt(session) -> bool:
         return False
     if not supports_attention(session.bundle.model):
         return False
-    with _lock(session):
+    with locked(session):
         if pre.attention is None:
             pre.attention = compute_full_attention(session, pre.n_tokens).to(torch.float16)
     return True
@@ -223,9 +215,10 @@ def parse_index(raw, n: int, name: str, allow_mean: bool = False) -> tuple[int |
     try:
         value = int(text)
     except ValueError:
-        return None, f"{name} {text!r} in the link is not a number; showing {name} 0."
+        return None, f"{name} {text!r} in the link is not a number; it was ignored."
     if not 0 <= value < n:
-        return None, f"{name} {value} in the link does not exist: this model has {name}s 0–{n - 1}."
+        return None, (f"{name} {value} in the link does not exist: this model has {name}s 0–{n - 1}; "
+                      "it was ignored.")
     return value, None
 
 

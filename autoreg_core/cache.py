@@ -182,15 +182,15 @@ class ModelShape:
 PRESETS: dict[str, ModelShape] = {
     "GPT-2 Small": ModelShape("GPT-2 Small", n_layers=12, n_heads=12, n_kv_heads=12, head_dim=64,
                               n_params=124_439_808, seq_len=1024, bytes_per_element=2,
-                              note="124 M parameters, full context of 1,024 tokens, one K/V per head"),
+                              note="Full 1,024-token context, one K/V per head"),
     "7B model, 128K context": ModelShape("7B model", n_layers=32, n_heads=32, n_kv_heads=32,
                                          head_dim=128, n_params=7_000_000_000, seq_len=131_072,
                                          bytes_per_element=2,
-                                         note="Llama-2-7B shape (32 layers, 32 heads of 128), no GQA"),
+                                         note="Llama-2-7B shape, no GQA"),
     "70B model with GQA, 4K tokens": ModelShape("70B model", n_layers=80, n_heads=64, n_kv_heads=8,
                                                 head_dim=128, n_params=70_000_000_000, seq_len=4096,
                                                 bytes_per_element=2,
-                                                note="Llama-2-70B shape: 64 query heads share 8 KV heads"),
+                                                note="Llama-2-70B shape: 64 query heads share 8 K/V heads"),
 }
 
 
@@ -199,7 +199,7 @@ def shape_of_bundle(bundle, seq_len: int | None = None) -> ModelShape:
     return ModelShape(bundle.name, bundle.n_layers, bundle.n_heads, bundle.n_kv_heads, bundle.head_dim,
                       int(bundle.n_params), int(seq_len or bundle.max_positions),
                       dtype_bytes(bundle.dtype),
-                      note=f"the loaded model, {bundle.max_positions:,}-token context")
+                      note=f"The loaded model at its full {bundle.max_positions:,}-token context")
 
 
 def human_bytes(n: float) -> str:

@@ -19,6 +19,7 @@ Nothing here imports Streamlit; timings are wall-clock ``perf_counter`` around r
 from __future__ import annotations
 
 import math
+import os
 import platform
 import time
 from dataclasses import asdict, dataclass, field
@@ -198,6 +199,13 @@ class SweepResult:
     stopped_early: bool = False
     prefill_ms: float = 0.0  # chunked prefill work done to build the caches (sum)
     seconds: float = 0.0  # wall time of the whole sweep
+    load_avg: float | None = None  # 1-minute load average at the end (None where the OS has none)
+    cpu_count: int | None = None
+
+    @property
+    def busy(self) -> bool:
+        """Other processes competed for the CPU: more runnable work than cores."""
+        return bool(self.load_avg is not None and self.cpu_count and self.load_avg > self.cpu_count + 0.5)
 
     @property
     def complete(self) -> bool:
@@ -324,6 +332,7 @@ def sweep(bundle: ModelBundle, lengths: list[int], *, should_stop: Callable[[], 
             if on_progress is not None:
                 on_progress(done_work / total_work, point)
     result.seconds = time.perf_counter() - start
+    result.load_avg, result.cpu_count = load_average(), os.cpu_count()
     return result
 
 
@@ -417,6 +426,14 @@ def measure_matmul_flops(device: torch.device | str = "cpu", dtype: torch.dtype 
     return 2 * n**3 / best
 
 
+def load_average() -> float | None:
+    """The 1-minute load average (runnable processes), where the OS reports one."""
+    try:
+        return float(os.getloadavg()[0])
+    except (AttributeError, OSError):
+        return None
+
+
 def machine_info(device: torch.device | str = "cpu") -> dict:
     device = torch.device(device)
     cpu = platform.processor() or platform.machine()
@@ -428,11 +445,10 @@ def machine_info(device: torch.device | str = "cpu") -> dict:
                     break
     except OSError:
         pass
-    import os
-
     info = {"platform": platform.platform(), "python": platform.python_version(), "torch": torch.__version__,
             "cpu": cpu, "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-            "device": str(device)}
+            "device": str(device), "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "(unset)"),
+            "load_avg_1min": load_average()}
     if device.type == "cuda":
         info["gpu"] = torch.cuda.get_device_name(device)
     return info
@@ -441,6 +457,6 @@ def machine_info(device: torch.device | str = "cpu") -> dict:
 __all__ = [
     "CostPoint", "DEFAULT_SWEEP_LENGTH", "Fit", "MAX_SWEEP_LENGTH", "ModelDims", "SweepResult",
     "arithmetic_intensity", "count_table", "cumulative_ms", "decode_bytes", "dot_products_step",
-    "dot_products_total", "fit_poly", "fits", "flops_per_ms", "flops_step", "flops_total", "machine_info",
+    "dot_products_total", "fit_poly", "fits", "flops_per_ms", "flops_step", "flops_total", "load_average", "machine_info",
     "measure_bandwidth", "measure_matmul_flops", "positions_total", "sample_lengths", "sweep",
 ]

@@ -29,6 +29,9 @@ from .loading import ModelBundle
 from .tokens import TokenView, sequence_text, token_views
 
 TOP_STORED = 50  # raw-logit entries kept per step for tables (the full logits are kept too)
+# Attention is kept in float16 per tab; these bounds keep that memory to tens of MB.
+MAX_PREFILL_CAPTURE = 384  # prefill capture stores [layers, heads, P, P]
+MAX_DECODE_CAPTURE = 1024  # decode capture stores [layers, heads, cache_len] per step
 
 
 class SessionError(ValueError):
@@ -104,6 +107,11 @@ class Session:
         self._lock = threading.RLock()
         self.prompt_ids = encode_prompt(bundle, prompt, chat)
         self.reset()
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Hold it to read records, ids and cache as one consistent picture while a step may run."""
+        return self._lock
 
     # ---------------------------------------------------------------- state
     def reset(self) -> None:
@@ -189,7 +197,7 @@ class Session:
         with self._lock:
             if self.prefill_record is not None:
                 return self.prefill_record
-            capture = self._want_attention(capture_attention)
+            capture = self._want_attention(capture_attention) and self.prompt_len <= MAX_PREFILL_CAPTURE
             self.cache = DynamicCache(config=self.bundle.config)
             ids = torch.tensor([self.prompt_ids], dtype=torch.long)
             logits, ms, att = self._forward(ids, capture)
@@ -245,7 +253,7 @@ class Session:
             probs = sampling.probs_from_scores(logits)
             after = sampling.filtered_probs(scores, config)
             top = torch.topk(logits, k=min(TOP_STORED, logits.shape[-1]))
-            capture = self._want_attention(capture_attention)
+            capture = self._want_attention(capture_attention) and self.cache_len < MAX_DECODE_CAPTURE
             self.ids.append(token)
             new_logits, fwd_ms, att = self._forward(torch.tensor([[token]], dtype=torch.long), capture)
             self.pending_logits = new_logits

@@ -14,6 +14,7 @@ from autoreg_ui.state import current_bundle, session_or_start
 
 LAYER_KEY, HEAD_KEY = "att_layer", "att_head"
 MEAN = -1  # head option: the mean over heads
+MAX_TRIANGLE = 256  # the heatmap shows at most this many of the latest positions
 CUSTOM_LOADED = "Loaded model"
 
 st.title("Attention and the KV cache")
@@ -59,7 +60,8 @@ def _apply_link() -> None:
 
 
 _apply_link()
-if st.session_state.get("att_link_msg"):
+if st.session_state.get("att_link_msg") and st.session_state.get("att_link_seen") == (
+        st.query_params.get("layer"), st.query_params.get("head")):  # only while the URL carries it
     st.warning(st.session_state["att_link_msg"])
 if not isinstance(st.session_state.get(LAYER_KEY), int) or not 0 <= st.session_state[LAYER_KEY] < L:
     st.session_state[LAYER_KEY] = L // 2  # first visit, or a stale value from another model
@@ -172,9 +174,14 @@ else:
         st.warning(f"{n_missing} of {N} rows were not captured (steps taken with attention capture off). "
                    "They are left grey, not guessed.")
         backfill_offer("triangle")
-    st.plotly_chart(fig_att.triangle_figure(z, labels, sources, P,
-                                            f"Layer {layer}, {head_name}: {N} queries × {N} keys"),
-                    key="att_triangle", width="stretch")
+    first = max(0, N - MAX_TRIANGLE)
+    if first:
+        st.caption(f"The sequence has {N} positions; the chart shows the last {MAX_TRIANGLE} queries and keys "
+                   f"(positions {first}–{N - 1}) so the page stays light.")
+    st.plotly_chart(fig_att.triangle_figure(
+        z[first:, first:], labels[first:N], sources[first:], P,
+        f"Layer {layer}, {head_name}: {N - first} queries × {N - first} keys", first=first),
+        key="att_triangle", width="stretch")
 
 # ---------------------------------------------------------------- 3. GQA
 st.header("3 · Grouped-query attention")
@@ -225,50 +232,57 @@ with st.expander(f"K and V shapes in all {len(shapes)} layers at this step"):
                  hide_index=True, key="att_shapes")
 
 # ---------------------------------------------------------------- 5. memory calculator
-st.header("5 · Memory calculator")
-presets = {CUSTOM_LOADED: kvc.shape_of_bundle(bundle), **kvc.PRESETS}
-SEQ_OPTIONS = [2 ** i for i in range(4, 21)]
+SEQ_OPTIONS = [2 ** i for i in range(4, 21)]  # 16 … 1M tokens
 PREC = list(kvc.PRECISIONS)
+presets = {CUSTOM_LOADED: kvc.shape_of_bundle(bundle), **kvc.PRESETS}
 
 
 def _load_preset() -> None:
+    """Choosing a preset moves the sliders to its sequence length, batch and precision."""
     shape = presets.get(st.session_state.get("att_preset"), presets[CUSTOM_LOADED])
     st.session_state["att_seq"] = min(SEQ_OPTIONS, key=lambda s: abs(s - shape.seq_len))
     st.session_state["att_batch"] = shape.batch
     st.session_state["att_precision"] = kvc.precision_name(shape.bytes_per_element)
 
 
-if st.session_state.get("att_preset") not in presets:
-    st.session_state["att_preset"] = CUSTOM_LOADED
-if st.session_state.get("att_seq") not in SEQ_OPTIONS or st.session_state.get("att_precision") not in PREC:
-    _load_preset()
-c1, c2, c3, c4 = st.columns([3, 3, 2, 2])
-preset_name = c1.selectbox("Model", list(presets), key="att_preset", on_change=_load_preset,
-                           format_func=lambda n: f"{n} ({bundle.name})" if n == CUSTOM_LOADED else n)
-seq_len = c2.select_slider("Sequence length (tokens)", SEQ_OPTIONS, key="att_seq",
-                           format_func=lambda s: f"{s // 1024}K" if s >= 1024 else str(s))
-batch = c3.slider("Batch size", 1, 256, key="att_batch")
-precision = c4.selectbox("Precision", PREC, key="att_precision")
-shape = presets[preset_name]
-bpe_calc = kvc.PRECISIONS[precision]
-cache_b = shape.cache_bytes(seq_len, batch, bpe_calc)
-weight_b = shape.weight_bytes(bpe_calc)
-st.caption(f"{shape.name}: {shape.n_layers} layers, {shape.n_heads} query heads, {shape.n_kv_heads} K/V "
-           f"heads of {shape.head_dim}, {shape.n_params / 1e6:,.0f} M parameters. {shape.note}.")
-st.latex(rf"2 \times {shape.n_layers} \times {batch} \times {shape.n_kv_heads} \times {shape.head_dim} "
-         rf"\times {seq_len:,} \times {bpe_calc:g} = {cache_b:,}\ \text{{bytes}}".replace(",", "{,}"))
-c1, c2 = st.columns([2, 3])
-with c1:
-    st.metric("KV cache", kvc.human_bytes(cache_b), help=f"{cache_b:,} bytes")
-    st.metric("Weights", kvc.human_bytes(weight_b), help=f"{shape.n_params:,} parameters × {bpe_calc:g} B")
-    ratio = cache_b / weight_b if weight_b else float("nan")
-    st.markdown(f"The cache is **{ratio:.2f}×** the weights. It grows with every token and every sequence "
-                f"in the batch; the weights do not.")
-    if shape.n_kv_heads < shape.n_heads:
-        st.caption(f"Without GQA ({shape.n_heads} K/V heads) it would be "
-                   f"{kvc.human_bytes(shape.cache_bytes_without_gqa(seq_len, batch, bpe_calc))}.")
-with c2:
-    st.plotly_chart(fig_cache.memory_figure(shape, seq_len, batch, bpe_calc), key="att_memory", width="stretch")
+@st.fragment
+def memory_calculator() -> None:
+    """A fragment: moving its sliders reruns only this section, not the attention above."""
+    st.header("5 · Memory calculator")
+    if st.session_state.get("att_preset") not in presets:
+        st.session_state["att_preset"] = CUSTOM_LOADED
+    if st.session_state.get("att_seq") not in SEQ_OPTIONS or st.session_state.get("att_precision") not in PREC:
+        _load_preset()
+    c1, c2, c3, c4 = st.columns([3, 3, 2, 2])
+    preset_name = c1.selectbox("Model", list(presets), key="att_preset", on_change=_load_preset,
+                               format_func=lambda n: f"{n} ({bundle.name})" if n == CUSTOM_LOADED else n)
+    seq_len = c2.select_slider("Sequence length (tokens)", SEQ_OPTIONS, key="att_seq",
+                               format_func=lambda s: f"{s // 1024}K" if s >= 1024 else str(s))
+    batch = c3.slider("Batch size", 1, 256, key="att_batch")
+    precision = c4.selectbox("Precision", PREC, key="att_precision")
+    shape = presets[preset_name]
+    bpe_calc = kvc.PRECISIONS[precision]
+    cache_b = shape.cache_bytes(seq_len, batch, bpe_calc)
+    weight_b = shape.weight_bytes(bpe_calc)
+    st.caption(f"{shape.name}: {shape.n_layers} layers, {shape.n_heads} query heads, {shape.n_kv_heads} K/V "
+               f"heads of {shape.head_dim}, {shape.n_params / 1e6:,.0f} M parameters. {shape.note}.")
+    st.latex(rf"2 \times {shape.n_layers} \times {batch} \times {shape.n_kv_heads} \times {shape.head_dim} "
+             rf"\times {seq_len:,} \times {bpe_calc:g} = {cache_b:,}\ \text{{bytes}}".replace(",", "{,}"))
+    c1, c2 = st.columns([2, 3])
+    with c1:
+        st.metric("KV cache", kvc.human_bytes(cache_b), help=f"{cache_b:,} bytes")
+        st.metric("Weights", kvc.human_bytes(weight_b), help=f"{shape.n_params:,} parameters × {bpe_calc:g} B")
+        ratio = cache_b / weight_b if weight_b else float("nan")
+        st.markdown(f"The cache is **{ratio:.2f}×** the weights. It grows with every token and every sequence "
+                    f"in the batch; the weights do not.")
+        if shape.n_kv_heads < shape.n_heads:
+            st.caption(f"Without GQA ({shape.n_heads} K/V heads) it would be "
+                       f"{kvc.human_bytes(shape.cache_bytes_without_gqa(seq_len, batch, bpe_calc))}.")
+    with c2:
+        st.plotly_chart(fig_cache.memory_figure(shape, seq_len, batch, bpe_calc), key="att_memory", width="stretch")
+
+
+memory_calculator()
 
 # ---------------------------------------------------------------- 6. prefill vs decode
 st.header("6 · Prefill vs decode, measured")

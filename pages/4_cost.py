@@ -1,6 +1,7 @@
 """Naive vs KV cache: the quadratic-vs-linear argument, measured live on the loaded model."""
 from __future__ import annotations
 
+import os
 import time
 
 import pandas as pd
@@ -46,7 +47,8 @@ def _finish_interrupted() -> None:
         result = cost.SweepResult(model=partial["model"], device=partial["device"], dtype=partial["dtype"],
                                   lengths=partial["lengths"],
                                   points=[cost.CostPoint(**p) for p in partial["points"]],
-                                  stopped_early=True, seconds=time.perf_counter() - partial["started"])
+                                  stopped_early=True, seconds=time.perf_counter() - partial["started"],
+                                  load_avg=cost.load_average(), cpu_count=os.cpu_count())
         st.session_state.setdefault(RESULTS_KEY, {})[partial["key"]] = result.to_dict()
     else:
         st.session_state["cost_message"] = "The race was stopped before the first length was measured."
@@ -141,6 +143,10 @@ def _race_section(bundle, dims: cost.ModelDims) -> cost.SweepResult | None:
     m4.metric("Sweep took", f"{result.seconds:,.1f} s")
     st.caption(f"Measured on {result.device} · {result.dtype} · {result.model}. Times are wall-clock and "
                "move with whatever else the machine is doing.")
+    if result.busy:
+        st.warning(f"The machine was busy during this race (load average {result.load_avg:.1f} on "
+                   f"{result.cpu_count} cores): other processes took CPU time, so these times are inflated and "
+                   "noisy. Run the race again when it is quieter for clean curves.")
     fitted = cost.fits(points)
     st.plotly_chart(figs.step_time_figure(points, fitted, planned_max=max(result.lengths)), key="cost_fig_step")
     left, right = st.columns(2)
@@ -170,8 +176,9 @@ def _count_section(dims: cost.ModelDims, result: cost.SweepResult | None, max_le
         f"V = {dims.vocab:,}, N_body = {dims.body_params:,} weights inside the layers. One multiply-add "
         "counts as 2 FLOPs; the step that produces position L:")
     st.latex(r"F_{\text{naive}}(L) = \underbrace{2N_{\text{body}}\,L}_{\text{all }L\text{ positions}}"
-             r" + \underbrace{2dV}_{\text{logits}} + \underbrace{4\,n_l n_h d_h \tfrac{L(L+1)}{2}}_{\text{causal attention}}"
-             r"\qquad F_{\text{cache}}(L) = 2N_{\text{body}} + 2dV + 4\,n_l n_h d_h\,L")
+             r" + \underbrace{2dV}_{\text{logits}} + \underbrace{4\,n_l n_h d_h \tfrac{L(L+1)}{2}}_{\text{causal attention}}")
+    st.latex(r"F_{\text{cache}}(L) = \underbrace{2N_{\text{body}}}_{\text{one position}} + 2dV"
+             r" + \underbrace{4\,n_l n_h d_h\,L}_{\text{one query, }L\text{ keys}}")
     st.markdown("Summed over the steps L = 1 … T, the positions processed are "
                 r"$\sum_{L=1}^{T} L = \frac{T(T+1)}{2}$ without the cache and $T$ with it.")
     T = st.number_input("Tokens to generate, T", min_value=1, max_value=1_000_000, value=1000, step=100,
@@ -266,8 +273,8 @@ def _memory_section(bundle, dims: cost.ModelDims, result: cost.SweepResult | Non
         line += (f"; the measured decode step at L = {point.length} took **{point.cached_ms:,.1f} ms** "
                  f"({ratio:,.1f}× the bandwidth limit).")
         if ratio > 4:
-            line += (" That is well above both limits: for a model this small, the fixed cost of launching "
-                     "each layer's operations (Python, kernel dispatch) weighs more than the bytes.")
+            line += (" That is well above both limits: other work on the machine during the race, or the fixed "
+                     "cost of launching each small operation (Python, kernel dispatch), weighs more than the bytes.")
         elif point.cached_ms < t_compute * 2:
             line += " Closer to the compute limit than expected: the weights may fit in this machine's caches."
         else:

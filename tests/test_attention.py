@@ -226,3 +226,18 @@ def test_unsupported_model_has_no_backfill(tiny):
     ok, why = av.can_backfill(s)
     assert not ok and "does not support" in why
     assert not av.backfill_prompt(s)
+
+
+def test_triangle_window_uses_absolute_positions():
+    n, first = 4, 10
+    z = np.tril(np.full((n, n), 0.25))
+    z[np.triu_indices(n, 1)] = np.nan
+    fig = fig_att.triangle_figure(z, list("abcd"), ["decode", "missing", "decode", "decode"], 12, "w", first=first)
+    heat = fig.data[1]
+    assert list(heat.x) == list(heat.y) == [10, 11, 12, 13]
+    assert [row[0] for row in fig.data[0].z] == [0, 2, 1, 1]  # position 10, 11 are prompt; 11 missing
+    line = next(sh for sh in fig.layout.shapes if sh.type == "line")
+    assert line.y0 == 11.5 and line.x0 == 9.5
+    rect = next(sh for sh in fig.layout.shapes if sh.type == "rect")
+    assert (rect.y0, rect.y1, rect.x1) == (10.5, 11.5, 11.5)
+    assert fig.layout.yaxis.ticktext[0].startswith("10: ")

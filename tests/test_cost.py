@@ -211,3 +211,22 @@ def test_machine_measurements_are_positive():
     assert cost.measure_bandwidth("cpu", megabytes=8, repeats=2) > 1e8
     assert cost.measure_matmul_flops("cpu", n=128, repeats=2) > 1e7
     assert cost.machine_info("cpu")["cpu_count"] >= 1
+
+
+def test_busy_flag():
+    r = cost.SweepResult("m", "cpu", "float32", [1], load_avg=5.0, cpu_count=2)
+    assert r.busy
+    assert not cost.SweepResult("m", "cpu", "float32", [1], load_avg=1.0, cpu_count=2).busy
+    assert not cost.SweepResult("m", "cpu", "float32", [1]).busy  # unknown load: no claim
+
+
+def test_embedded_model_counts(embedded):
+    """SmolLM2-135M: the numbers the page shows, against values worked out by hand."""
+    dims = cost.ModelDims.from_bundle(embedded)
+    assert dims.body_params == 134_515_008 - 49_152 * 576  # everything but the tied embedding / LM head
+    assert dims.cache_bytes_per_token == 2 * 30 * 3 * 64 * 4 == 46_080  # K and V, fp32, GQA with 3 KV heads
+    # one decode step at L = 1000: 2·106,203,456 + 2·576·49,152 + 4·30·9·64·1000
+    assert cost.flops_step(dims, 1000, cached=True) == 212_406_912 + 56_623_104 + 69_120_000
+    assert cost.dot_products_step(dims, 1000, cached=True) == 30 * 9 * 1000
+    result = cost.sweep(embedded, [1, 16], cached_repeats=(1, 1), naive_repeats=(1, 1))
+    assert [p.length for p in result.points] == [1, 16] and result.complete

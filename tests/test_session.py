@@ -193,3 +193,17 @@ def test_chat_mode_wraps_prompt_in_template(tiny):
     assert "<|im_start|>" in s.text and s.text.rstrip().endswith("assistant")
     views = s.views()
     assert any(v.special and v.piece == "<|im_start|>" for v in views)
+
+
+def test_attention_capture_is_bounded(tiny, monkeypatch):
+    import autoreg_core.session as session_module
+
+    monkeypatch.setattr(session_module, "MAX_DECODE_CAPTURE", 8)
+    monkeypatch.setattr(session_module, "MAX_PREFILL_CAPTURE", 4)
+    s = Session(tiny, "The cat sat on", capture_attention=True)  # 4 tokens: prefill captured
+    recs = s.generate(6, SamplingConfig(temperature=0))
+    assert s.prefill_record.attention is not None
+    assert [r.attention is not None for r in recs] == [True] * 4 + [False] * 2
+    long = Session(tiny, "The cat sat on the mat", capture_attention=True)
+    long.prefill()
+    assert long.prefill_record.attention is None

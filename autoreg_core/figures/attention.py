@@ -70,29 +70,31 @@ def heads_grid_figure(labels: list[str], weights, kv_of_query: list[int], title:
 
 
 def triangle_figure(z: np.ndarray, labels: list[str], sources: list[str], n_prompt: int,
-                    title: str) -> go.Figure:
+                    title: str, first: int = 0) -> go.Figure:
     """Queries down, keys across: the causal triangle, one row per forward pass position.
 
     Prefill rows and decode rows are marked in a strip on the left; rows that were not captured
-    are hatched grey and say so on hover. Future keys are blank (masked).
+    are hatched grey and say so on hover. Future keys are blank (masked). ``z``, ``labels`` and
+    ``sources`` may be a window of a long sequence starting at absolute position ``first``;
+    ``n_prompt`` is absolute.
     """
     N = z.shape[0]
-    pos = list(range(N))
+    pos = [first + i for i in range(N)]
     raw_labels, labels = labels, _esc(labels)
     if N <= MAX_HOVER_TEXT:
-        text = [[f"query {q}: {labels[q] if q < len(labels) else ''}<br>key {k}: "
+        text = [[f"query {first + q}: {labels[q] if q < len(labels) else ''}<br>key {first + k}: "
                  f"{labels[k] if k < len(labels) else ''}<br>"
                  + ("future: masked" if k > q else ("row not captured" if sources[q] == "missing"
                                                    else f"weight {z[q, k]:.4f}"))
-                 for k in pos] for q in pos]
+                 for k in range(N)] for q in range(N)]
         hover = "%{text}<extra></extra>"
     else:  # keep the page light: positions and weight only
         text, hover = None, "query %{y} · key %{x}<br>weight %{z:.4f}<extra></extra>"
     fig = make_subplots(rows=1, cols=2, column_widths=[0.03, 0.97], shared_yaxes=True,
                         horizontal_spacing=0.005)
     # phase strip: 0 prefill, 1 decode, 2 missing
-    phase_code = [[2 if s == "missing" else (0 if q < n_prompt else 1)] for q, s in enumerate(sources)]
-    phase_text = [[("prefill" if q < n_prompt else "decode step") + (" (not captured)" if s == "missing" else "")]
+    phase_code = [[2 if s == "missing" else (0 if first + q < n_prompt else 1)] for q, s in enumerate(sources)]
+    phase_text = [[("prefill" if first + q < n_prompt else "decode step") + (" (not captured)" if s == "missing" else "")]
                   for q, s in enumerate(sources)]
     fig.add_trace(go.Heatmap(
         z=phase_code, x=[0], y=pos, zmin=0, zmax=2, showscale=False,
@@ -106,18 +108,23 @@ def triangle_figure(z: np.ndarray, labels: list[str], sources: list[str], n_prom
         hovertemplate=hover, name="attention"), row=1, col=2)
     missing = [q for q, s in enumerate(sources) if s == "missing"]
     for q in missing:
-        fig.add_shape(type="rect", x0=-0.5, x1=q + 0.5, y0=q - 0.5, y1=q + 0.5, row=1, col=2,
+        fig.add_shape(type="rect", x0=first - 0.5, x1=first + q + 0.5, y0=first + q - 0.5,
+                      y1=first + q + 0.5, row=1, col=2,
                       fillcolor="#dddddd", line_width=0, layer="below")
-    if 0 < n_prompt < N:  # the line between the prefill rows and the first decode row
-        fig.add_shape(type="line", x0=-0.5, x1=N - 0.5, y0=n_prompt - 0.5, y1=n_prompt - 0.5,
+    if first < n_prompt < first + N:  # the line between the prefill rows and the first decode row
+        fig.add_shape(type="line", x0=first - 0.5, x1=first + N - 0.5, y0=n_prompt - 0.5, y1=n_prompt - 0.5,
                       row=1, col=2, line=dict(color=DECODE_COLOR, width=2, dash="dash"))
     height = max(360, min(900, 16 * N + 160))
-    fig.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=60, b=10), showlegend=False)
+    fig.update_layout(title=dict(text=title, y=0.99, yanchor="top"), height=height + 50,
+                      margin=dict(l=10, r=10, t=110, b=10), showlegend=False)
+    fig.update_xaxes(showgrid=False, zeroline=False)
+    fig.update_yaxes(showgrid=False, zeroline=False)
+    fig.update_yaxes(showticklabels=False, ticks="", row=1, col=2)
     fig.update_yaxes(autorange="reversed", title_text="query (new token)", row=1, col=1)
     fig.update_xaxes(showticklabels=False, row=1, col=1, title_text="")
     fig.update_xaxes(title_text="key (cached token)", side="top", row=1, col=2)
     if 0 < N <= MAX_TICK_LABELS:
-        ticks = [f"{i}: {_short(lab, 12)}" for i, lab in enumerate(raw_labels[:N])]
+        ticks = [f"{first + i}: {_short(lab, 12)}" for i, lab in enumerate(raw_labels[:N])]
         fig.update_yaxes(tickmode="array", tickvals=pos, ticktext=ticks, row=1, col=1)
         fig.update_xaxes(tickmode="array", tickvals=pos, ticktext=[_short(lab, 10) for lab in raw_labels[:N]],
                          tickangle=-60, row=1, col=2)

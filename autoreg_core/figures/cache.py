@@ -35,7 +35,7 @@ def cache_growth_figure(points: list[CachePoint], bytes_per_position: float) -> 
                        "(%{customdata[1]})<br>formula %{customdata[2]:,} B<extra></extra>")))
     top = max(lengths) * 1.08 + 1
     fig.update_layout(
-        title="KV cache length and bytes: prefill jump, then one row per decode step", height=340,
+        title="KV cache: prefill jump, then +1 row per step", height=340,
         margin=dict(l=50, r=60, t=50, b=40), legend=dict(orientation="h", y=-0.2),
         xaxis=dict(title="decode step (0 = prefill)", rangemode="tozero", tickformat="d",
                    dtick=max(1, -(-points[-1].step // 10))),
@@ -77,7 +77,7 @@ def memory_figure(shape: ModelShape, seq_len: int, batch: int, bytes_per_element
 def phase_times_figure(prefill_ms_per_token: float, decode_ms: float, n_prompt: int) -> go.Figure:
     """Measured: milliseconds per token inside the prefill vs for one decode step."""
     fig = go.Figure(go.Bar(
-        x=[f"prefill, per prompt token ({n_prompt} tokens in one pass)", "decode step (one token)"],
+        x=[f"prefill ({n_prompt} tokens), per token", "decode step (1 token)"],
         y=[prefill_ms_per_token, decode_ms], marker_color=[PREFILL_COLOR, DECODE_COLOR],
         text=[f"{prefill_ms_per_token:.2f} ms", f"{decode_ms:.2f} ms"], textposition="outside",
         hovertemplate="%{x}: %{y:.3f} ms<extra></extra>"))

@@ -55,7 +55,7 @@ def cumulative_figure(cum: dict[str, np.ndarray]) -> go.Figure:
                              line=dict(color=NAIVE_COLOR), hovertemplate="naive %{y:.2f} s<extra></extra>"))
     fig.add_trace(go.Scatter(x=T, y=cum["cached"] / 1000.0, mode="lines", name="KV cache",
                              line=dict(color=CACHED_COLOR), hovertemplate="cached %{y:.2f} s<extra></extra>"))
-    _layout(fig, "Total time to generate T tokens (sum of measured step times)")
+    _layout(fig, "Total time for T tokens")
     fig.update_xaxes(title="tokens generated T")
     fig.update_yaxes(title="seconds", rangemode="tozero")
     return fig
@@ -68,7 +68,7 @@ def speedup_figure(points: list[CostPoint]) -> go.Figure:
                                line=dict(color="#2f9e44"), hovertemplate="L=%{x}: %{y:.1f}×<extra></extra>"))
     fig.add_hline(y=1.0, line=dict(color="#98a2b3", dash="dot"), annotation_text="no gain",
                   annotation_position="bottom right")
-    _layout(fig, "Speedup of the KV cache: naive step time ÷ cached step time")
+    _layout(fig, "Speedup: naive ÷ cached step time")
     fig.update_layout(showlegend=False)
     fig.update_xaxes(title="sequence length L (tokens)")
     fig.update_yaxes(title="× faster", rangemode="tozero")
@@ -85,7 +85,7 @@ def theory_figure(dims: ModelDims, max_length: int, points: list[CostPoint] | No
     """
     fig = make_subplots(rows=1, cols=2, specs=[[{"secondary_y": True}, {"secondary_y": True}]],
                         subplot_titles=["naive: recompute all L positions", "KV cache: one new position"],
-                        horizontal_spacing=0.14)
+                        horizontal_spacing=0.12)
     xs = np.unique(np.linspace(1, max(1, max_length), 200).round().astype(int))
     points = points or []
     for col, kind, color in ((1, "naive", NAIVE_COLOR), (2, "cached", CACHED_COLOR)):
@@ -95,7 +95,7 @@ def theory_figure(dims: ModelDims, max_length: int, points: list[CostPoint] | No
                                  line=dict(color=color, width=3), opacity=0.45,
                                  hovertemplate="%{y:.3f} GFLOPs<extra></extra>"), row=1, col=col, secondary_y=False)
         top = float(F.max()) / 1e9 * 1.08
-        fig.update_yaxes(title_text="GFLOPs per step (count)" if col == 1 else None, range=[0, top],
+        fig.update_yaxes(title_text="GFLOPs per step (line)" if col == 1 else None, range=[0, top],
                          row=1, col=col, secondary_y=False)
         if points:
             L = _lengths(points)
@@ -111,15 +111,16 @@ def theory_figure(dims: ModelDims, max_length: int, points: list[CostPoint] | No
                                          line=dict(color=color, dash=FIT_DASH, width=1), hoverinfo="skip"),
                               row=1, col=col, secondary_y=True)
             k = (scale or {}).get(kind)
-            right = dict(title_text="measured ms per step", row=1, col=col, secondary_y=True)
+            right = dict(title_text="measured ms (markers)" if col == 2 else None, row=1, col=col, secondary_y=True)
             if k and np.isfinite(k) and k > 0:
                 right["range"] = [0, top * 1e9 / k]
             else:
                 right["rangemode"] = "tozero"
             fig.update_yaxes(**right)
         fig.update_xaxes(title_text="sequence length L", row=1, col=col)
-    _layout(fig, "Count vs measurement, per step", height=400)
-    fig.update_layout(margin=dict(l=60, r=70, t=90, b=50))
+    _layout(fig, "Count vs measurement, per step", height=440)
+    fig.update_layout(margin=dict(l=60, r=70, t=70, b=50), hovermode="closest",
+                      legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="center", x=0.5))
     return fig
 
 
@@ -135,8 +136,10 @@ def roofline_figure(bandwidth: float, peak_flops: float, marks: list[dict]) -> g
     fig = go.Figure(go.Scatter(x=x, y=roof / 1e9, mode="lines", name="roof: min(peak, intensity × bandwidth)",
                                line=dict(color="#495057"), hovertemplate="%{y:.1f} GFLOP/s<extra></extra>"))
     ridge = peak_flops / bandwidth
-    fig.add_vline(x=ridge, line=dict(color="#98a2b3", dash="dot"),
-                  annotation_text=f"ridge {ridge:.1f} FLOP/byte", annotation_position="top left")
+    fig.add_vline(x=ridge, line=dict(color="#98a2b3", dash="dot"))
+    # annotations on log axes take log10 coordinates
+    fig.add_annotation(x=np.log10(ridge), y=np.log10(peak_flops / 1e9), text=f"ridge {ridge:.1f} FLOP/byte",
+                       showarrow=False, yshift=14, xanchor="left", font=dict(color="#868e96"))
     colors = [CACHED_COLOR, NAIVE_COLOR, "#2f9e44", "#ae3ec9"]
     for i, m in enumerate(marks):
         fig.add_trace(go.Scatter(x=[m["intensity"]], y=[m["achieved"] / 1e9], mode="markers+text",
@@ -145,8 +148,11 @@ def roofline_figure(bandwidth: float, peak_flops: float, marks: list[dict]) -> g
                                  hovertemplate="%{x:.2f} FLOP/byte, %{y:.2f} GFLOP/s<extra></extra>"))
     fig.update_layout(title="Roofline of this machine: where a decode step sits", height=380,
                       margin=dict(l=60, r=30, t=60, b=50), showlegend=False)
-    fig.update_xaxes(type="log", title="arithmetic intensity (FLOPs per byte read)")
-    fig.update_yaxes(type="log", title="GFLOP/s")
+    ys = [m["achieved"] / 1e9 for m in marks] + [float(roof.min()) / 1e9, peak_flops / 1e9]
+    fig.update_xaxes(type="log", title="arithmetic intensity (FLOPs per byte read)", dtick=1,
+                     range=[np.log10(lo), np.log10(hi)])
+    fig.update_yaxes(type="log", title="GFLOP/s", dtick=1,
+                     range=[np.log10(max(min(ys), 1e-6)) - 0.3, np.log10(max(ys)) + 0.4])
     return fig
 
 
