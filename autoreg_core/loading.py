@@ -214,7 +214,14 @@ def _from_folder(folder: str, device: torch.device, dtype: torch.dtype, **kw) ->
     model.to(device)
     model.eval()
     model.requires_grad_(False)
+    warm_up(model, device)
     return model, tokenizer
+
+
+def warm_up(model: PreTrainedModel, device: torch.device) -> None:
+    """One throwaway forward pass, so the first timed prefill does not include one-off setup costs."""
+    with torch.inference_mode():
+        model(input_ids=torch.zeros((1, 4), dtype=torch.long, device=device), use_cache=True)
 
 
 def load_model(name: str | None = None, device: str | None = None, dtype: str | None = None) -> ModelBundle:
