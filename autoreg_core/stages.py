@@ -258,7 +258,7 @@ def draw_many(probs: torch.Tensor, n: int, seed: int) -> ManyDraws:
 def entropy_bits(probs: torch.Tensor) -> float:
     p = probs.double().flatten()
     nz = p[p > 0]
-    return float(-(nz * torch.log2(nz)).sum())
+    return max(0.0, float(-(nz * torch.log2(nz)).sum()))
 
 
 def tokens_to_cover(probs: torch.Tensor, mass: float = COVER_MASS) -> int:

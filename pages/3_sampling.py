@@ -193,7 +193,7 @@ def pipeline_section() -> None:
     shown_mass = float(raw_probs[torch.tensor(show_ids)].sum())
     top_id = show_ids[0]
 
-    left, right = st.columns([3, 1])
+    left, right = st.columns([5, 2])
     with left:
         st.plotly_chart(pipeline_figure(pipe, show_ids, labels, chosen=draw.token_id), key="lab_pipeline_chart")
         st.caption(f"{len(show_ids)} of {bundle.vocab_size:,} tokens shown; at temperature 1 they hold "
@@ -212,7 +212,7 @@ def pipeline_section() -> None:
                         f"**{p_t:.3f}** at T = {cfg.temperature:g}. T < 1 sharpens, T > 1 flattens.")
         st.markdown("**Top-k** keeps the k highest logits. **Nucleus (top-p)** keeps the smallest set of "
                     "top tokens whose mass reaches p:")
-        st.latex(r"V_p = \min_{|V'|}\Big\{V' : \textstyle\sum_{i \in V'} p_i \ge p\Big\}")
+        st.latex(r"\textstyle\sum_{i \in V_p} p_i \ge p,\ |V_p| \text{ smallest}")
         stage_p = pipe.stage(sg.TOP_P)
         if stage_p is not None and stage_p.active:
             st.markdown(f"Here {stage_p.kept:,} tokens, holding {stage_p.threshold:.3f}.")
@@ -222,7 +222,7 @@ def pipeline_section() -> None:
                     f"{entropy_after:.2f} bits (raw softmax: {entropy_raw:.2f}).")
 
     st.subheader("The draw")
-    dl, dr = st.columns([3, 1])
+    dl, dr = st.columns([5, 2])
     with dl:
         st.plotly_chart(draw_figure(draw, pipe.probs, {i: label(i) for i in draw.order[:60].tolist()}),
                         key="lab_draw_chart")
@@ -251,7 +251,7 @@ def pipeline_section() -> None:
 
     st.header("3 · Temperature sweep")
     sweep = sweep_for_context()
-    sl, sr = st.columns([3, 1])
+    sl, sr = st.columns([5, 2])
     sl.plotly_chart(sweep_figure(sweep, cfg.temperature), key="lab_sweep_chart")
     i1 = sweep.temperatures.index(1.0)
     sr.markdown(f"softmax(z / T) with no filters, T from 0.05 to 3. At T = 1: "
@@ -380,13 +380,11 @@ def beam_section() -> None:
     keep("lab_beam_width", 3)
     keep("lab_beam_steps", 8)
     keep("lab_beam_lp", 1.0)
-    bl, br = st.columns([3, 1])
-    with br:
-        st.markdown("Keep the B best partial sequences, extend each by every token, keep the B best of "
-                    "all extensions by")
-        st.latex(r"\text{score}(y) = \frac{1}{|y|^{\alpha}}\sum_{t=1}^{|y|} \log p(y_t \mid x, y_{<t})")
-        st.markdown("α is the length penalty (α > 0 favours longer beams; 0 ranks by the plain sum). A "
-                    "beam that emits EOS is set aside as finished. Width 1 is (almost) greedy.")
+    st.markdown("Keep the B best partial sequences, extend each by every token, and keep the B best of "
+                "all extensions by their score (α is the length penalty: α > 0 favours longer beams, 0 ranks "
+                "by the plain sum). A beam that emits EOS is set aside as finished. Width 1 is (almost) greedy.")
+    st.latex(r"\text{score}(y) = \frac{1}{|y|^{\alpha}}\sum_{t=1}^{|y|} \log p(y_t \mid x, y_{<t})")
+    bl = st.container()
     with bl:
         c1, c2, c3 = st.columns(3)
         c1.slider("Beam width", BEAM_WIDTHS[0], BEAM_WIDTHS[1], step=1, key="lab_beam_width")

@@ -239,3 +239,13 @@ def test_greedy_continuations_are_identical(tiny):
     res = sample_continuations(tiny, tiny.tokenizer("Once upon a time")["input_ids"], SamplingConfig(temperature=0),
                                k=3, m=8)
     assert res.n_unique == 1 and res.forward_passes >= 2  # prefill + decode steps
+
+
+def test_draw_figure_shows_a_far_tail_draw_with_a_gap():
+    probs = torch.softmax(torch.zeros(200), dim=-1)  # uniform: u lands deep in the list
+    draw = sg.inverse_cdf_draw(probs, 3)
+    assert draw.position > 30
+    fig = draw_figure(draw, probs, {}, max_show=25)
+    assert "…" in fig.layout.xaxis.ticktext
+    star = [t for t in fig.data if t.name == "drawn token"][0]
+    assert fig.layout.xaxis.ticktext[star.x[0]].startswith(f"#{draw.position + 1}")

@@ -144,29 +144,50 @@ def _final_title(pipeline: Pipeline) -> str:
     return f"renormalised: {pipeline.kept} token{'s' if pipeline.kept != 1 else ''} left"
 
 
-def draw_figure(draw: InverseCdfDraw, probs: torch.Tensor, labels: dict[int, str], max_show: int = 30) -> go.Figure:
-    """Inverse-CDF draw: the kept tokens most likely first, their cumulative sum, and where u fell."""
-    n_show = min(draw.order.numel(), max(max_show, draw.position + 1))
-    order = draw.order[:n_show].tolist()
-    x = list(range(n_show))
-    cdf = draw.cdf[:n_show].tolist()
-    p = probs.double()[torch.tensor(order)].tolist()
-    start = [0.0] + cdf[:-1]
-    ticktext = [_esc(labels.get(t, str(t))) for t in order]
+def draw_figure(draw: InverseCdfDraw, probs: torch.Tensor, labels: dict[int, str], max_show: int = 25) -> go.Figure:
+    """Inverse-CDF draw: the kept tokens most likely first, their cumulative sum, and where u fell.
+
+    When u lands far down the tail, the first ``max_show`` tokens are drawn, then a gap, then the
+    few tokens around the drawn one (its rank is in the tick label).
+    """
+    n = draw.order.numel()
+    positions = list(range(min(n, max_show)))
+    if draw.position >= max_show:
+        positions += [-1] + list(range(max(max_show, draw.position - 2), min(n, draw.position + 3)))
+    cdf_all = draw.cdf
+    p_all = probs.double()
+    x, y, base, colors, ticks, hover = [], [], [], [], [], []
+    line_x, line_y = [], []
+    for slot, pos in enumerate(positions):
+        if pos < 0:
+            ticks.append("…")
+            continue
+        tid = int(draw.order[pos])
+        lo = float(cdf_all[pos - 1]) if pos > 0 else 0.0
+        hi = float(cdf_all[pos])
+        x.append(slot)
+        y.append(float(p_all[tid]))
+        base.append(lo)
+        colors.append(CHOSEN_COLOR if pos == draw.position else KEPT_COLOR)
+        name = labels.get(tid, str(tid))
+        ticks.append(_esc(name) if pos < max_show else f"#{pos + 1} {_esc(name)}")
+        hover.append((lo, hi, html.escape(name), pos + 1))
+        line_x.append(slot)
+        line_y.append(hi)
+    chosen_slot = positions.index(draw.position)
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=x, y=p, base=start, name="interval of each token",
-                         marker_color=[CHOSEN_COLOR if i == draw.position else KEPT_COLOR for i in x],
-                         customdata=list(zip(start, cdf, [html.escape(labels.get(t, str(t))) for t in order])),
-                         hovertemplate="%{customdata[2]}: [%{customdata[0]:.4f}, %{customdata[1]:.4f})"
-                                       "<extra></extra>"))
-    fig.add_trace(go.Scatter(x=x, y=cdf, mode="lines+markers", line_shape="hv", name="cumulative probability",
-                             line_color=CUM_COLOR, marker_size=4))
+    fig.add_trace(go.Bar(x=x, y=y, base=base, name="interval of each token", marker_color=colors,
+                         customdata=hover,
+                         hovertemplate="%{customdata[2]} (rank %{customdata[3]}): "
+                                       "[%{customdata[0]:.4f}, %{customdata[1]:.4f})<extra></extra>"))
+    fig.add_trace(go.Scatter(x=line_x, y=line_y, mode="lines+markers", line_shape="hv",
+                             name="cumulative probability", line_color=CUM_COLOR, marker_size=4))
     fig.add_hline(y=draw.u, line_dash="dash", line_color=CHOSEN_COLOR,
                   annotation_text=f"u = {draw.u:.4f}", annotation_position="top left",
                   annotation_font_color=CHOSEN_COLOR)
-    fig.add_trace(go.Scatter(x=[draw.position], y=[draw.u], mode="markers", marker_symbol="star", marker_size=16,
+    fig.add_trace(go.Scatter(x=[chosen_slot], y=[draw.u], mode="markers", marker_symbol="star", marker_size=16,
                              marker_color=CHOSEN_COLOR, name="drawn token"))
-    fig.update_xaxes(tickvals=x, ticktext=ticktext, tickangle=-60)
+    fig.update_xaxes(tickvals=list(range(len(positions))), ticktext=ticks, tickangle=-60)
     fig.update_yaxes(range=[0, 1.02], title_text="cumulative probability")
     fig.update_layout(height=360, margin=dict(l=40, r=20, t=30, b=40), legend=dict(orientation="h", y=1.12))
     return fig
@@ -177,9 +198,10 @@ def strategies_figure(rows: list[StrategyRow], ids: list[int], labels: list[str]
     n = len(rows)
     cols = 4 if n > 4 else n
     nrows = math.ceil(n / cols)
-    titles = [html.escape(f"{r.name}: {r.kept} kept · H = {r.entropy_bits:.2f} bits") for r in rows]
+    titles = [html.escape(r.name) + "<br>" + html.escape(f"{r.kept:,} kept · H = {abs(r.entropy_bits):.2f} bits")
+              for r in rows]
     fig = make_subplots(rows=nrows, cols=cols, subplot_titles=titles, shared_yaxes=True,
-                        vertical_spacing=0.28 if nrows > 1 else 0.1, horizontal_spacing=0.03)
+                        vertical_spacing=0.3 if nrows > 1 else 0.1, horizontal_spacing=0.03)
     x, ticktext = _ticks(labels)
     idx = torch.tensor(ids, dtype=torch.long)
     for k, row in enumerate(rows):
@@ -195,7 +217,7 @@ def strategies_figure(rows: list[StrategyRow], ids: list[int], labels: list[str]
                          row=k // cols + 1, col=k % cols + 1)
     fig.update_yaxes(range=[0, 1.0])
     fig.update_annotations(font_size=11)
-    fig.update_layout(height=290 * nrows + 40, margin=dict(l=40, r=10, t=40, b=30), bargap=0.1)
+    fig.update_layout(height=310 * nrows + 40, margin=dict(l=40, r=10, t=50, b=30), bargap=0.1)
     return fig
 
 
