@@ -355,9 +355,10 @@ def continuations_section() -> None:
     for col, (tag, res) in zip(st.columns(2), zip("AB", results)):
         with col:
             st.subheader(f"{tag}: {res.name}")
-            m1, m2, m3, m4 = st.columns(4)
-            m1.metric("mean sum log-prob", f"{res.mean_logprob:.2f}")
+            m1, m2 = st.columns(2)
+            m1.metric("mean sum log-prob", f"{res.mean_logprob:.1f}")
             m2.metric("distinct-2", f"{res.distinct_2:.2f}")
+            m3, m4 = st.columns(2)
             m3.metric("repetition rate", f"{res.mean_repetition:.2f}")
             m4.metric("different texts", f"{res.n_unique} / {len(res.items)}")
             st.dataframe([{"#": i + 1, "continuation": c.text, "sum log-prob": round(c.logprob, 2),
@@ -433,6 +434,10 @@ def beam_section() -> None:
             f"tree, {res.forward_passes} forward passes; beam search {res.time_ms / 1000:.2f} s + greedy path "
             f"{res.greedy_time_ms / 1000:.2f} s, measured. Best beam: sum log-prob {best.cum_logprob:.3f} "
             f"over {best.length} tokens; greedy: {greedy_lp:.3f} over {len(res.greedy_ids)}.")
+        if res.greedy_ids and len(res.greedy_ids) == best.length and greedy_lp > best.cum_logprob:
+            st.info("Here the greedy path is *more* likely than every beam: beam search is a heuristic, and "
+                    "greedy's prefix fell out of the top B at some step (look for its tokens among the grey "
+                    "pruned nodes). Wider beams or another length penalty may recover it.")
 
 
 beam_section()

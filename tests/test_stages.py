@@ -243,7 +243,7 @@ def test_greedy_continuations_are_identical(tiny):
 
 def test_draw_figure_shows_a_far_tail_draw_with_a_gap():
     probs = torch.softmax(torch.zeros(200), dim=-1)  # uniform: u lands deep in the list
-    draw = sg.inverse_cdf_draw(probs, 3)
+    draw = sg.inverse_cdf_draw(probs, 0)
     assert draw.position > 30
     fig = draw_figure(draw, probs, {}, max_show=25)
     assert "…" in fig.layout.xaxis.ticktext
