@@ -50,3 +50,52 @@ def test_click_a_bar_forces_that_token(page, app_url):
     assert "forced" in chip.get_attribute("title")
     assert chip.inner_text() == label
     _no_errors(page)
+
+
+def _open_page(page, name: str, heading: str):
+    page.get_by_role("link", name=name).click()
+    page.get_by_role("heading", name=heading).first.wait_for()
+
+
+def test_attention_page_after_a_few_steps(page, app_url):
+    page.goto(app_url)
+    page.locator(".tokstrip").first.wait_for()
+    for i in range(1, 4):
+        page.get_by_role("button", name="Next token").first.click()
+        page.wait_for_function(f"document.querySelectorAll('.tokstrip .gen').length >= {i}")
+    _open_page(page, "Attention and the KV cache", "1 · Where the new token looked")
+    page.get_by_role("heading", name="6 · Prefill vs decode, measured").wait_for()
+    page.get_by_role("button", name="Next token").first.click()  # step from this page, capture on
+    page.get_by_text("decode step 4", exact=False).first.wait_for()
+    page.get_by_text("Equal, byte for byte", exact=False).first.wait_for()
+    assert page.locator(".js-plotly-plot").count() >= 4
+    _no_errors(page)
+    page.set_viewport_size({"width": 1400, "height": 5200})
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(ARTIFACTS / "attention-page.png"))
+
+
+def test_sampling_lab_opens_and_draws(page, app_url):
+    page.goto(app_url)
+    page.locator(".tokstrip").first.wait_for()
+    _open_page(page, "Sampling lab", "1 · The pipeline, stage by stage")
+    page.get_by_role("heading", name="6 · Beam search").wait_for()
+    page.locator(".js-plotly-plot").first.wait_for()
+    page.get_by_role("button", name="Run beam search").click()
+    page.get_by_text("Best beam: sum log-prob", exact=False).first.wait_for()
+    _no_errors(page)
+    page.set_viewport_size({"width": 1400, "height": 6000})
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(ARTIFACTS / "sampling-page.png"))
+
+
+def test_cost_page_runs_a_short_race(page, app_url):
+    page.goto(app_url)
+    page.locator(".tokstrip").first.wait_for()
+    _open_page(page, "Naive vs KV cache", "1 · The race")
+    page.get_by_role("button", name="Run the race").first.click()
+    page.get_by_text("Speedup at L =", exact=False).first.wait_for(timeout=240_000)
+    _no_errors(page)
+    page.set_viewport_size({"width": 1400, "height": 5200})
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(ARTIFACTS / "cost-page.png"))
