@@ -19,8 +19,11 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt | $(PY)
 
 install: $(VENV)/.installed
 
+# The server runs headless (no e-mail prompt on a first start); we open the browser ourselves.
 run: install
-	$(PY) -m streamlit run app.py --server.port $(PORT) --server.headless false
+	@(sleep 5; $(PY) -m webbrowser -t http://localhost:$(PORT) >/dev/null 2>&1 || true) &
+	@echo "autoreg: open http://localhost:$(PORT) (the first start converts the model, about 20 s)"
+	$(PY) -m streamlit run app.py --server.port $(PORT)
 
 # Browser tests need Debian's chromium; install it when missing and we are allowed to.
 chromium:

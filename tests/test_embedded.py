@@ -67,3 +67,19 @@ def test_embedded_model_facts(embedded):
     assert (embedded.n_layers, embedded.n_heads, embedded.n_kv_heads, embedded.head_dim) == (30, 9, 3, 64)
     assert embedded.vocab_size == 49152 and embedded.has_chat_template
     assert 2 in embedded.eos_token_ids
+
+
+def test_first_load_converts_once_then_reloads_fast(embedded, monkeypatch, tmp_path):
+    from autoreg_core import load_model
+
+    monkeypatch.setenv("AUTOREG_CACHE_DIR", str(tmp_path))
+    first = load_model()
+    (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert (folder / "model.safetensors").exists() and (folder / "config.json").exists()
+    assert not list(tmp_path.glob("*.tmp-*"))  # the temporary folder was renamed into place
+    second = load_model()
+    assert second.load_seconds < first.load_seconds
+    ids = torch.tensor([embedded.tokenizer("The cat sat on the")["input_ids"]])
+    with torch.inference_mode():
+        for bundle in (first, second):
+            assert torch.allclose(bundle.model(ids).logits, embedded.model(ids).logits, atol=1e-5)
