@@ -338,23 +338,3 @@ def log_prob_of(logits: torch.Tensor, token_id: int) -> float:
     """Natural log-probability of a token under softmax(logits)."""
     value = float(torch.log_softmax(logits.double().flatten(), dim=-1)[token_id])
     return value if math.isfinite(value) else float("-inf")
-
-
-class single_thread:
-    """Run small tensor arithmetic on one thread (``with single_thread(): ...``).
-
-    A 49k-element op is split over the intra-op threads; on a busy machine, waiting for the
-    second thread costs more than the op. The setting is per calling thread (OpenMP), so model
-    forward passes elsewhere keep their threads; the previous count is restored on exit.
-    """
-
-    def __enter__(self):
-        self._n = torch.get_num_threads()
-        if self._n != 1:
-            torch.set_num_threads(1)
-        return self
-
-    def __exit__(self, *exc):
-        if torch.get_num_threads() != self._n:
-            torch.set_num_threads(self._n)
-        return False

@@ -138,8 +138,7 @@ def lab_config() -> SamplingConfig:
 def sweep_for_context() -> sg.Sweep:
     sweeps = st.session_state.setdefault("lab_sweeps", {})
     if fingerprint not in sweeps:
-        with sg.single_thread():
-            sweep = sg.temperature_sweep(logits)
+        sweep = sg.temperature_sweep(logits)
         sweeps.clear()
         sweeps[fingerprint] = sweep
     return sweeps[fingerprint]
@@ -165,15 +164,14 @@ def pipeline_section() -> None:
     cfg = lab_config()
     draw_seed = int(st.session_state["lab_seed"]) + int(st.session_state["lab_draw_count"])
     n_req = int(st.session_state["lab_n"])
-    with sg.single_thread():
-        pipe = sg.run_pipeline(logits, cfg, context_ids)
-        draw = sg.inverse_cdf_draw(pipe.probs, draw_seed)
-        many = sg.draw_many(pipe.probs, n_req, draw_seed)
-        gap = float((many.freqs - pipe.probs.double()).abs().max())
-        entropy_after, entropy_raw = sg.entropy_bits(pipe.probs), sg.entropy_bits(pipe.stages[0].probs)
-        order_scores = pipe.stages[1].scores if pipe.stages[1].name == sg.REPETITION else pipe.stages[0].scores
-        show_ids = sg.top_token_ids(order_scores, int(st.session_state["lab_top_n"]))
-        many_ids = torch.topk(pipe.probs, min(int(st.session_state["lab_top_n"]), pipe.kept)).indices.tolist()
+    pipe = sg.run_pipeline(logits, cfg, context_ids)
+    draw = sg.inverse_cdf_draw(pipe.probs, draw_seed)
+    many = sg.draw_many(pipe.probs, n_req, draw_seed)
+    gap = float((many.freqs - pipe.probs.double()).abs().max())
+    entropy_after, entropy_raw = sg.entropy_bits(pipe.probs), sg.entropy_bits(pipe.stages[0].probs)
+    order_scores = pipe.stages[1].scores if pipe.stages[1].name == sg.REPETITION else pipe.stages[0].scores
+    show_ids = sg.top_token_ids(order_scores, int(st.session_state["lab_top_n"]))
+    many_ids = torch.topk(pipe.probs, min(int(st.session_state["lab_top_n"]), pipe.kept)).indices.tolist()
     math_ms = (time.perf_counter() - t_start) * 1000.0
 
     for note in pipe.notes:
@@ -287,9 +285,8 @@ def strategies_section() -> None:
     c2.slider("p of the top-p strategy", 0.0, 1.0, step=0.01, key="lab_strat_top_p")
     c3.slider("min-p of the min-p strategy", 0.0, 1.0, step=0.01, key="lab_strat_min_p")
     remember("lab_strat_top_k", "lab_strat_top_p", "lab_strat_min_p")
-    with sg.single_thread():
-        rows = sg.compare_strategies(logits, strategies_now())
-        strat_ids = sg.top_token_ids(logits, 12)
+    rows = sg.compare_strategies(logits, strategies_now())
+    strat_ids = sg.top_token_ids(logits, 12)
     st.plotly_chart(strategies_figure(rows, strat_ids, [label(i) for i in strat_ids]), key="lab_strategies_chart")
     st.dataframe([{"strategy": r.name, "kept tokens": r.kept, "entropy (bits)": round(r.entropy_bits, 3),
                    "top token probability": round(r.top_prob, 4), "notes": " ".join(r.pipeline.notes)}
