@@ -22,23 +22,17 @@ def prob_color(prob: float) -> str:
     return f"hsl({hue}, 75%, 82%)"
 
 
-def token_strip_html(views: list[TokenView], records: list[StepRecord], prompt_len: int,
-                     shade: list[float] | None = None) -> str:
+def token_strip_html(views: list[TokenView], records: list[StepRecord], prompt_len: int) -> str:
     """The sequence as chips. Every string is escaped: model output is never trusted as HTML.
 
     Prompt chips are grey and dashed; generated chips are coloured by the probability the token had
-    when chosen (forced ones get a thick outline). ``shade`` (0..1 per position) overrides colours,
-    e.g. to show attention weights.
+    when chosen (forced ones get a thick outline).
     """
     chips = []
     for pos, view in enumerate(views):
         label = html.escape(view.label)
         tip = [f"position {pos}", f"id {view.id}", f"piece {view.piece!r}"]
-        if shade is not None and pos < len(shade):
-            style = f"background: rgba(31,111,235,{max(0.0, min(1.0, shade[pos])):.3f});"
-            tip.append(f"weight {shade[pos]:.4f}")
-            cls = "tok"
-        elif pos < prompt_len:
+        if pos < prompt_len:
             style = "background:#eceff3; border:1px dashed #98a2b3;"
             cls = "tok prompt"
             tip.append("prompt token")
