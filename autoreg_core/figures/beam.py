@@ -12,16 +12,12 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..beam import FINISHED, KEPT, PRUNED, BeamResult
+from .sampling import short_label
 
 PRUNED_COLOR = "#c9d1d9"
 BEST_COLOR = "#e8590c"
 BEAM_COLOR = "#1f6feb"
 GREEDY_COLOR = "#1a7f37"
-
-
-def _esc(label: str, n: int = 10) -> str:
-    label = label if len(label) <= n else label[: n - 1] + "…"
-    return html.escape(label)
 
 
 def tree_layout(result: BeamResult) -> dict[int, tuple[float, float]]:
@@ -74,7 +70,7 @@ def beam_tree_figure(result: BeamResult, labels: dict[int, str], context_label: 
         nodes = [n for n in result.nodes[1:] if n.status == status]
         if not nodes:
             continue
-        text = [_esc(labels.get(n.token_id, str(n.token_id))) for n in nodes]
+        text = [short_label(labels.get(n.token_id, str(n.token_id)), 10) for n in nodes]
         hover = [f"{html.escape(labels.get(n.token_id, str(n.token_id)))} (id {n.token_id})<br>step {n.step} · "
                  f"{n.status}<br>log p = {n.logprob:.3f}<br>cumulative log-prob = {n.cum_logprob:.3f}"
                  + (f"<br>score = {n.score:.3f}" if n.score is not None else "")
@@ -92,7 +88,7 @@ def beam_tree_figure(result: BeamResult, labels: dict[int, str], context_label: 
                                  marker=marker, hovertext=hover, hoverinfo="text",
                                  name={PRUNED: "pruned", KEPT: "kept", FINISHED: "finished (EOS or last step)"}[status]))
     x0, y0 = pos[0]
-    fig.add_trace(go.Scatter(x=[x0], y=[y0], mode="markers+text", text=[_esc(context_label, 16)],
+    fig.add_trace(go.Scatter(x=[x0], y=[y0], mode="markers+text", text=[short_label(context_label, 16)],
                              textposition="middle left", marker=dict(size=12, color="#24292f"),
                              hovertext=[html.escape(context_label)], hoverinfo="text", showlegend=False))
     # the greedy path on its own track below the tree
@@ -105,7 +101,7 @@ def beam_tree_figure(result: BeamResult, labels: dict[int, str], context_label: 
             cums.append(cum)
         gx = list(range(0, len(result.greedy_ids) + 1))
         fig.add_trace(go.Scatter(x=gx, y=[gy] * len(gx), mode="lines+markers+text",
-                                 text=["greedy"] + [_esc(labels.get(t, str(t))) for t in result.greedy_ids],
+                                 text=["greedy"] + [short_label(labels.get(t, str(t)), 10) for t in result.greedy_ids],
                                  textposition="bottom center", line=dict(color=GREEDY_COLOR, dash="dash"),
                                  marker=dict(size=9, color=GREEDY_COLOR),
                                  hovertext=["greedy path"] + [f"{html.escape(labels.get(t, str(t)))}<br>cumulative "

@@ -23,13 +23,14 @@ CUM_COLOR = "#8250df"
 EMPIRICAL_COLOR = "#e8590c"
 
 
-def _esc(label: str, n: int = 12) -> str:
+def short_label(label: str, n: int = 12) -> str:
+    """A chart label cut to ``n`` characters and escaped (plotly reads a little HTML in labels)."""
     label = label if len(label) <= n else label[: n - 1] + "…"
     return html.escape(label)
 
 
 def _ticks(labels: list[str]) -> tuple[list[int], list[str]]:
-    return list(range(len(labels))), [_esc(lab) for lab in labels]
+    return list(range(len(labels))), [short_label(lab) for lab in labels]
 
 
 def pipeline_figure(pipeline: Pipeline, ids: list[int], labels: list[str], chosen: int | None = None) -> go.Figure:
@@ -170,7 +171,7 @@ def draw_figure(draw: InverseCdfDraw, probs: torch.Tensor, labels: dict[int, str
         base.append(lo)
         colors.append(CHOSEN_COLOR if pos == draw.position else KEPT_COLOR)
         name = labels.get(tid, str(tid))
-        ticks.append(_esc(name) if pos < max_show else f"#{pos + 1} {_esc(name)}")
+        ticks.append(short_label(name) if pos < max_show else f"#{pos + 1} {short_label(name)}")
         hover.append((lo, hi, html.escape(name), pos + 1))
         line_x.append(slot)
         line_y.append(hi)
