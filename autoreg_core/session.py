@@ -204,7 +204,7 @@ class Session:
             self.pending_logits = logits
             self.prefill_record = PrefillRecord(
                 n_tokens=self.prompt_len, time_ms=ms, cache_bytes=self.cache_bytes,
-                attention=None if att is None else att,  # [L, H, P, P]
+                attention=att,  # [L, H, P, P] or None
             )
             return self.prefill_record
 

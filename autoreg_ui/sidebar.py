@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from autoreg_core import EMBEDDED_MODEL, SamplingConfig
+from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models
 
-from .state import CONFIG_KEY, MODEL_KEY, current_bundle, known_models
+from .state import CONFIG_KEY, MODEL_KEY, current_bundle
 
 
 def _model_from_link() -> None:
@@ -13,12 +13,12 @@ def _model_from_link() -> None:
     wanted = st.query_params.get("model")
     if wanted and "model_link_seen" not in st.session_state:
         st.session_state["model_link_seen"] = True
-        if wanted in known_models():
+        if wanted in allowed_models():
             st.session_state[MODEL_KEY] = wanted
         else:
             st.session_state["model_link_error"] = (
                 f"Unknown model {wanted!r} in the link; using {EMBEDDED_MODEL}. "
-                f"Available: {', '.join(known_models())}.")
+                f"Available: {', '.join(allowed_models())}.")
 
 
 def render_sidebar() -> SamplingConfig:
@@ -26,7 +26,7 @@ def render_sidebar() -> SamplingConfig:
     _model_from_link()
     sb = st.sidebar
     sb.header("Model")
-    models = known_models()
+    models = allowed_models()
     if st.session_state.get(MODEL_KEY) not in models:
         st.session_state[MODEL_KEY] = models[0]
     sb.selectbox("Model", models, key=MODEL_KEY, help="The operator decides which models are offered.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from autoreg_core import (EMBEDDED_MODEL, ModelBundle, ModelLoadError, SamplingConfig, Session,
-                          SessionError, allowed_models, load_model)
+                          SessionError, load_model)
 
 MODEL_KEY = "model_name"
 CONFIG_KEY = "sampling_config"
@@ -72,7 +72,3 @@ def session_or_start() -> Session | None:
         session = start_session(st.session_state.get(PROMPT_KEY, DEFAULT_PROMPT),
                                 bool(st.session_state.get(CHAT_KEY, False)))
     return session
-
-
-def known_models() -> list[str]:
-    return allowed_models()
