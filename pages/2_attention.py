@@ -127,8 +127,8 @@ if not capturable:
 st.header("1 · Where the new token looked")
 left, right = st.columns([3, 2])
 with right:
-    st.markdown(f"With the cache, a decode step computes one query $q_t$ (per head) and reads the cached "
-                f"keys and values of all $t$ positions:")
+    st.markdown("With the cache, a decode step computes one query $q_t$ (per head) and reads the cached "
+                "keys and values of all $t$ positions:")
     st.latex(r"a_t=\operatorname{softmax}\!\Big(\frac{q_t K_{\le t}^{\top}}{\sqrt{d}}\Big)")
     st.latex(r"o_t = a_t\,V_{\le t}")
     if latest is not None:

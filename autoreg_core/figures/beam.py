@@ -40,7 +40,6 @@ def tree_layout(result: BeamResult) -> dict[int, tuple[float, float]]:
 
 def beam_tree_figure(result: BeamResult, labels: dict[int, str], context_label: str = "context") -> go.Figure:
     pos = tree_layout(result)
-    by_id = {n.id: n for n in result.nodes}
     final_rank = {}
     for rank, beam in enumerate(result.beams):
         for nid in result.path(beam.node_id):
