@@ -99,3 +99,15 @@ def test_cost_page_runs_a_short_race(page, app_url):
     page.set_viewport_size({"width": 1400, "height": 5200})
     page.wait_for_timeout(1500)
     page.screenshot(path=str(ARTIFACTS / "cost-page.png"))
+
+
+def test_typing_n_in_the_prompt_does_not_step(page, app_url):
+    page.goto(app_url)
+    page.locator(".tokstrip").first.wait_for()
+    box = page.get_by_label("Prompt")
+    box.click()
+    box.press("End")
+    box.type(" and then")
+    page.wait_for_timeout(1500)
+    assert _generated(page) == 0
+    assert box.input_value().endswith("and then")
