@@ -282,11 +282,11 @@ class Session:
                  on_step: Callable[[StepRecord], None] | None = None,
                  should_stop: Callable[[], bool] | None = None) -> list[StepRecord]:
         """Up to ``n`` steps; ends early on a stop condition or when ``should_stop()`` says so."""
-        done = []
+        done: list[StepRecord] = []
+        if self.stop_reason(config.normalized(self.bundle.vocab_size)[0]) is not None:
+            return done  # already stopped; afterwards each record says whether it stopped
         for _ in range(max(0, int(n))):
             if should_stop is not None and should_stop():
-                break
-            if self.stop_reason(config.normalized(self.bundle.vocab_size)[0]) is not None:
                 break
             rec = self.step(config, capture_attention=capture_attention)
             done.append(rec)

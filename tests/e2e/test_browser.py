@@ -15,14 +15,31 @@ def _generated(page) -> int:
     return page.locator(".tokstrip .gen").count()
 
 
-def test_next_token_five_times(page, app_url):
+def _open_app(page, app_url) -> None:
     page.goto(app_url)
-    page.get_by_role("heading", name="Step through generation").wait_for()
     page.locator(".tokstrip").first.wait_for()
-    assert _generated(page) == 0
-    for i in range(1, 6):
+
+
+def _next_tokens(page, n: int) -> None:
+    """Click Next token n times, each time waiting for the new chip."""
+    start = _generated(page)
+    for i in range(start + 1, start + n + 1):
         page.get_by_role("button", name="Next token").first.click()
         page.wait_for_function(f"document.querySelectorAll('.tokstrip .gen').length >= {i}")
+
+
+def _screenshot(page, name: str, height: int) -> None:
+    """Streamlit scrolls inside its main block, so a tall viewport is what shows the whole page."""
+    page.set_viewport_size({"width": 1400, "height": height})
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(ARTIFACTS / name))
+
+
+def test_next_token_five_times(page, app_url):
+    _open_app(page, app_url)
+    page.get_by_role("heading", name="Step through generation").wait_for()
+    assert _generated(page) == 0
+    _next_tokens(page, 5)
     assert _generated(page) == 5
     page.get_by_text("Step 5:").first.wait_for()
     _no_errors(page)
@@ -30,8 +47,7 @@ def test_next_token_five_times(page, app_url):
 
 
 def test_keyboard_shortcut_steps(page, app_url):
-    page.goto(app_url)
-    page.locator(".tokstrip").first.wait_for()
+    _open_app(page, app_url)
     page.locator("h1").first.click()  # focus the page, not a text box
     page.keyboard.press("n")
     page.wait_for_function("document.querySelectorAll('.tokstrip .gen').length >= 1")
@@ -39,8 +55,7 @@ def test_keyboard_shortcut_steps(page, app_url):
 
 
 def test_click_a_bar_forces_that_token(page, app_url):
-    page.goto(app_url)
-    page.locator(".tokstrip").first.wait_for()
+    _open_app(page, app_url)
     chart = page.locator(".js-plotly-plot").last  # "what could come next"
     chart.locator("g.point path").first.wait_for()
     label = chart.locator(".xtick text").nth(1).text_content()
@@ -58,11 +73,8 @@ def _open_page(page, name: str, heading: str):
 
 
 def test_attention_page_after_a_few_steps(page, app_url):
-    page.goto(app_url)
-    page.locator(".tokstrip").first.wait_for()
-    for i in range(1, 4):
-        page.get_by_role("button", name="Next token").first.click()
-        page.wait_for_function(f"document.querySelectorAll('.tokstrip .gen').length >= {i}")
+    _open_app(page, app_url)
+    _next_tokens(page, 3)
     _open_page(page, "Attention and the KV cache", "1 · Where the new token looked")
     page.get_by_role("heading", name="6 · Prefill vs decode, measured").wait_for()
     page.get_by_role("button", name="Next token").first.click()  # step from this page, capture on
@@ -70,40 +82,31 @@ def test_attention_page_after_a_few_steps(page, app_url):
     page.get_by_text("Equal, byte for byte", exact=False).first.wait_for()
     assert page.locator(".js-plotly-plot").count() >= 4
     _no_errors(page)
-    page.set_viewport_size({"width": 1400, "height": 5200})
-    page.wait_for_timeout(1500)
-    page.screenshot(path=str(ARTIFACTS / "attention-page.png"))
+    _screenshot(page, "attention-page.png", 5200)
 
 
 def test_sampling_lab_opens_and_draws(page, app_url):
-    page.goto(app_url)
-    page.locator(".tokstrip").first.wait_for()
+    _open_app(page, app_url)
     _open_page(page, "Sampling lab", "1 · The pipeline, stage by stage")
     page.get_by_role("heading", name="6 · Beam search").wait_for()
     page.locator(".js-plotly-plot").first.wait_for()
     page.get_by_role("button", name="Run beam search").click()
     page.get_by_text("Best beam: sum log-prob", exact=False).first.wait_for()
     _no_errors(page)
-    page.set_viewport_size({"width": 1400, "height": 6000})
-    page.wait_for_timeout(1500)
-    page.screenshot(path=str(ARTIFACTS / "sampling-page.png"))
+    _screenshot(page, "sampling-page.png", 6000)
 
 
 def test_cost_page_runs_a_short_race(page, app_url):
-    page.goto(app_url)
-    page.locator(".tokstrip").first.wait_for()
+    _open_app(page, app_url)
     _open_page(page, "Naive vs KV cache", "1 · The race")
     page.get_by_role("button", name="Run the race").first.click()
     page.get_by_text("Speedup at L =", exact=False).first.wait_for(timeout=240_000)
     _no_errors(page)
-    page.set_viewport_size({"width": 1400, "height": 5200})
-    page.wait_for_timeout(1500)
-    page.screenshot(path=str(ARTIFACTS / "cost-page.png"))
+    _screenshot(page, "cost-page.png", 5200)
 
 
 def test_typing_n_in_the_prompt_does_not_step(page, app_url):
-    page.goto(app_url)
-    page.locator(".tokstrip").first.wait_for()
+    _open_app(page, app_url)
     box = page.get_by_label("Prompt")
     box.click()
     box.press("End")
