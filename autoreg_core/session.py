@@ -1,34 +1,31 @@
 """A generation session: prefill once, then one decode step per call on a KV cache.
 
-The loop the app teaches, written out by hand so every intermediate can be shown::
-
-    logits = model(prompt)              # prefill: every prompt token at once, fills the cache
-    repeat:
-        scores = processors(logits)     # repetition penalty, temperature, top-k, top-p, min-p
-        token  = draw(scores)           # argmax (greedy) or multinomial (sampling)
-        logits = model(token, cache)    # decode step: one token in, the cache grows by one row
-
 Invariant: the cache holds exactly the tokens of the sequence, and ``pending_logits`` are the
-model's logits for the next position. Each step is recorded in a ``StepRecord``.
+model's logits for the next position. Each step leaves a ``StepRecord``.
+
+Memory per tab stays bounded: a record keeps the full logits only while it is among the last
+``FULL_LOGITS_KEPT`` steps; older records keep what the charts and tables draw (the chosen token's
+numbers and the top ``TOP_STORED`` tokens before and after the filters), exactly.
 """
 from __future__ import annotations
 
 import math
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import torch
-from transformers import DynamicCache
 
-from . import sampling, stopping
+from . import decode, stopping
 from .attention import attention_weights, supports_attention
+from .cache import measured_bytes
 from .config import SamplingConfig
 from .loading import ModelBundle
 from .tokens import TokenView, sequence_text, token_views
 
-TOP_STORED = 50  # raw-logit entries kept per step for tables (the full logits are kept too)
+TOP_STORED = 50  # top tokens (by the model's own probability) kept with every record
+FULL_LOGITS_KEPT = 32  # the last this-many records keep their full [vocab] logits
 # Attention is kept in float16 per tab; these bounds keep that memory to tens of MB.
 MAX_PREFILL_CAPTURE = 384  # prefill capture stores [layers, heads, P, P]
 MAX_DECODE_CAPTURE = 1024  # decode capture stores [layers, heads, cache_len] per step
@@ -54,45 +51,41 @@ class PrefillRecord:
 
 @dataclass
 class StepRecord:
-    """Everything one decode step decided, enough to redraw any chart or replay it exactly."""
+    """What one decode step decided: enough to redraw its charts and to undo it exactly."""
 
     index: int  # 1-based step number
     token_id: int
     forced: bool
     config: SamplingConfig
-    logits: torch.Tensor  # float32 [vocab] on CPU: the raw logits the choice was made from
-    context_ids: torch.Tensor  # int32 [context_len]: the sequence before this step
-    prob: float  # probability of the chosen token under the model's softmax
-    prob_filtered: float  # ... under the distribution actually sampled from
+    context_len: int  # tokens before this step (prompt + earlier steps)
+    prob: float  # probability of the chosen token under the model's raw softmax
+    prob_filtered: float  # ... under the distribution actually drawn from (after the filters)
     rank: int  # 1 = the model's favourite
     logprob: float  # natural log of ``prob``
-    entropy_bits: float  # entropy of the model's softmax
+    entropy_bits: float  # entropy of the model's raw softmax
     kept: int  # tokens left with non-zero probability after the filters
     generator_state: torch.Tensor | None  # RNG state just before the draw (None when not drawn)
     cache_len: int  # positions in the KV cache after this step
-    cache_bytes: int  # measured: bytes of every K and V tensor in the cache after this step
+    cache_bytes: int  # measured from the K and V tensors after this step
     time_ms: float  # the whole step: processors + draw + forward pass
     forward_ms: float  # the decode forward pass alone
-    top_ids: list[int] = field(default_factory=list)
-    top_logits: list[float] = field(default_factory=list)
+    top_ids: torch.Tensor  # int32 [TOP_STORED]: most likely first under the raw softmax
+    top_probs: torch.Tensor  # float32: their raw probabilities
+    top_probs_filtered: torch.Tensor  # float32: their probabilities after the filters
+    logits: torch.Tensor | None  # float32 [vocab]: the raw logits; None once the record is old
     attention: torch.Tensor | None = None  # float16 [layers, heads, cache_len]: the new token's row
     stop: tuple[str, str] | None = None  # (kind, message) when generation stopped at this step
 
-    @property
-    def context_len(self) -> int:
-        return int(self.context_ids.shape[0])
+    def full_logits(self) -> torch.Tensor:
+        """The raw logits over the whole vocabulary (recent records only)."""
+        if self.logits is None:
+            raise LookupError(f"Step {self.index} is older than the last {FULL_LOGITS_KEPT} steps; "
+                              "only its top tokens are kept.")
+        return self.logits
 
     def probs_before(self) -> torch.Tensor:
-        """The model's full-vocabulary distribution, softmax(logits)."""
-        return sampling.probs_from_scores(self.logits)
-
-    def scores_after(self) -> torch.Tensor:
-        """The processed scores (recomputed exactly from the stored logits and context)."""
-        return sampling.process_logits(self.logits, self.context_ids.long(), self.config)
-
-    def probs_after(self) -> torch.Tensor:
-        """The distribution the token was drawn from (one-hot for greedy)."""
-        return sampling.filtered_probs(self.scores_after(), self.config)
+        """The model's full-vocabulary softmax (recent records only)."""
+        return decode.softmax(self.full_logits())
 
 
 class Session:
@@ -120,7 +113,7 @@ class Session:
             self.seed: int | None = None  # set from the config at the first step after a reset
             self.ids: list[int] = list(self.prompt_ids)
             self.records: list[StepRecord] = []
-            self.cache: DynamicCache | None = None
+            self.cache = None
             self.pending_logits: torch.Tensor | None = None
             self.prefill_record: PrefillRecord | None = None
             self.generator = torch.Generator(device="cpu")
@@ -139,11 +132,7 @@ class Session:
 
     @property
     def cache_bytes(self) -> int:
-        """Bytes held by the cache's K and V tensors, measured from the tensors themselves."""
-        if self.cache is None:
-            return 0
-        return sum(t.numel() * t.element_size() for layer in self.cache.layers
-                   for t in (layer.keys, layer.values) if t is not None)
+        return measured_bytes(self.cache)
 
     @property
     def text(self) -> str:
@@ -162,31 +151,26 @@ class Session:
         return float(sum(r.logprob for r in self.records))
 
     def perplexity(self) -> float:
-        """exp(−mean log-prob) of the generated tokens; 1 would mean the model was certain."""
+        """exp(−mean log-prob) of the generated tokens under the raw softmax; 1 = always certain."""
         if not self.records:
             return float("nan")
         return math.exp(-self.sequence_logprob() / len(self.records))
 
+    def context(self, record: StepRecord | None = None) -> list[int]:
+        """The ids a step chose from (all ids so far when ``record`` is None: the next step's)."""
+        return list(self.ids if record is None else self.ids[:record.context_len])
+
     # ---------------------------------------------------------------- forward passes
-    def _forward(self, input_ids: torch.Tensor, capture: bool) -> tuple[torch.Tensor, float, torch.Tensor | None]:
-        """Run tokens through the model on the cache; return last logits, ms, attention rows."""
-        model = self.bundle.model
-        start_pos = self.cache_len
-        t0 = time.perf_counter()
-        with torch.inference_mode():
-            out = model(input_ids=input_ids.to(self.bundle.device), past_key_values=self.cache,
-                        use_cache=True, output_hidden_states=capture)
-            logits = out.logits[0, -1].float().cpu()
-        if self.bundle.device.type == "cuda":
-            torch.cuda.synchronize()
-        ms = (time.perf_counter() - t0) * 1000.0
-        self.cache = out.past_key_values
+    def _feed(self, ids: list[int], capture: bool) -> tuple[torch.Tensor, float, torch.Tensor | None]:
+        """Feed tokens on the cache; return the next logits, the pass's ms, attention rows if captured."""
+        start = self.cache_len
+        fwd = decode.forward(self.bundle, ids, self.cache, hidden_states=capture)
         att = None
         if capture:
             with torch.inference_mode():
-                att = attention_weights(model, out.hidden_states, self.cache, q_start=start_pos)
+                att = attention_weights(self.bundle.model, fwd.hidden_states, self.cache, q_start=start)
             att = att.to(torch.float16).cpu()
-        return logits, ms, att
+        return fwd.logits[0], fwd.ms, att
 
     def _want_attention(self, capture: bool | None) -> bool:
         want = self.capture_attention if capture is None else capture
@@ -198,31 +182,27 @@ class Session:
             if self.prefill_record is not None:
                 return self.prefill_record
             capture = self._want_attention(capture_attention) and self.prompt_len <= MAX_PREFILL_CAPTURE
-            self.cache = DynamicCache(config=self.bundle.config)
-            ids = torch.tensor([self.prompt_ids], dtype=torch.long)
-            logits, ms, att = self._forward(ids, capture)
-            self.pending_logits = logits
-            self.prefill_record = PrefillRecord(
-                n_tokens=self.prompt_len, time_ms=ms, cache_bytes=self.cache_bytes,
-                attention=att,  # [L, H, P, P] or None
-            )
+            self.cache = decode.new_cache(self.bundle)
+            self.pending_logits, ms, att = self._feed(self.prompt_ids, capture)
+            self.prefill_record = PrefillRecord(n_tokens=self.prompt_len, time_ms=ms,
+                                                cache_bytes=self.cache_bytes, attention=att)
             return self.prefill_record
 
-    def next_distribution(self, config: SamplingConfig) -> tuple[torch.Tensor, torch.Tensor]:
-        """(model softmax, filtered distribution) for the next token, from the pending logits."""
-        config, _ = config.normalized(self.bundle.vocab_size)
+    def next_pipeline(self, config: SamplingConfig) -> decode.Pipeline:
+        """The sampling pipeline for the next token, from the pending logits (nothing is drawn)."""
         with self._lock:
             self.prefill()
-            logits = self.pending_logits
-            scores = sampling.process_logits(logits, torch.tensor(self.ids, dtype=torch.long), config)
-        return sampling.probs_from_scores(logits), sampling.filtered_probs(scores, config)
+            return decode.process(self.pending_logits, self.ids, config)
+
+    def pipeline(self, record: StepRecord) -> decode.Pipeline:
+        """The pipeline a recent step chose from, rebuilt exactly from its logits and context."""
+        return decode.process(record.full_logits(), self.context(record), record.config)
 
     # ---------------------------------------------------------------- stepping
     def stop_reason(self, config: SamplingConfig) -> tuple[str, str] | None:
         """Why the sequence must stop under ``config`` (recomputed, so loosening a limit resumes)."""
-        return stopping.stop_reason(
-            torch.tensor(self.ids), self.prompt_len, self.generated_text, config.max_new_tokens,
-            self.bundle.eos_token_ids, config.stop_sequences)
+        return stopping.stop_reason(self.ids, self.prompt_len, self.generated_text, config.max_new_tokens,
+                                    self.bundle.eos_token_ids, config.stop_sequences)
 
     def step(self, config: SamplingConfig, capture_attention: bool | None = None,
              force_token: int | None = None) -> StepRecord:
@@ -238,43 +218,26 @@ class Session:
                 raise GenerationStopped(f"Generation has stopped: {reason[1]}. "
                                         "Undo, Reset, or change the settings to go on.")
             t0 = time.perf_counter()
-            logits = self.pending_logits
-            context = torch.tensor(self.ids, dtype=torch.long)
-            scores = sampling.process_logits(logits, context, config)
-            generator_state = None
-            if force_token is not None:
-                token = int(force_token)
-                if not 0 <= token < logits.shape[-1]:
-                    raise SessionError(f"Token id {token} is outside the vocabulary (0–{logits.shape[-1] - 1}).")
-            else:
-                if not config.greedy:
-                    generator_state = self.generator.get_state()
-                token = sampling.draw(scores, config, self.generator)
-            probs = sampling.probs_from_scores(logits)
-            after = sampling.filtered_probs(scores, config)
-            top = torch.topk(logits, k=min(TOP_STORED, logits.shape[-1]))
+            logits, context_len = self.pending_logits, len(self.ids)
+            try:
+                choice = decode.choose(logits, self.ids, config, self.generator, force_token)
+            except ValueError as exc:
+                raise SessionError(str(exc)) from exc
             capture = self._want_attention(capture_attention) and self.cache_len < MAX_DECODE_CAPTURE
-            self.ids.append(token)
-            new_logits, fwd_ms, att = self._forward(torch.tensor([[token]], dtype=torch.long), capture)
-            self.pending_logits = new_logits
-            record = StepRecord(
-                index=len(self.records) + 1, token_id=token, forced=force_token is not None,
-                config=config, logits=logits, context_ids=context.to(torch.int32),
-                prob=float(probs[token]), prob_filtered=float(after[token]),
-                rank=sampling.rank_of(probs, token),
-                logprob=float(torch.log_softmax(logits.double(), dim=-1)[token]),
-                entropy_bits=sampling.entropy_bits(probs), kept=int((after > 0).sum()),
-                generator_state=generator_state, cache_len=self.cache_len, cache_bytes=self.cache_bytes,
-                time_ms=(time.perf_counter() - t0) * 1000.0, forward_ms=fwd_ms,
-                top_ids=top.indices.tolist(), top_logits=top.values.tolist(),
-                attention=None if att is None else att[:, :, 0, :],
-            )
+            self.ids.append(choice.token_id)
+            self.pending_logits, fwd_ms, att = self._feed([choice.token_id], capture)
+            record = _record(len(self.records) + 1, choice, logits, context_len)
+            record.cache_len, record.cache_bytes = self.cache_len, self.cache_bytes
+            record.time_ms, record.forward_ms = (time.perf_counter() - t0) * 1000.0, fwd_ms
+            record.attention = None if att is None else att[:, :, 0, :]
             record.stop = self.stop_reason(config)
             self.records.append(record)
+            if len(self.records) > FULL_LOGITS_KEPT:
+                self.records[-FULL_LOGITS_KEPT - 1].logits = None  # older steps keep their summary only
             return record
 
     def force(self, token: int | str, config: SamplingConfig, capture_attention: bool | None = None) -> StepRecord:
-        """Append a chosen token instead of a sampled one (teacher forcing / "what if")."""
+        """Append a chosen token instead of a sampled one ("what if the model had said ...")."""
         token_id = token if isinstance(token, int) else token_id_for(self.bundle, token)
         return self.step(config, capture_attention=capture_attention, force_token=token_id)
 
@@ -297,17 +260,40 @@ class Session:
         return done
 
     def undo(self) -> StepRecord | None:
-        """Drop the last token: crop one row off the cache and restore the logits and RNG state."""
+        """Drop the last token: crop one row off the cache and restore the logits and RNG state.
+
+        A recent step's logits are kept, so nothing is recomputed; past that window, the logits of the
+        new last position are recomputed with one decode step on the cropped cache.
+        """
         with self._lock:
             if not self.records:
                 return None
             record = self.records.pop()
             self.ids.pop()
             self.cache.crop(-1)
-            self.pending_logits = record.logits
+            if record.logits is not None:
+                self.pending_logits = record.logits
+            else:
+                self.cache.crop(-1)
+                self.pending_logits = self._feed(self.ids[-1:], False)[0]
             if record.generator_state is not None:
                 self.generator.set_state(record.generator_state)
             return record
+
+
+def _record(index: int, choice: decode.Choice, logits: torch.Tensor, context_len: int) -> StepRecord:
+    """The summary of one choice that outlives its full logits."""
+    probs = choice.pipeline.raw_probs
+    after = choice.pipeline.probs
+    token = int(choice.token_id)
+    top = torch.topk(probs, k=min(TOP_STORED, probs.shape[-1])).indices
+    return StepRecord(
+        index=index, token_id=token, forced=choice.forced, config=choice.config, context_len=context_len,
+        prob=float(probs[token]), prob_filtered=float(after[token]), rank=decode.rank_of(probs, token),
+        logprob=decode.logprob_of(logits, token), entropy_bits=decode.entropy_bits(probs),
+        kept=int(choice.pipeline.kept), generator_state=choice.generator_state, cache_len=0, cache_bytes=0,
+        time_ms=0.0, forward_ms=0.0, top_ids=top.to(torch.int32), top_probs=probs[top].clone(),
+        top_probs_filtered=after[top].clone(), logits=logits)
 
 
 # ---------------------------------------------------------------- prompts and tokens

@@ -2,19 +2,11 @@
 from __future__ import annotations
 
 import torch
-from transformers import EosTokenCriteria, MaxLengthCriteria, StoppingCriteriaList
+from transformers import EosTokenCriteria, MaxLengthCriteria
 
 EOS = "eos"
 MAX_NEW_TOKENS = "max_new_tokens"
 STOP_SEQUENCE = "stop_sequence"
-
-
-def token_criteria(prompt_len: int, max_new_tokens: int, eos_ids: list[int]) -> StoppingCriteriaList:
-    """transformers' own criteria for the two token-level conditions."""
-    crit = StoppingCriteriaList([MaxLengthCriteria(max_length=prompt_len + max_new_tokens)])
-    if eos_ids:
-        crit.append(EosTokenCriteria(eos_token_id=eos_ids))
-    return crit
 
 
 def matched_stop_sequence(generated_text: str, stop_sequences: tuple[str, ...]) -> str | None:
@@ -27,9 +19,13 @@ def matched_stop_sequence(generated_text: str, stop_sequences: tuple[str, ...]) 
     return min(hits)[1] if hits else None
 
 
-def stop_reason(ids: torch.Tensor, prompt_len: int, generated_text: str, max_new_tokens: int,
+def stop_reason(ids: list[int] | torch.Tensor, prompt_len: int, generated_text: str, max_new_tokens: int,
                 eos_ids: list[int], stop_sequences: tuple[str, ...]) -> tuple[str, str] | None:
-    """(kind, human message) when the sequence ``ids`` must stop, else None."""
+    """(kind, human message) when the sequence ``ids`` must stop, else None.
+
+    The two token-level checks are transformers' own stopping criteria.
+    """
+    ids = torch.as_tensor(ids, dtype=torch.long)
     n_new = ids.shape[-1] - prompt_len
     if n_new > 0 and eos_ids:
         if bool(EosTokenCriteria(eos_token_id=eos_ids)(ids.view(1, -1), None)[0]):

@@ -3,14 +3,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from autoreg_core import (EMBEDDED_MODEL, ModelBundle, ModelLoadError, SamplingConfig, Session,
-                          SessionError, load_model)
+from autoreg_core import EMBEDDED_MODEL, ModelBundle, ModelLoadError, SamplingConfig, Session, SessionError, load_model
 
-MODEL_KEY = "model_name"
-CONFIG_KEY = "sampling_config"
-SESSION_KEY = "session"
-PROMPT_KEY = "prompt_text"
-CHAT_KEY = "chat_mode"
+from . import keys
+
 DEFAULT_PROMPT = "The cat sat on the"
 EXAMPLE_PROMPTS = [
     "The cat sat on the",
@@ -30,7 +26,7 @@ def shared_bundle(name: str) -> ModelBundle:
 
 def current_bundle() -> ModelBundle | None:
     """The selected model, or None after showing why it could not be loaded."""
-    name = st.session_state.get(MODEL_KEY, EMBEDDED_MODEL)
+    name = st.session_state.get(keys.MODEL, EMBEDDED_MODEL)
     try:
         return shared_bundle(name)
     except ModelLoadError as exc:
@@ -39,16 +35,22 @@ def current_bundle() -> ModelBundle | None:
 
 
 def current_config() -> SamplingConfig:
-    return st.session_state.get(CONFIG_KEY) or SamplingConfig()
+    return st.session_state.get(keys.CONFIG) or SamplingConfig()
 
 
 def current_session() -> Session | None:
     """This tab's session, if it belongs to the selected model."""
-    session = st.session_state.get(SESSION_KEY)
+    session = st.session_state.get(keys.SESSION)
     bundle = current_bundle()
     if session is None or bundle is None or session.bundle is not bundle:
         return None
     return session
+
+
+def kept_prompt() -> tuple[str, bool]:
+    """The prompt and chat mode the learner last chose (kept across pages)."""
+    return (st.session_state.get(keys.PROMPT_KEPT, DEFAULT_PROMPT),
+            bool(st.session_state.get(keys.CHAT_KEPT, False)))
 
 
 def start_session(prompt: str, chat: bool) -> Session | None:
@@ -61,14 +63,10 @@ def start_session(prompt: str, chat: bool) -> Session | None:
     except SessionError as exc:
         st.error(str(exc))
         return None
-    st.session_state[SESSION_KEY] = session
+    st.session_state[keys.SESSION] = session
     return session
 
 
 def session_or_start() -> Session | None:
-    """The current session, or one started from the prompt box's current text."""
-    session = current_session()
-    if session is None:
-        session = start_session(st.session_state.get(PROMPT_KEY, DEFAULT_PROMPT),
-                                bool(st.session_state.get(CHAT_KEY, False)))
-    return session
+    """The current session, or one started from the kept prompt."""
+    return current_session() or start_session(*kept_prompt())

@@ -3,7 +3,7 @@ import streamlit as st
 
 from autoreg_core import SessionError
 from autoreg_core.generate_call import generate_snippet
-from autoreg_core.figures.step import history_frame, logprob_figure, token_strip_html, topn_figure
+from autoreg_ui.figures.step import history_frame, logprob_figure, token_strip_html, topn_figure
 from autoreg_ui.controls import NEXT_SHORTCUT, next_token, reset, show_step_message, undo
 from autoreg_ui.state import (CHAT_KEY, DEFAULT_PROMPT, EXAMPLE_PROMPTS, PROMPT_KEY, current_bundle,
                               current_config, current_session, start_session)

@@ -7,8 +7,8 @@ import streamlit as st
 from autoreg_core import attention_view as av
 from autoreg_core import cache as kvc
 from autoreg_core.attention import supports_attention
-from autoreg_core.figures import attention as fig_att
-from autoreg_core.figures import cache as fig_cache
+from autoreg_ui.figures import attention as fig_att
+from autoreg_ui.figures import cache as fig_cache
 from autoreg_ui.controls import step_buttons
 from autoreg_ui.state import current_bundle, session_or_start
 

@@ -13,8 +13,8 @@ from autoreg_core import SamplingConfig, Session, SessionError
 from autoreg_core import stages as sg
 from autoreg_core.beam import MAX_BEAM_STEPS, beam_search
 from autoreg_core.continuations import MAX_CONTINUATIONS, sample_continuations
-from autoreg_core.figures.beam import beam_tree_figure, beams_frame
-from autoreg_core.figures.sampling import (draw_figure, draws_figure, pipeline_figure, strategies_figure,
+from autoreg_ui.figures.beam import beam_tree_figure, beams_frame
+from autoreg_ui.figures.sampling import (draw_figure, draws_figure, pipeline_figure, strategies_figure,
                                            sweep_figure)
 from autoreg_core.tokens import sequence_text, single_token_view
 from autoreg_ui.state import DEFAULT_PROMPT, PROMPT_KEY, current_bundle, current_config, current_session

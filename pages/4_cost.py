@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from autoreg_core import cost
-from autoreg_core.figures import cost as figs
+from autoreg_ui.figures import cost as figs
 from autoreg_ui.state import current_bundle
 
 RESULTS_KEY = "cost_results"  # {cache key: SweepResult.to_dict()}: finished (or stopped) sweeps

@@ -7,7 +7,7 @@ from transformers import DynamicCache
 from autoreg_core import SamplingConfig, Session, bundle_from_model
 from autoreg_core import attention_view as av
 from autoreg_core.attention import attention_weights, query_to_kv_head
-from autoreg_core.figures import attention as fig_att
+from autoreg_ui.figures import attention as fig_att
 from tiny import tiny_model, tiny_tokenizer
 
 GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=50)

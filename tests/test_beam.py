@@ -4,7 +4,7 @@ import torch
 
 from autoreg_core import Session
 from autoreg_core.beam import FINISHED, KEPT, PRUNED, beam_search
-from autoreg_core.figures.beam import PRUNED_COLOR, beam_tree_figure, beams_frame
+from autoreg_ui.figures.beam import PRUNED_COLOR, beam_tree_figure, beams_frame
 from autoreg_core.session import encode_prompt
 
 

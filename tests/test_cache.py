@@ -4,7 +4,7 @@ import torch
 
 from autoreg_core import SamplingConfig, Session
 from autoreg_core import cache as kvc
-from autoreg_core.figures import cache as fig_cache
+from autoreg_ui.figures import cache as fig_cache
 
 GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=60)
 

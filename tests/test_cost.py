@@ -7,7 +7,7 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from autoreg_core import bundle_from_model, cost
-from autoreg_core.figures import cost as figs
+from autoreg_ui.figures import cost as figs
 
 # A hand-made shape: 2 layers, 4 heads of 16, 2 KV heads, d = 64, V = 100, 1000 weights in the layers.
 DIMS = cost.ModelDims(n_layers=2, n_heads=4, n_kv_heads=2, head_dim=16, hidden=64, vocab=100, n_params=7400,

@@ -1,6 +1,6 @@
 """Figure builders of the step page: plain asserts on the figure data."""
 from autoreg_core import SamplingConfig, Session
-from autoreg_core.figures.step import OTHER_LABEL, history_frame, logprob_figure, token_strip_html, topn_figure
+from autoreg_ui.figures.step import OTHER_LABEL, history_frame, logprob_figure, token_strip_html, topn_figure
 
 
 def _session(tiny, prompt="The cat sat"):

@@ -9,7 +9,7 @@ from transformers import (MinPLogitsWarper, RepetitionPenaltyLogitsProcessor, Te
 from autoreg_core import SamplingConfig, Session, sampling
 from autoreg_core import stages as sg
 from autoreg_core.continuations import distinct_n, repetition_rate, sample_continuations
-from autoreg_core.figures.sampling import (REMOVED_COLOR, draw_figure, draws_figure, pipeline_figure,
+from autoreg_ui.figures.sampling import (REMOVED_COLOR, draw_figure, draws_figure, pipeline_figure,
                                            strategies_figure, sweep_figure)
 
 VOCAB = 500

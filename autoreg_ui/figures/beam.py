@@ -11,7 +11,7 @@ import html
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..beam import FINISHED, KEPT, PRUNED, BeamResult
+from autoreg_core.beam import FINISHED, KEPT, PRUNED, BeamResult
 from .sampling import short_label
 
 PRUNED_COLOR = "#c9d1d9"

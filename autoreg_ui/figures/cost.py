@@ -5,7 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..cost import CostPoint, Fit, ModelDims, flops_step
+from autoreg_core.cost import CostPoint, Fit, ModelDims, flops_step
 
 NAIVE_COLOR = "#e8590c"
 CACHED_COLOR = "#1f6feb"

@@ -7,8 +7,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import torch
 
-from ..session import StepRecord
-from ..tokens import TokenView, single_token_view
+from autoreg_core.session import StepRecord
+from autoreg_core.tokens import TokenView, single_token_view
 
 BEFORE_COLOR = "#9db4d6"
 AFTER_COLOR = "#1f6feb"

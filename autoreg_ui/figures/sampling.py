@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from ..stages import (GREEDY, MIN_P, RAW, TOP_P, InverseCdfDraw, ManyDraws, Pipeline, StrategyRow, Sweep)
+from autoreg_core.stages import (GREEDY, MIN_P, RAW, TOP_P, InverseCdfDraw, ManyDraws, Pipeline, StrategyRow, Sweep)
 
 KEPT_COLOR = "#1f6feb"
 RAW_COLOR = "#6e7781"

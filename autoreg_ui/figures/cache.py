@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..cache import CachePoint, ModelShape, human_bytes
+from autoreg_core.cache import CachePoint, ModelShape, human_bytes
 
 PREFILL_COLOR = "#98a2b3"
 DECODE_COLOR = "#1f6feb"

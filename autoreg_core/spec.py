@@ -1,0 +1,216 @@
+"""Every count and byte of a model in one place: ``ModelSpec``.
+
+The attention page, the memory calculator, the naive-vs-cache race and the bench all take their
+numbers from here, so they agree by construction. Conventions (one multiply-add = 2 FLOPs), for a
+model with ``N_body`` weights inside its layers, hidden size d, vocabulary V, ``n_l`` layers,
+``n_h`` query heads and ``n_kv`` cached K/V heads of size ``d_h``:
+
+* KV cache: 2 (K and V) × n_l × n_kv × d_h × positions × batch × bytes per element;
+* a token through the layers: 2·N_body FLOPs (every weight used once);
+* the LM head for the one position whose logits we need: 2·d·V FLOPs;
+* one query against one cached position: 4·n_l·n_h·d_h FLOPs (QKᵀ and the weighted sum of V);
+* a decode step reads every weight once plus the whole cache.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import torch
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """``torch.float32`` → ``'float32'``."""
+    return str(dtype).replace("torch.", "")
+
+
+def dtype_bytes(dtype: torch.dtype) -> int:
+    """Bytes per element of a torch dtype (``torch.float32`` → 4)."""
+    return int(torch.empty((), dtype=dtype).element_size())
+
+
+# bytes per element of the precisions the calculator offers (4-bit packs two values per byte)
+PRECISIONS: dict[str, float] = {"float32": 4, "float16 / bfloat16": 2, "int8 / fp8": 1, "4-bit": 0.5}
+
+
+def precision_name(bytes_per_element: float) -> str:
+    return next((name for name, size in PRECISIONS.items() if size == bytes_per_element),
+                f"{bytes_per_element:g} bytes")
+
+
+def _whole(name: str, value) -> int:
+    if int(value) != value or value < 0:
+        raise ValueError(f"{name} must be a whole number ≥ 0, got {value!r}")
+    return int(value)
+
+
+def _body_params(model) -> int:
+    """Weights inside the layers: everything but the token embedding and the LM head (tied counted once)."""
+    skip = {id(p) for module in (model.get_input_embeddings(), model.get_output_embeddings())
+            if module is not None for p in module.parameters()}
+    seen = {id(p): p for p in model.parameters() if id(p) not in skip}
+    return int(sum(p.numel() for p in seen.values()))
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """The shape of a decoder-only model and the precisions it is stored in."""
+
+    name: str
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    hidden: int
+    vocab: int
+    n_params: int  # every parameter, tied weights counted once
+    body_params: int  # weights inside the layers (no token embedding, no LM head)
+    max_positions: int
+    weight_bytes_per_param: float = 4  # precision of the weights
+    cache_bytes_per_element: float = 4  # precision of the KV cache (may differ from the weights')
+    seq_len: int = 0  # a calculator preset's sequence length (0: the full context)
+    batch: int = 1
+    note: str = ""
+
+    # -------------------------------------------- building one
+    @classmethod
+    def from_model(cls, model, name: str, dtype: torch.dtype | None = None) -> "ModelSpec":
+        cfg = model.config
+        n_heads = int(cfg.num_attention_heads)
+        dtype = dtype or next(model.parameters()).dtype
+        size = dtype_bytes(dtype)
+        n_params = sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+        return cls(name=name, n_layers=int(cfg.num_hidden_layers), n_heads=n_heads,
+                   n_kv_heads=int(getattr(cfg, "num_key_value_heads", None) or n_heads),
+                   head_dim=int(getattr(cfg, "head_dim", None) or cfg.hidden_size // n_heads),
+                   hidden=int(cfg.hidden_size), vocab=int(cfg.vocab_size), n_params=int(n_params),
+                   body_params=_body_params(model),
+                   max_positions=int(getattr(cfg, "max_position_embeddings", 0) or 2048),
+                   weight_bytes_per_param=size, cache_bytes_per_element=size)
+
+    @classmethod
+    def preset(cls, name: str, *, n_layers: int, n_heads: int, n_kv_heads: int, head_dim: int, hidden: int,
+               vocab: int, n_params: int, seq_len: int, max_positions: int | None = None,
+               weight_bytes: float = 2, cache_bytes: float = 2, note: str = "") -> "ModelSpec":
+        """A model known only by its published shape (the body is the parameters minus embeddings)."""
+        return cls(name=name, n_layers=n_layers, n_heads=n_heads, n_kv_heads=n_kv_heads, head_dim=head_dim,
+                   hidden=hidden, vocab=vocab, n_params=n_params, body_params=n_params - 2 * hidden * vocab,
+                   max_positions=max_positions or seq_len, weight_bytes_per_param=weight_bytes,
+                   cache_bytes_per_element=cache_bytes, seq_len=seq_len, note=note)
+
+    def with_precision(self, weight_bytes: float | None = None, cache_bytes: float | None = None) -> "ModelSpec":
+        return replace(self, weight_bytes_per_param=self.weight_bytes_per_param if weight_bytes is None else weight_bytes,
+                       cache_bytes_per_element=self.cache_bytes_per_element if cache_bytes is None else cache_bytes)
+
+    def without_gqa(self) -> "ModelSpec":
+        """The same model if every query head kept its own K and V (plain multi-head attention)."""
+        return replace(self, n_kv_heads=self.n_heads)
+
+    # -------------------------------------------- the KV cache
+    @property
+    def gqa_group(self) -> int:
+        """Query heads that share one cached K/V head."""
+        return self.n_heads // self.n_kv_heads
+
+    @property
+    def cache_bytes_per_position(self) -> float:
+        """What one more token adds to the cache: K and V in every layer."""
+        return 2 * self.n_layers * self.n_kv_heads * self.head_dim * self.cache_bytes_per_element
+
+    def cache_bytes(self, positions: int | None = None, batch: int | None = None) -> int:
+        """2 × layers × batch × kv_heads × head_dim × positions × bytes per element."""
+        positions = _whole("positions", self.seq_len if positions is None else positions)
+        batch = _whole("batch", self.batch if batch is None else batch)
+        return int(round(self.cache_bytes_per_position * positions * batch))
+
+    # -------------------------------------------- weights
+    @property
+    def lm_head_params(self) -> int:
+        return self.hidden * self.vocab
+
+    @property
+    def weight_bytes(self) -> int:
+        return int(round(self.n_params * self.weight_bytes_per_param))
+
+    @property
+    def weight_bytes_per_step(self) -> int:
+        """Weights a decode step must read: the layers and the LM head (the embedding is one row)."""
+        return int(round((self.body_params + self.lm_head_params) * self.weight_bytes_per_param))
+
+    # -------------------------------------------- FLOPs per token
+    @property
+    def flops_layers_per_token(self) -> int:
+        """2·N_body: one multiply-add per weight of the layers."""
+        return 2 * self.body_params
+
+    @property
+    def flops_lm_head(self) -> int:
+        """2·d·V: the logits of one position."""
+        return 2 * self.lm_head_params
+
+    @property
+    def attention_flops_per_key(self) -> int:
+        """4·n_l·n_h·d_h: one query against one cached position, over every layer."""
+        return 4 * self.n_layers * self.n_heads * self.head_dim
+
+    # -------------------------------------------- generating T tokens, with and without the cache
+    @staticmethod
+    def positions_total(T: int, cached: bool) -> int:
+        """Positions pushed through the model to produce T tokens: T with the cache, T(T+1)/2 without."""
+        return T if cached else T * (T + 1) // 2
+
+    def dot_products_step(self, L: int, cached: bool) -> int:
+        """QKᵀ scores computed by the step that produces position L (causal: position i sees i keys)."""
+        return self.n_layers * self.n_heads * (L if cached else L * (L + 1) // 2)
+
+    def dot_products_total(self, T: int, cached: bool) -> int:
+        """Σ over steps L = 1..T of ``dot_products_step``: the cache still does T(T+1)/2 per head."""
+        per = self.n_layers * self.n_heads
+        return per * (T * (T + 1) // 2 if cached else T * (T + 1) * (T + 2) // 6)
+
+    def flops_step(self, L: int, cached: bool) -> int:
+        """FLOPs of the step producing position L: cached = 1 position, naive = all L positions."""
+        positions = 1 if cached else L
+        keys = L if cached else L * (L + 1) // 2
+        return positions * self.flops_layers_per_token + self.flops_lm_head + keys * self.attention_flops_per_key
+
+    def flops_total(self, T: int, cached: bool) -> int:
+        """Σ over steps L = 1..T of ``flops_step`` (closed form)."""
+        keys = T * (T + 1) // 2 if cached else T * (T + 1) * (T + 2) // 6
+        return (self.positions_total(T, cached) * self.flops_layers_per_token + T * self.flops_lm_head
+                + keys * self.attention_flops_per_key)
+
+    # -------------------------------------------- why a decode step is memory-bound
+    def decode_bytes(self, L: int) -> dict[str, int]:
+        """Bytes a decode step at length L reads: every weight once, plus K and V of L positions."""
+        weights, cache = self.weight_bytes_per_step, self.cache_bytes(L, 1)
+        return {"weights": weights, "cache": cache, "total": weights + cache}
+
+    def arithmetic_intensity(self, L: int, cached: bool) -> float:
+        """FLOPs per byte read. Naive: the weights are read once for all L positions (activations ignored)."""
+        if cached:
+            return self.flops_step(L, True) / self.decode_bytes(L)["total"]
+        return self.flops_step(L, False) / self.weight_bytes_per_step
+
+    def count_table(self, T: int) -> list[dict]:
+        """What generating T tokens costs both ways: positions, QKᵀ dot products, FLOPs."""
+        rows = []
+        for what, fn in (("token positions processed", lambda c: self.positions_total(T, c)),
+                         ("attention dot products (QKᵀ)", lambda c: self.dot_products_total(T, c)),
+                         ("FLOPs", lambda c: self.flops_total(T, c))):
+            naive, cached = fn(False), fn(True)
+            rows.append({"quantity": what, "naive": naive, "KV cache": cached, "naive / cached": naive / cached})
+        return rows
+
+
+# Published shapes for the memory calculator (16-bit weights and cache unless said otherwise).
+PRESETS: dict[str, ModelSpec] = {
+    "GPT-2 Small": ModelSpec.preset(
+        "GPT-2 Small", n_layers=12, n_heads=12, n_kv_heads=12, head_dim=64, hidden=768, vocab=50257,
+        n_params=124_439_808, seq_len=1024, note="Full 1,024-token context, one K/V per head"),
+    "7B model, 128K context": ModelSpec.preset(
+        "7B model", n_layers=32, n_heads=32, n_kv_heads=32, head_dim=128, hidden=4096, vocab=32000,
+        n_params=6_738_415_616, seq_len=131_072, note="Llama-2-7B shape, no GQA"),
+    "70B model with GQA, 4K tokens": ModelSpec.preset(
+        "70B model", n_layers=80, n_heads=64, n_kv_heads=8, head_dim=128, hidden=8192, vocab=32000,
+        n_params=68_976_648_192, seq_len=4096, note="Llama-2-70B shape: 64 query heads share 8 K/V heads"),
+}

@@ -1,0 +1,37 @@
+"""One way to write numbers on every page. Memory is in binary units (KiB, MiB, GiB), always."""
+from __future__ import annotations
+
+import math
+
+BYTE_UNITS_NOTE = "Memory is shown in binary units: 1 KiB = 1,024 bytes, 1 MiB = 1,024 KiB, 1 GiB = 1,024 MiB."
+
+
+def human_bytes(n: float) -> str:
+    """1536 → '1.50 KiB' (binary units, as memory is sold and measured)."""
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.2f} {unit}"
+        n /= 1024
+    return f"{n:,.2f} TiB"
+
+
+def human_count(n: float) -> str:
+    """1234567 → '1.23 M' (FLOPs, dot products, parameters)."""
+    n = float(n)
+    for unit, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:,.2f} {unit}"
+    return f"{n:,.0f}"
+
+
+def ms(value: float) -> str:
+    """Milliseconds for a metric: '35 ms', '2.41 s' past a second, '—' when unknown."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    return f"{value / 1000:.2f} s" if value >= 1000 else f"{value:.0f} ms"
+
+
+def ratio(value: float) -> str:
+    """A speed-up or a ratio: '29.4×'."""
+    return "—" if value is None or not math.isfinite(value) else f"{value:,.1f}×"

@@ -1,0 +1,78 @@
+"""Every ``st.session_state`` key the app uses, in one place (widget keys included).
+
+A widget's key is where Streamlit keeps its value; durable copies (``*_KEPT``) survive a visit to a
+page that does not draw the widget. Keep the names sorted by page; never spell a key inline.
+"""
+
+# ---------------------------------------------------------------- shared by every page
+MODEL = "model_name"
+CONFIG = "sampling_config"  # the normalised SamplingConfig from the sidebar
+SESSION = "session"  # this tab's Session
+MESSAGES = "messages"  # one channel for warnings shown at the next redraw: list of (level, text)
+MODEL_LINK_SEEN = "model_link_seen"
+MODEL_LINK_ERROR = "model_link_error"
+
+# sidebar widgets
+CFG_TEMPERATURE = "cfg_temperature"
+CFG_TOP_K = "cfg_top_k"
+CFG_TOP_P = "cfg_top_p"
+CFG_MIN_P = "cfg_min_p"
+CFG_REPETITION = "cfg_rep"
+CFG_SEED = "cfg_seed"
+CFG_MAX_NEW = "cfg_max_new"
+CFG_STOPS = "cfg_stops"
+
+# ---------------------------------------------------------------- step page
+PROMPT_KEPT = "prompt_text"
+CHAT_KEPT = "chat_mode"
+PROMPT_BOX = "prompt_box"
+CHAT_BOX = "chat_box"
+EXAMPLE_BOX = "example_box"
+APPLY_PROMPT = "apply_prompt"
+GENERATE_N = "gen_n"
+TOP_N = "top_n"
+FORCE_TEXT = "force_text"
+
+# ---------------------------------------------------------------- attention page
+ATT_LINK_SEEN = "att_link_seen"
+ATT_LAYER = "att_layer"
+ATT_HEAD = "att_head"
+ATT_VIEW = "att_view"
+ATT_PRESET = "att_preset"
+ATT_SEQ = "att_seq"
+ATT_BATCH = "att_batch"
+ATT_PRECISION = "att_precision"
+ATT_CACHE_PRECISION = "att_cache_precision"
+
+# ---------------------------------------------------------------- sampling lab
+LAB_SOURCE = "lab_source"
+LAB_PROMPT = "lab_prompt"
+LAB_CHAT = "lab_chat"
+LAB_SESSIONS = "lab_sessions"
+LAB_FROM_SIDEBAR = "lab_from_sidebar"
+LAB_TEMPERATURE = "lab_temperature"
+LAB_TOP_K = "lab_top_k"
+LAB_TOP_P = "lab_top_p"
+LAB_MIN_P = "lab_min_p"
+LAB_TOP_N = "lab_top_n"
+LAB_SEED = "lab_seed"
+LAB_DRAW_COUNT = "lab_draw_count"
+LAB_REDRAW = "lab_redraw"
+LAB_SWEEPS = "lab_sweeps"
+LAB_STRAT_TOP_K = "lab_strat_top_k"
+LAB_STRAT_TOP_P = "lab_strat_top_p"
+LAB_STRAT_MIN_P = "lab_strat_min_p"
+LAB_CONT_A = "lab_cont_a"
+LAB_CONT_B = "lab_cont_b"
+LAB_CONT_K = "lab_cont_k"
+LAB_CONT_M = "lab_cont_m"
+LAB_CONT_RESULT = "lab_cont_result"
+LAB_BEAM_WIDTH = "lab_beam_width"
+LAB_BEAM_STEPS = "lab_beam_steps"
+LAB_BEAM_LP = "lab_beam_lp"
+LAB_BEAM_RESULT = "lab_beam_result"
+
+# ---------------------------------------------------------------- naive vs KV cache
+COST_MAX_LEN = "cost_max_len"
+COST_RACE = "cost_race"  # the race controller's state
+COST_ROOFS = "cost_roofs"

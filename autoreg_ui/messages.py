@@ -1,0 +1,44 @@
+"""One channel for what the app has to tell the learner: say it now, show it at the next redraw.
+
+Callbacks run before the page is drawn, so they cannot draw; they ``say`` instead, and the page
+calls ``show`` where the message belongs. Every text is shown as plain text (never HTML).
+"""
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+
+from . import keys
+
+LEVELS = ("info", "success", "warning", "error")
+
+
+def say(text: str, level: str = "warning", state: MutableMapping | None = None) -> None:
+    """Queue a message (``state`` defaults to ``st.session_state``; tests pass a dict)."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}")
+    state = _state(state)
+    queue = list(state.get(keys.MESSAGES, []))
+    if (level, text) not in queue:
+        queue.append((level, str(text)))
+    state[keys.MESSAGES] = queue
+
+
+def take(state: MutableMapping | None = None) -> list[tuple[str, str]]:
+    """Every queued message, oldest first; the queue is emptied."""
+    return list(_state(state).pop(keys.MESSAGES, []) or [])
+
+
+def show(state: MutableMapping | None = None) -> None:
+    """Draw the queued messages here, each as a Streamlit alert of its level."""
+    import streamlit as st
+
+    for level, text in take(state):
+        getattr(st, level)(text)
+
+
+def _state(state: MutableMapping | None) -> MutableMapping:
+    if state is not None:
+        return state
+    import streamlit as st
+
+    return st.session_state
