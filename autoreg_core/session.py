@@ -281,6 +281,28 @@ class Session:
             return record
 
 
+    def fill_attention(self, full: torch.Tensor) -> int:
+        """Fill the attention rows that were not captured from one full-sequence pass.
+
+        ``full`` is float [layers, heads, N, N] for the first N tokens of ``ids`` (row q = the query
+        at position q). Returns how many rows were filled; captured rows are left as they were.
+        """
+        with self._lock:
+            pre, n = self.prefill_record, int(full.shape[2])
+            if pre is None:
+                return 0
+            full = full.to(torch.float16)
+            filled = 0
+            if pre.attention is None and n >= pre.n_tokens:
+                pre.attention = full[:, :, :pre.n_tokens, :pre.n_tokens].clone()
+                filled += pre.n_tokens
+            for pos, rec in enumerate(self.records, start=pre.n_tokens):
+                if rec.attention is None and pos < n:
+                    rec.attention = full[:, :, pos, :pos + 1].clone()
+                    filled += 1
+            return filled
+
+
 def _record(index: int, choice: decode.Choice, logits: torch.Tensor, context_len: int) -> StepRecord:
     """The summary of one choice that outlives its full logits."""
     probs = choice.pipeline.raw_probs

@@ -8,6 +8,7 @@ token shows the characters it completes, and a token that only starts a characte
 from __future__ import annotations
 
 import codecs
+import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -59,14 +60,36 @@ def visible_whitespace(text: str) -> str:
     return text.replace(" ", "·").replace("\n", "↵").replace("\t", "→").replace("\r", "␍") or "∅"
 
 
+def _decoder_types(spec: dict) -> set[str]:
+    """Every decoder type named in a serialised tokenizers decoder (Sequence included)."""
+    types = {spec.get("type", "")}
+    for child in spec.get("decoders", []) or []:
+        types |= _decoder_types(child)
+    return types
+
+
+@lru_cache(maxsize=16)
+def is_byte_level(tokenizer) -> bool:
+    """True when the tokenizer's own decoder is byte-level BPE (GPT-2 style pieces such as 'Ġthe').
+
+    Decided by the tokenizer, not by the characters of a piece: a SentencePiece vocabulary also has
+    pieces like 'é' that happen to lie in the GPT-2 byte table, and reading those as bytes would
+    show '�'.
+    """
+    decoder = getattr(getattr(tokenizer, "backend_tokenizer", None), "decoder", None)
+    if decoder is None:
+        return False
+    return "ByteLevel" in _decoder_types(json.loads(decoder.__getstate__()))
+
+
 def token_bytes(tokenizer, token_id: int) -> bytes:
     """The bytes one token id stands for, for byte-level BPE, byte-fallback and plain vocabularies."""
     piece = tokenizer.convert_ids_to_tokens(int(token_id))
     if piece is None:
         return b""
     table = _byte_decoder()
-    if piece and all(ch in table for ch in piece):
-        return bytes(table[ch] for ch in piece)
+    if is_byte_level(tokenizer):
+        return bytes(table[ch] for ch in piece if ch in table)
     m = _BYTE_FALLBACK.match(piece)
     if m:
         return bytes([int(m.group(1), 16)])

@@ -32,6 +32,9 @@ APPLY_PROMPT = "apply_prompt"
 GENERATE_N = "gen_n"
 TOP_N = "top_n"
 FORCE_TEXT = "force_text"
+FORCE_BUTTON = "force"
+HISTORY = "history"
+HISTORY_CSV = "csv"
 
 # ---------------------------------------------------------------- attention page
 ATT_LINK_SEEN = "att_link_seen"
@@ -41,8 +44,19 @@ ATT_VIEW = "att_view"
 ATT_PRESET = "att_preset"
 ATT_SEQ = "att_seq"
 ATT_BATCH = "att_batch"
-ATT_PRECISION = "att_precision"
+ATT_PRECISION = "att_precision"  # the calculator's weight precision
 ATT_CACHE_PRECISION = "att_cache_precision"
+ATT_STEP = "att"  # prefix of the page's step buttons (att_next, att_undo, att_reset)
+ATT_ALL_HEADS = "att_all_heads"
+ATT_BACKFILL = "att_backfill"  # prefix: one backfill button per place it is offered
+ATT_BAR_CHART = "att_bar"
+ATT_HEADS_CHART = "att_heads"
+ATT_TRIANGLE_CHART = "att_triangle"
+ATT_GQA_CHART = "att_gqa"
+ATT_GROWTH_CHART = "att_cache_growth"
+ATT_SHAPES_TABLE = "att_shapes"
+ATT_MEMORY_CHART = "att_memory"
+ATT_PHASE_CHART = "att_phase"
 
 # ---------------------------------------------------------------- sampling lab
 LAB_SOURCE = "lab_source"
@@ -75,4 +89,19 @@ LAB_BEAM_RESULT = "lab_beam_result"
 # ---------------------------------------------------------------- naive vs KV cache
 COST_MAX_LEN = "cost_max_len"
 COST_RACE = "cost_race"  # the race controller's state
-COST_ROOFS = "cost_roofs"
+COST_ROOFS = "cost_roofs"  # "Measure the machine again" button
+COST_RUN = "cost_run"
+COST_STOP = "cost_stop"
+COST_RESUME = "cost_resume"
+COST_CLEAR = "cost_clear"
+COST_T = "cost_T"  # tokens to generate in the count table
+COST_TABLE = "cost_table"
+COST_COUNTS = "cost_counts"
+COST_CSV = "cost_csv"
+COST_LIVE_CHART = "cost_live"  # prefix: one key per redraw while the race runs
+COST_FIG_STEP = "cost_fig_step"
+COST_FIG_TOTAL = "cost_fig_cum"
+COST_FIG_SPEEDUP = "cost_fig_speedup"
+COST_FIG_THEORY = "cost_fig_theory"
+COST_FIG_BYTES = "cost_fig_bytes"
+COST_FIG_ROOFLINE = "cost_fig_roofline"

@@ -5,7 +5,7 @@ import streamlit as st
 
 from autoreg_core import EMBEDDED_MODEL, ModelBundle, ModelLoadError, SamplingConfig, Session, SessionError, load_model
 
-from . import keys
+from . import keys, messages
 
 DEFAULT_PROMPT = "The cat sat on the"
 EXAMPLE_PROMPTS = [
@@ -54,14 +54,14 @@ def kept_prompt() -> tuple[str, bool]:
 
 
 def start_session(prompt: str, chat: bool) -> Session | None:
-    """A new session from the prompt box; a bad prompt gives a message and keeps the old one."""
+    """A new session from the prompt box; a bad prompt gives a message and keeps the old session."""
     bundle = current_bundle()
     if bundle is None:
         return None
     try:
         session = Session(bundle, prompt, chat=chat)
     except SessionError as exc:
-        st.error(str(exc))
+        messages.say(str(exc), "error")
         return None
     st.session_state[keys.SESSION] = session
     return session

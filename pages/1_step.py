@@ -1,12 +1,13 @@
 """Step through generation: one decode step per click, with everything the step decided."""
 import streamlit as st
 
-from autoreg_core import SessionError
 from autoreg_core.generate_call import generate_snippet
-from autoreg_ui.figures.step import history_frame, logprob_figure, token_strip_html, topn_figure
-from autoreg_ui.controls import NEXT_SHORTCUT, next_token, reset, show_step_message, undo
-from autoreg_ui.state import (CHAT_KEY, DEFAULT_PROMPT, EXAMPLE_PROMPTS, PROMPT_KEY, current_bundle,
-                              current_config, current_session, start_session)
+from autoreg_core.spec import dtype_name
+from autoreg_ui import controls, keys, messages
+from autoreg_ui.figures.step import (history_frame, logprob_figure, token_strip_html, top_of_pipeline,
+                                     top_of_record, topn_figure)
+from autoreg_ui.prompt import prompt_box
+from autoreg_ui.state import current_bundle, current_config
 
 st.title("Step through generation")
 st.markdown(
@@ -21,149 +22,73 @@ st.latex(r"P(x_1,\dots,x_T \mid \text{prompt}) = \prod_{t=1}^{T} P(x_t \mid \tex
 bundle = current_bundle()
 if bundle is None:
     st.stop()
-
-
-# ---------------------------------------------------------------- the prompt
-# Widget values live in keys of their own ("*_box") and are copied to durable keys, so the prompt
-# survives a visit to another page (Streamlit forgets the state of widgets it did not draw).
-def _keep_prompt() -> None:
-    st.session_state[PROMPT_KEY] = st.session_state["prompt_box"]
-
-
-def _keep_chat() -> None:
-    st.session_state[CHAT_KEY] = st.session_state["chat_box"]
-
-
-def _pick_example() -> None:
-    st.session_state[PROMPT_KEY] = st.session_state["prompt_box"] = st.session_state["example_box"]
-
-
-def _apply_prompt() -> None:
-    start_session(st.session_state[PROMPT_KEY], st.session_state[CHAT_KEY])
-
-
-st.session_state.setdefault(PROMPT_KEY, DEFAULT_PROMPT)
-st.session_state.setdefault(CHAT_KEY, False)
-st.session_state.setdefault("prompt_box", st.session_state[PROMPT_KEY])
-st.session_state.setdefault("chat_box", st.session_state[CHAT_KEY])
-
-with st.container(border=True):
-    left, right = st.columns([3, 1])
-    left.text_area("Prompt", key="prompt_box", on_change=_keep_prompt, height=80)
-    right.selectbox("Examples", EXAMPLE_PROMPTS, key="example_box", on_change=_pick_example, index=None,
-                    placeholder="Pick an example…")
-    right.toggle("Chat mode", key="chat_box", on_change=_keep_chat,
-                 help="Wrap the prompt in the model's chat template; its special tokens stay visible.")
-    right.button("Start from this prompt", key="apply_prompt", on_click=_apply_prompt, type="secondary")
-
-session = current_session()
-if session is None:
-    session = start_session(st.session_state[PROMPT_KEY], st.session_state[CHAT_KEY])
+session = prompt_box()
+messages.show()
 if session is None:
     st.info("Fix the prompt above, then press **Start from this prompt**.")
     st.stop()
-if (session.prompt, session.chat) != (st.session_state[PROMPT_KEY], st.session_state[CHAT_KEY]):
-    st.info("The prompt box differs from the prompt being generated from. Press **Start from this "
-            f"prompt** to restart from it (this clears the {len(session.records)} generated tokens).")
-
-
-# ---------------------------------------------------------------- the step, in a fragment
-def _generate_n(n: int) -> None:
-    start = len(session.records)
-    bar = st.progress(0.0, text=f"Generating up to {n} tokens…")
-    try:
-        done = session.generate(n, current_config(),
-                                on_step=lambda r: bar.progress(min(1.0, (r.index - start) / n),
-                                                               text=f"step {r.index}"))
-    except SessionError as exc:
-        st.session_state["step_message"] = str(exc)
-        done = []
-    bar.empty()
-    if done and done[-1].stop is None and len(done) < n:
-        st.session_state["step_message"] = f"Stopped after {len(done)} tokens."
-
-
-def _force_text() -> None:
-    try:
-        session.force(st.session_state.get("force_text", ""), current_config())
-    except SessionError as exc:
-        st.session_state["step_message"] = str(exc)
-
-
-def _force_id(token_id: int) -> None:
-    try:
-        session.force(int(token_id), current_config())
-    except SessionError as exc:
-        st.session_state["step_message"] = str(exc)
 
 
 @st.fragment
 def stepper() -> None:
-    config = current_config()
-    c1, c2, c3, c4, c5 = st.columns([1.2, 1, 1.2, 0.8, 0.8], vertical_alignment="bottom")
-    c1.button("Next token", key="next", type="primary", on_click=next_token, shortcut=NEXT_SHORTCUT,
-              help="One decode step (keyboard: N).")
-    n = c2.number_input("N", min_value=1, max_value=512, value=10, key="gen_n")
-    gen = c3.button(f"Generate {n}", key="generate")
-    c4.button("Undo", key="undo", on_click=undo, help="Drop the last token; the cache loses one row.")
-    c5.button("Reset", key="reset", on_click=reset, help="Back to the prompt alone.")
-    if gen:
-        _generate_n(int(n))
-    show_step_message()
-
+    n = controls.step_buttons("step")
+    if n:
+        controls.generate(n)
+    messages.show()
     records = session.records
     st.markdown(token_strip_html(session.views(), records, session.prompt_len), unsafe_allow_html=True)
-    st.caption(f"{session.prompt_len} prompt tokens (grey, dashed) · {len(records)} generated "
-               "(coloured by the probability they had when chosen: red unlikely → green confident; "
-               "hover a token for id, probability, rank and log-prob).")
+    st.caption(f"{session.prompt_len} prompt tokens (grey, dashed) · {len(records)} generated, coloured by the "
+               "probability the model's own softmax gave them when chosen (red unlikely → green confident). "
+               "Hover a token for its id, that probability, its probability after the filters, rank and log-prob.")
     if records and records[-1].stop is not None:
         st.success(f"Generation stopped: {records[-1].stop[1]}.")
 
-    m1, m2, m3, m4, m5 = st.columns(5)
-    m1.metric("Generated tokens", len(records))
-    m2.metric("Sequence log-prob", f"{session.sequence_logprob():.2f}" if records else "—",
-              help="Σ log p(token | everything before it): the chain rule, in nats.")
-    m3.metric("Perplexity", f"{session.perplexity():.2f}" if records else "—",
-              help="exp(−mean log-prob): the model was as unsure as a fair choice among this many tokens.")
-    m4.metric("Entropy of this step", f"{records[-1].entropy_bits:.2f} bits" if records else "—",
-              help="How spread out the model's softmax was at the last step.")
-    m5.metric("Last step", f"{records[-1].time_ms:.0f} ms" if records else "—",
-              help="Choosing the token plus one forward pass of one token on the KV cache.")
+    last = records[-1] if records else None
+    m = st.columns(5)
+    m[0].metric("Generated tokens", len(records))
+    m[1].metric("Sequence log-prob", f"{session.sequence_logprob():.2f}" if last else "—",
+                help="Σ log p(token | everything before it): the chain rule, in nats, under the model's raw softmax.")
+    m[2].metric("Perplexity", f"{session.perplexity():.2f}" if last else "—",
+                help="exp(−mean log-prob) under the model's raw softmax (not the filtered one): the model was "
+                     "as unsure as a fair choice among this many tokens.")
+    m[3].metric("Entropy of this step", f"{last.entropy_bits:.2f} bits" if last else "—",
+                help="How spread out the model's raw softmax was at the last step (before the filters).")
+    m[4].metric("Last step", f"{last.time_ms:.0f} ms" if last else "—",
+                help="Choosing the token plus one forward pass of one token on the KV cache.")
 
-    top_n = st.slider("Bars to show (top-N)", 3, 50, 15, key="top_n")
-    if records:
-        last = records[-1]
-        label = session.views()[-1].label
+    top_n = st.slider("Bars to show (top-N)", 3, 50, 15, key=keys.TOP_N)
+    if last is not None:
         how = "forced" if last.forced else ("greedy" if last.config.greedy else "sampled")
-        st.plotly_chart(topn_figure(bundle.tokenizer, last.probs_before(), last.probs_after(), last.token_id,
-                                    n=top_n, title=f"Step {last.index}: {how} “{label}” "
-                                    f"(p = {last.prob:.3f}, rank {last.rank}, {last.kept} tokens kept)"),
+        title = (f"Step {last.index}: {how} “{session.views()[-1].label}” (p = {last.prob:.3f} in the model's "
+                 f"softmax, {last.prob_filtered:.3f} after the filters, rank {last.rank}, {last.kept} tokens kept)")
+        st.plotly_chart(topn_figure(bundle.tokenizer, top_of_record(last, top_n), title),
                         key=f"last_chart_{last.index}")
     else:
         st.info("Press **Next token** (or the N key) to run the first decode step.")
 
     st.subheader("What could come next — click a bar to force that token")
-    before, after = session.next_distribution(config)
-    event = st.plotly_chart(topn_figure(bundle.tokenizer, before, after, None, n=top_n,
-                                        title="Candidates for the next token (nothing drawn yet)"),
+    pipeline = session.next_pipeline(current_config())
+    event = st.plotly_chart(topn_figure(bundle.tokenizer, top_of_pipeline(pipeline, top_n),
+                                        "Candidates for the next token (nothing drawn yet)"),
                             key=f"next_chart_{len(records)}", on_select="rerun", selection_mode="points")
-    points = (event.selection.points if event and event.selection else []) or []
-    picked = [p.get("customdata") for p in points if isinstance(p.get("customdata"), int) and p["customdata"] >= 0]
+    picked = [p.get("customdata") for p in (event.selection.points if event and event.selection else []) or []]
+    picked = [i for i in picked if isinstance(i, int) and i >= 0]
     if picked:
-        _force_id(picked[0])
+        controls.force(picked[0])
         st.rerun(scope="fragment")
     f1, f2 = st.columns([3, 1], vertical_alignment="bottom")
-    f1.text_input("…or type one token to force (mind the leading space, e.g. ' mat')", key="force_text")
-    f2.button("Force this token", key="force", on_click=_force_text)
+    f1.text_input("…or type one token to force (mind the leading space, e.g. ' mat')", key=keys.FORCE_TEXT)
+    f2.button("Force this token", key=keys.FORCE_BUTTON,
+              on_click=lambda: controls.force(st.session_state.get(keys.FORCE_TEXT, "")))
 
     if records:
         st.subheader("The chain rule, running")
         st.plotly_chart(logprob_figure(records), key=f"logprob_{len(records)}")
         st.subheader("History")
         frame = history_frame(bundle.tokenizer, records)
-        st.dataframe(frame, hide_index=True, key="history")
+        st.dataframe(frame, hide_index=True, key=keys.HISTORY)
         st.download_button("Download CSV", frame.to_csv(index=False).encode("utf-8"),
-                           file_name="autoreg_steps.csv", mime="text/csv", key="csv")
+                           file_name="autoreg_steps.csv", mime="text/csv", key=keys.HISTORY_CSV)
 
 
 stepper()
@@ -177,10 +102,9 @@ with st.expander("The same generation in one `model.generate` call"):
 
 with st.expander("Around the loop: ideas these steps make visible"):
     st.markdown(f"""
-- **No going back.** Each token is final once appended; the model never revises earlier text. Use
-  *force a token* to push it somewhere odd and watch later steps condition on that choice — this is
-  **exposure bias**: in training the model always saw correct text (**teacher forcing**), at generation
-  time it reads its own mistakes.
+- **No going back.** Each token is final once appended; the model never revises earlier text. Force
+  a token and watch later steps condition on that choice: this is **exposure bias**. In training the
+  model always read correct text (**teacher forcing**); when generating it reads its own choices.
 - **No look-ahead.** The model does not plan the whole answer; each bar chart above is all it
   "knows" about what comes next.
 - **A sequential bottleneck.** Step *t + 1* needs the token chosen at step *t*, so the steps of one
@@ -190,11 +114,10 @@ with st.expander("Around the loop: ideas these steps make visible"):
 - **Stopping.** Generation ends at the **EOS** token, at **max new tokens**, or when a **stop sequence**
   appears (set them in the sidebar); in chat mode the model's EOS is its end-of-turn marker.
 - **Making it faster.** *Quantization* stores weights in fewer bits (this very model ships as a 4-bit
-  GGUF file, dequantized to {str(bundle.dtype).replace('torch.', '')} when loaded); *mixed precision*
-  runs in 16-bit floats; *speculative decoding* lets a small draft model propose several tokens that
-  the big model checks in one pass; *continuous batching* lets a server add and remove requests from a
-  running batch every step. The KV cache itself is the first and biggest saving — see
-  **Naive vs KV cache**.
+  GGUF file, dequantized to {dtype_name(bundle.dtype)} when loaded); *mixed precision* runs in 16-bit
+  floats; *speculative decoding* lets a cheap draft propose several tokens that the model checks in
+  one pass; *continuous batching* lets a server add and remove requests from a running batch every
+  step. The KV cache itself is the first and biggest saving — see **Naive vs KV cache**.
 - **Other ways to write.** Non-autoregressive and diffusion-style models predict many positions at
   once and refine them; they are faster per token but harder to keep coherent.
 """)

@@ -69,16 +69,19 @@ def test_embedded_model_facts(embedded):
     assert 2 in embedded.eos_token_ids
 
 
-def test_first_load_converts_once_then_reloads_fast(embedded, monkeypatch, tmp_path):
-    from autoreg_core import load_model
+def test_first_load_converts_once_then_reloads_the_copy(embedded, monkeypatch, tmp_path):
+    from autoreg_core import load_model, loading
 
     monkeypatch.setenv("AUTOREG_CACHE_DIR", str(tmp_path))
+    conversions = []
+    convert = loading.convert_embedded
+    monkeypatch.setattr(loading, "convert_embedded", lambda *a: (conversions.append(a), convert(*a)))
     first = load_model()
     (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     assert (folder / "model.safetensors").exists() and (folder / "config.json").exists()
     assert not list(tmp_path.glob("*.tmp-*"))  # the temporary folder was renamed into place
     second = load_model()
-    assert second.load_seconds < first.load_seconds
+    assert len(conversions) == 1  # the second load read the safetensors copy
     ids = torch.tensor([embedded.tokenizer("The cat sat on the")["input_ids"]])
     with torch.inference_mode():
         for bundle in (first, second):

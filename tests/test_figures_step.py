@@ -1,6 +1,10 @@
 """Figure builders of the step page: plain asserts on the figure data."""
+import pytest
+import torch
+
 from autoreg_core import SamplingConfig, Session
-from autoreg_ui.figures.step import OTHER_LABEL, history_frame, logprob_figure, token_strip_html, topn_figure
+from autoreg_ui.figures.step import (HISTORY_COLUMNS, OTHER_LABEL, TopN, history_frame, logprob_figure,
+                                     token_strip_html, top_of_pipeline, top_of_record, topn_figure)
 
 
 def _session(tiny, prompt="The cat sat"):
@@ -12,14 +16,33 @@ def _session(tiny, prompt="The cat sat"):
 def test_topn_bars_sum_to_one_and_mark_the_chosen_token(tiny):
     s = _session(tiny)
     rec = s.records[-1]
-    fig = topn_figure(tiny.tokenizer, rec.probs_before(), rec.probs_after(), rec.token_id, n=10)
+    top = top_of_record(rec, 10)
+    fig = topn_figure(tiny.tokenizer, top)
     before, after = fig.data
-    assert before.x[-1] == OTHER_LABEL
-    assert abs(sum(before.y) - 1) < 1e-5 and abs(sum(after.y) - 1) < 1e-5
-    assert rec.token_id in before.customdata
+    assert before.x[-1] == OTHER_LABEL and len(before.x) == len(top.ids) + 1
+    assert sum(before.y) == pytest.approx(1.0, abs=1e-5) and sum(after.y) == pytest.approx(1.0, abs=1e-5)
     idx = list(before.customdata).index(rec.token_id)
-    assert after.marker.color[idx] != after.marker.color[0] or idx == 0
+    colours = list(after.marker.color)
+    assert colours.count(colours[idx]) == 1  # only the chosen bar has the highlight colour
     assert len(set(before.x)) == len(before.x)  # labels unique
+
+
+def test_a_low_ranked_chosen_token_gets_its_own_bar(tiny):
+    s = Session(tiny, "The cat sat")
+    probs = s.next_pipeline(SamplingConfig()).raw_probs
+    unlikely = int(torch.argmin(probs))
+    rec = s.force(unlikely, SamplingConfig(temperature=1.0))
+    top = top_of_record(rec, 5)
+    assert top.ids[:5] == rec.top_ids[:5].tolist() and top.ids[5] == unlikely and len(top.ids) == 6
+    assert top.before[5] == pytest.approx(rec.prob)
+
+
+def test_pipeline_candidates_are_the_raw_top_n(tiny):
+    s = Session(tiny, "The cat sat")
+    pipe = s.next_pipeline(SamplingConfig(temperature=0.7, top_k=3))
+    top = top_of_pipeline(pipe, 8)
+    assert top.ids == torch.topk(pipe.raw_probs, 8).indices.tolist()
+    assert sum(p > 0 for p in top.after) == 3 and top.chosen is None
 
 
 def test_token_strip_escapes_html(tiny):
@@ -33,7 +56,15 @@ def test_token_strip_escapes_html(tiny):
 def test_history_and_logprob_chart(tiny):
     s = _session(tiny)
     frame = history_frame(tiny.tokenizer, s.records)
+    assert list(frame.columns) == HISTORY_COLUMNS
     assert list(frame["step"]) == [1, 2, 3, 4]
     assert list(frame["id"]) == s.generated_ids
+    assert list(frame["probability after filters"]) == [round(r.prob_filtered, 6) for r in s.records]
     fig = logprob_figure(s.records)
-    assert abs(fig.data[1].y[-1] - s.sequence_logprob()) < 1e-9
+    assert fig.data[1].y[-1] == pytest.approx(s.sequence_logprob(), abs=1e-9)
+    assert list(fig.data[0].y) == [r.logprob for r in s.records]
+
+
+def test_topn_figure_from_plain_arrays(tiny):
+    fig = topn_figure(tiny.tokenizer, TopN([5, 6], [0.5, 0.25], [0.75, 0.25], chosen=6))
+    assert list(fig.data[0].y) == [0.5, 0.25, 0.25] and list(fig.data[1].y) == [0.75, 0.25, 0.0]

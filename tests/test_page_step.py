@@ -29,20 +29,20 @@ def test_next_generate_undo_reset_force(embedded):
     at = _app()
     assert at.title[0].value == "Step through generation"
     at.slider(key="cfg_temperature").set_value(0.0).run()
-    at.button(key="next").click().run()
+    at.button(key="step_next").click().run()
     assert not at.exception
     s = _session(at)
     assert len(s.records) == 1
     assert _strip(at).count('class="tok gen"') == 1
     assert at.metric[0].value == "1"
 
-    at.number_input(key="gen_n").set_value(5).run()
-    at.button(key="generate").click().run()
+    at.number_input(key="step_gen_n").set_value(5).run()
+    at.button(key="step_generate").click().run()
     assert not at.exception and len(s.records) == 6
     assert _strip(at).count('class="tok gen"') == 6
     assert at.dataframe[0].value.shape[0] == 6
 
-    at.button(key="undo").click().run()
+    at.button(key="step_undo").click().run()
     assert len(s.records) == 5 and s.cache_len == len(s.ids)
 
     at.text_input(key="force_text").input(" banana").run()
@@ -54,7 +54,7 @@ def test_next_generate_undo_reset_force(embedded):
     assert not at.exception and any("not a single token" in w.value for w in at.warning)
     assert len(s.records) == 6  # nothing lost
 
-    at.button(key="reset").click().run()
+    at.button(key="step_reset").click().run()
     assert len(s.records) == 0 and _strip(at).count('class="tok gen"') == 0
 
 
@@ -62,9 +62,9 @@ def test_stop_reason_is_shown(embedded):
     at = _app()
     at.slider(key="cfg_temperature").set_value(0.0).run()
     at.number_input(key="cfg_max_new").set_value(3).run()
-    at.button(key="generate").click().run()
+    at.button(key="step_generate").click().run()
     assert any("max new tokens (3)" in s.value for s in at.success)
-    at.button(key="next").click().run()
+    at.button(key="step_next").click().run()
     assert any("stopped" in w.value.lower() for w in at.warning)
     assert len(_session(at).records) == 3
 
@@ -75,7 +75,7 @@ def test_stop_reason_is_shown(embedded):
 ])
 def test_bad_prompt_gets_a_message_and_keeps_the_session(embedded, prompt, expect):
     at = _app()
-    at.button(key="next").click().run()
+    at.button(key="step_next").click().run()
     before = _session(at)
     at.text_area(key="prompt_box").input(prompt).run()
     at.button(key="apply_prompt").click().run()
@@ -89,7 +89,7 @@ def test_unusual_prompts_show_as_text(embedded, prompt):
     at = _app()
     at.text_area(key="prompt_box").input(prompt).run()
     at.button(key="apply_prompt").click().run()
-    at.button(key="next").click().run()
+    at.button(key="step_next").click().run()
     assert not at.exception
     strip = _strip(at)
     assert "<script>" not in strip and "<b>" not in strip
@@ -102,7 +102,7 @@ def test_chat_mode_and_sidebar_bad_values(embedded):
     assert "&lt;|im_start|&gt;" in _strip(at)
     at.number_input(key="cfg_top_k").set_value(100000).run()
     at.slider(key="cfg_top_p").set_value(0.0).run()
-    at.button(key="next").click().run()
+    at.button(key="step_next").click().run()
     assert not at.exception
     infos = " ".join(i.value for i in at.sidebar.info)
     assert "larger than the vocabulary" in infos and "single most likely" in infos

@@ -29,8 +29,8 @@ def test_greedy_matches_generate(tiny):
     s.generate(30, GREEDY)
     ids = torch.tensor([s.prompt_ids])
     out = tiny.model.generate(ids, max_new_tokens=30, do_sample=False, eos_token_id=None)
-    n = len(s.generated_ids)
-    assert s.generated_ids == out[0, len(s.prompt_ids):len(s.prompt_ids) + n].tolist()
+    assert len(s.generated_ids) == 30
+    assert s.generated_ids == out[0, len(s.prompt_ids):].tolist()
 
 
 def test_seeded_sampling_matches_generate_and_its_scores(tiny):
@@ -42,15 +42,15 @@ def test_seeded_sampling_matches_generate_and_its_scores(tiny):
     out = tiny.model.generate(torch.tensor([s.prompt_ids]), max_new_tokens=20, do_sample=True,
                               temperature=0.9, top_k=25, top_p=0.9, min_p=0.01, repetition_penalty=1.2,
                               eos_token_id=None, output_scores=True, return_dict_in_generate=True)
-    n = len(s.generated_ids)
-    assert s.generated_ids == out.sequences[0, len(s.prompt_ids):len(s.prompt_ids) + n].tolist()
+    assert len(s.generated_ids) == 20 == len(out.scores)
+    assert s.generated_ids == out.sequences[0, len(s.prompt_ids):].tolist()
     for rec, scores in zip(s.records, out.scores):
-        mine = rec.scores_after()
+        mine = s.pipeline(rec).final_scores
         theirs = scores[0]
         assert torch.equal(torch.isinf(mine), torch.isinf(theirs))
         finite = ~torch.isinf(mine)
         assert torch.allclose(mine[finite], theirs[finite], atol=1e-4)
-        assert rec.probs_after()[rec.token_id] > 0  # the draw lies in the filtered support
+        assert rec.prob_filtered > 0  # the draw lies in the filtered support
 
 
 def test_same_seed_replays_and_other_seed_differs(tiny):
@@ -78,10 +78,36 @@ def test_undo_crops_the_cache_instead_of_recomputing(tiny, monkeypatch):
     s = Session(tiny, "The cat")
     s.generate(3, SAMPLED)
     calls = []
-    monkeypatch.setattr(s, "_forward", lambda *a, **k: calls.append(1))
+    import autoreg_core.decode as decode_module
+
+    monkeypatch.setattr(decode_module, "forward", lambda *a, **k: calls.append(1))
     s.undo()
     assert calls == []
     assert Session(tiny, "x").undo() is None
+
+
+def test_old_records_keep_only_their_summary_and_undo_past_them_recomputes(tiny, monkeypatch):
+    import autoreg_core.session as session_module
+
+    monkeypatch.setattr(session_module, "FULL_LOGITS_KEPT", 4)
+    s = Session(tiny, "The cat")
+    s.generate(10, SAMPLED)
+    assert [r.logits is not None for r in s.records] == [False] * 6 + [True] * 4
+    old = s.records[2]
+    with pytest.raises(LookupError, match="older"):
+        old.probs_before()
+    assert old.top_ids.shape == (session_module.TOP_STORED,) and old.top_probs[0] >= old.top_probs[-1]
+    # the stored top-N is exact: it equals the softmax of a full forward pass at that step
+    probs = torch.softmax(full_forward_logits(tiny, s.ids[:old.context_len]), dim=-1)
+    assert torch.allclose(old.top_probs, probs[old.top_ids.long()], atol=1e-5)
+    # undo all the way back (past the window): the same tokens come out again
+    tokens = list(s.generated_ids)
+    while s.records:
+        s.undo()
+        assert torch.allclose(s.pending_logits, full_forward_logits(tiny, s.ids), atol=1e-4, rtol=1e-4)
+    assert s.cache_len == len(s.prompt_ids)
+    s.generate(10, SAMPLED)
+    assert s.generated_ids == tokens
 
 
 def test_force_by_id_and_text(tiny):
@@ -158,13 +184,14 @@ def test_records_hold_what_the_page_needs(tiny):
     rec = s.step(SAMPLED)
     probs = rec.probs_before()
     assert abs(float(probs.sum()) - 1) < 1e-5
-    assert abs(float(rec.probs_after().sum()) - 1) < 1e-5
+    assert abs(float(s.pipeline(rec).probs.sum()) - 1) < 1e-5
     assert rec.prob == pytest.approx(float(probs[rec.token_id]))
     assert rec.logprob == pytest.approx(float(torch.log(probs[rec.token_id])), abs=1e-4)
     assert rec.rank == int((probs > probs[rec.token_id]).sum()) + 1
     assert rec.generator_state is not None and rec.cache_len == len(s.ids)
     assert rec.time_ms >= rec.forward_ms > 0
-    assert rec.top_ids[0] == int(torch.argmax(rec.logits))
+    assert int(rec.top_ids[0]) == int(torch.argmax(rec.logits))
+    assert rec.prob_filtered == pytest.approx(float(s.pipeline(rec).probs[rec.token_id]))
     assert 0 < rec.kept <= tiny.vocab_size
     assert s.sequence_logprob() == pytest.approx(rec.logprob)
     assert s.perplexity() == pytest.approx(float(torch.exp(torch.tensor(-rec.logprob))), rel=1e-5)
@@ -184,8 +211,9 @@ def test_too_long_prompt_is_refused(tiny):
 @pytest.mark.parametrize("prompt", ["bell\x07 and \x00 null", "🙂🚀 emoji", "مرحبا بالعالم", "<script>alert(1)</script><b>x</b>"])
 def test_unusual_prompts_step_fine(tiny, prompt):
     s = Session(tiny, prompt)
-    s.generate(3, SAMPLED)
-    assert s.text.startswith(prompt) or len(s.ids) == len(s.prompt_ids) + 3
+    recs = s.generate(3, SAMPLED)
+    assert len(recs) == 3 and len(s.ids) == len(s.prompt_ids) + 3
+    assert s.text == tiny.tokenizer.decode(s.ids)
 
 
 def test_chat_mode_wraps_prompt_in_template(tiny):

@@ -54,3 +54,19 @@ def tiny_model(seed: int = 0, attn: str = "sdpa") -> LlamaForCausalLM:
 
 def tiny_bundle(seed: int = 0, attn: str = "sdpa"):
     return bundle_from_model(tiny_model(seed, attn), tiny_tokenizer(), name="tiny-llama")
+
+
+@lru_cache(maxsize=1)
+def sentencepiece_tokenizer() -> PreTrainedTokenizerFast:
+    """A Llama-style vocabulary: '▁' marks a space, unknown characters fall back to <0xNN> bytes."""
+    from tokenizers import normalizers
+
+    tok = Tokenizer(models.BPE(byte_fallback=True, unk_token="<unk>"))
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                     decoders.Strip(" ", 1, 0)])
+    byte_pieces = [f"<0x{b:02X}>" for b in range(256)]
+    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=["<unk>", "<s>", "</s>", *byte_pieces],
+                                  show_progress=False)
+    tok.train_from_iterator(CORPUS, trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", bos_token="<s>", eos_token="</s>")

@@ -1,11 +1,10 @@
-"""Settings normalisation, token display and model loading rules (no model weights needed)."""
+"""Settings normalisation and model loading rules (no model weights needed)."""
 import pytest
 import torch
 
 from autoreg_core import SamplingConfig, UnknownModelError, allowed_models, load_model
 from autoreg_core.loading import ENV_ALLOWED, ENV_CACHE_DIR, cache_dir, choose_device, choose_dtype, ModelLoadError
-from autoreg_core.sampling import build_processors, entropy_bits, rank_of
-from autoreg_core.tokens import token_bytes, token_views, visible_whitespace
+from autoreg_core.decode import entropy_bits, process, rank_of
 
 
 @pytest.mark.parametrize("kwargs, fragment", [
@@ -20,15 +19,19 @@ from autoreg_core.tokens import token_bytes, token_views, visible_whitespace
 def test_normalized_explains_every_change(kwargs, fragment):
     cfg, notes = SamplingConfig(**kwargs).normalized(vocab_size=1000)
     assert any(fragment in n for n in notes)
-    assert build_processors(cfg) is not None  # transformers accepts the clamped values
+    # transformers' warpers accept the clamped values: the pipeline ends in a distribution
+    probs = process(torch.randn(1000), [1, 2, 3], SamplingConfig(**kwargs)).probs
+    assert float(probs.sum()) == pytest.approx(1.0, abs=1e-5) and int((probs > 0).sum()) >= 1
 
 
-def test_greedy_uses_no_warpers_and_top_k_off_at_zero():
-    assert len(build_processors(SamplingConfig(temperature=0, top_k=5, top_p=0.5))) == 0
-    names = [type(p).__name__ for p in build_processors(SamplingConfig(temperature=0.5, top_k=3, top_p=0.9, min_p=0.1, repetition_penalty=1.1))]
-    assert names == ["RepetitionPenaltyLogitsProcessor", "TemperatureLogitsWarper", "TopKLogitsWarper",
-                     "TopPLogitsWarper", "MinPLogitsWarper"]
-    assert len(build_processors(SamplingConfig(temperature=1.0, top_k=0, top_p=1.0))) == 0
+def test_pipeline_stages_run_in_generates_order_and_greedy_skips_the_warpers():
+    def active(cfg):
+        return [s.name for s in process(torch.randn(300), [4, 5], cfg).stages if s.active]
+
+    assert active(SamplingConfig(temperature=0, top_k=5, top_p=0.5)) == ["raw logits", "greedy"]
+    assert active(SamplingConfig(temperature=0.5, top_k=3, top_p=0.9, min_p=0.1, repetition_penalty=1.1)) == [
+        "raw logits", "repetition penalty", "temperature", "top-k", "top-p", "min-p"]
+    assert active(SamplingConfig(temperature=1.0, top_k=0, top_p=1.0)) == ["raw logits"]
 
 
 def test_stop_sequences_parse_escaped_newlines():
@@ -39,28 +42,6 @@ def test_entropy_and_rank():
     probs = torch.tensor([0.5, 0.25, 0.25, 0.0])
     assert entropy_bits(probs) == pytest.approx(1.5)
     assert rank_of(probs, 0) == 1 and rank_of(probs, 2) == 2 and rank_of(probs, 3) == 4
-
-
-def test_emoji_split_over_tokens_is_never_garbage(tiny):
-    tok = tiny.tokenizer
-    ids = tok("🙂🚀", add_special_tokens=False)["input_ids"]
-    views = token_views(tok, ids)
-    assert "".join(v.text for v in views) == "🙂🚀"
-    assert b"".join(v.data for v in views) == "🙂🚀".encode()
-    assert all("\ufffd" not in v.text for v in views)
-    partial = [v for v in views if v.partial]
-    assert partial and all(v.label.startswith("⟨") for v in partial)  # shown as bytes, not '�'
-
-
-def test_token_pieces_and_whitespace(tiny):
-    tok = tiny.tokenizer
-    (tid,) = tok(" cat", add_special_tokens=False)["input_ids"]
-    assert token_bytes(tok, tid) == b" cat"
-    view = token_views(tok, [tid])[0]
-    assert view.piece == "Ġcat" and view.label == "·cat"
-    assert visible_whitespace(" \n\t") == "·↵→"
-    special = token_views(tok, [tok.eos_token_id])[0]
-    assert special.special and special.label == "<|im_end|>"
 
 
 def test_allowlist_and_unknown_model(monkeypatch):

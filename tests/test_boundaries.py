@@ -1,0 +1,36 @@
+"""The engine stays an engine: no presentation library is imported and no HTML is written in it."""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT
+
+ENGINE = ROOT / "autoreg_core"
+FORBIDDEN = ("plotly", "pandas", "streamlit")
+
+
+def test_importing_every_engine_module_loads_no_presentation_library():
+    modules = sorted(p.stem for p in ENGINE.glob("*.py") if p.stem != "__init__")
+    assert "decode" in modules and "session" in modules
+    code = ("import importlib, sys\n"
+            f"for m in {modules!r}: importlib.import_module('autoreg_core.' + m)\n"
+            f"print(sorted(m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r}))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_no_engine_file_mentions_a_presentation_library_or_html():
+    offenders = []
+    for path in sorted(ENGINE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if re.search(r"^\s*(import|from)\s+(plotly|pandas|streamlit)\b", text, re.M):
+            offenders.append(f"{path.name}: imports a presentation library")
+        if re.search(r"<(span|div|style|b|br|table)\b", text):
+            offenders.append(f"{path.name}: holds HTML")
+    assert offenders == []
+
+
+def test_the_engine_has_no_subpackages_left_for_figures():
+    assert not (ENGINE / "figures").exists()
+    assert sorted(p.name for p in ENGINE.iterdir() if p.is_dir() and p.name != "__pycache__") == []
