@@ -90,10 +90,12 @@ class ModelSpec:
     @classmethod
     def preset(cls, name: str, *, n_layers: int, n_heads: int, n_kv_heads: int, head_dim: int, hidden: int,
                vocab: int, n_params: int, seq_len: int, max_positions: int | None = None,
-               weight_bytes: float = 2, cache_bytes: float = 2, note: str = "") -> "ModelSpec":
-        """A model known only by its published shape (the body is the parameters minus embeddings)."""
+               weight_bytes: float = 2, cache_bytes: float = 2, tied: bool = False, note: str = "") -> "ModelSpec":
+        """A model known only by its published shape (the body is the parameters minus the token
+        embedding and the LM head, one matrix when ``tied``)."""
+        embeddings = (1 if tied else 2) * hidden * vocab
         return cls(name=name, n_layers=n_layers, n_heads=n_heads, n_kv_heads=n_kv_heads, head_dim=head_dim,
-                   hidden=hidden, vocab=vocab, n_params=n_params, body_params=n_params - 2 * hidden * vocab,
+                   hidden=hidden, vocab=vocab, n_params=n_params, body_params=n_params - embeddings,
                    max_positions=max_positions or seq_len, weight_bytes_per_param=weight_bytes,
                    cache_bytes_per_element=cache_bytes, seq_len=seq_len, note=note)
 
@@ -192,25 +194,45 @@ class ModelSpec:
         return self.flops_step(L, False) / self.weight_bytes_per_step
 
     def count_table(self, T: int) -> list[dict]:
-        """What generating T tokens costs both ways: positions, QKᵀ dot products, FLOPs."""
+        """What generating T tokens costs both ways: positions, QKᵀ dot products, FLOPs.
+
+        The cache removes the recomputed positions (projections and MLP), not the attention over the
+        cache: per layer and head the cached run still does T(T+1)/2 dot products in total.
+        """
+        per_head = self.n_layers * self.n_heads
         rows = []
-        for what, fn in (("token positions processed", lambda c: self.positions_total(T, c)),
-                         ("attention dot products (QKᵀ)", lambda c: self.dot_products_total(T, c)),
+        for what, fn in (("token positions processed (projections, MLP)", lambda c: self.positions_total(T, c)),
+                         ("attention dot products per layer and head",
+                          lambda c: self.dot_products_total(T, c) // per_head),
+                         ("attention dot products, all layers and heads", lambda c: self.dot_products_total(T, c)),
                          ("FLOPs", lambda c: self.flops_total(T, c))):
             naive, cached = fn(False), fn(True)
             rows.append({"quantity": what, "naive": naive, "KV cache": cached, "naive / cached": naive / cached})
         return rows
 
 
+def _llama3(size: str, *, n_layers: int, n_heads: int, hidden: int, n_params: int) -> ModelSpec:
+    """A Llama-3 shape (8 K/V heads of 128, vocabulary 128,256) at its full 128K context."""
+    return ModelSpec.preset(f"{size} model", n_layers=n_layers, n_heads=n_heads, n_kv_heads=8, head_dim=128,
+                            hidden=hidden, vocab=128_256, n_params=n_params, seq_len=131_072,
+                            note=f"Llama-3-{size} shape: {n_heads} query heads share 8 K/V heads")
+
+
 # Published shapes for the memory calculator (16-bit weights and cache unless said otherwise).
 PRESETS: dict[str, ModelSpec] = {
     "GPT-2 Small": ModelSpec.preset(
         "GPT-2 Small", n_layers=12, n_heads=12, n_kv_heads=12, head_dim=64, hidden=768, vocab=50257,
-        n_params=124_439_808, seq_len=1024, note="Full 1,024-token context, one K/V per head"),
+        n_params=124_439_808, seq_len=1024, tied=True, note="Full 1,024-token context, one K/V per head"),
     "7B model, 128K context": ModelSpec.preset(
         "7B model", n_layers=32, n_heads=32, n_kv_heads=32, head_dim=128, hidden=4096, vocab=32000,
         n_params=6_738_415_616, seq_len=131_072, note="Llama-2-7B shape, no GQA"),
     "70B model with GQA, 4K tokens": ModelSpec.preset(
         "70B model", n_layers=80, n_heads=64, n_kv_heads=8, head_dim=128, hidden=8192, vocab=32000,
         n_params=68_976_648_192, seq_len=4096, note="Llama-2-70B shape: 64 query heads share 8 K/V heads"),
+    "8B model with GQA, 128K context": _llama3("8B", n_layers=32, n_heads=32, hidden=4096, n_params=8_030_261_248),
+    "70B model with GQA, 128K context": _llama3("70B", n_layers=80, n_heads=64, hidden=8192, n_params=70_553_706_496),
 }
+# The common serving setup: weights quantised to 4 bits, the KV cache kept in 16 bits.
+PRESETS["70B model, 4-bit weights + 16-bit cache, 128K"] = replace(
+    PRESETS["70B model with GQA, 128K context"].with_precision(weight_bytes=0.5, cache_bytes=2),
+    note="Llama-3-70B shape with 4-bit weights, the cache kept in 16 bits")

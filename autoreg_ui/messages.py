@@ -5,6 +5,7 @@ calls ``show`` where the message belongs. Every text is shown as plain text (nev
 """
 from __future__ import annotations
 
+import re
 from collections.abc import MutableMapping
 
 from . import keys
@@ -29,11 +30,19 @@ def take(state: MutableMapping | None = None) -> list[tuple[str, str]]:
 
 
 def show(state: MutableMapping | None = None) -> None:
-    """Draw the queued messages here, each as a Streamlit alert of its level."""
+    """Draw the queued messages here, each as a Streamlit alert of its level, as plain text."""
     import streamlit as st
 
     for level, text in take(state):
-        getattr(st, level)(text)
+        getattr(st, level)(plain(text))
+
+
+_MARKDOWN = re.compile(r"([\\`*_\[\]()#|~<>$:])")  # emphasis, code, links, headings, tables, math, :emoji:
+
+
+def plain(text: str) -> str:
+    """Backslash-escape every character Markdown could act on, so a message shows exactly as written."""
+    return _MARKDOWN.sub(r"\\\1", str(text))
 
 
 def _state(state: MutableMapping | None) -> MutableMapping:

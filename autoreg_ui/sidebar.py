@@ -5,26 +5,13 @@ import streamlit as st
 
 from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models
 
-from . import keys
+from . import keys, links
 from .state import current_bundle
-
-
-def _model_from_link() -> None:
-    """Honour ``?model=`` once; an unknown name gets a message, not a crash."""
-    wanted = st.query_params.get("model")
-    if wanted and keys.MODEL_LINK_SEEN not in st.session_state:
-        st.session_state[keys.MODEL_LINK_SEEN] = True
-        if wanted in allowed_models():
-            st.session_state[keys.MODEL] = wanted
-        else:
-            st.session_state[keys.MODEL_LINK_ERROR] = (
-                f"Unknown model {wanted!r} in the link; using {EMBEDDED_MODEL}. "
-                f"Available: {', '.join(allowed_models())}.")
 
 
 def render_sidebar() -> SamplingConfig:
     """Draw the sidebar and return the (normalised) sampling settings, also kept in session_state."""
-    _model_from_link()
+    links.apply_model(st.query_params, st.session_state, allowed_models(), EMBEDDED_MODEL)
     sb = st.sidebar
     sb.header("Model")
     models = allowed_models()

@@ -1,7 +1,6 @@
 """The attention page under Streamlit's AppTest: stepping, layer/head changes, bad links, gaps."""
 import base64
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -59,12 +58,9 @@ def test_step_and_change_layer_head(embedded):
     tri = _fig(at, "att_triangle")
     assert _rows(tri) == N
 
-    t0 = time.perf_counter()
     at.button(key="att_next").click().run()
-    redraw = time.perf_counter() - t0
     assert not at.exception
-    assert len(s.records) == 1 and s.records[0].attention is not None
-    print(f"\nAppTest: Next token + page redraw {redraw * 1000:.0f} ms")
+    assert len(s.records) == 1 and tuple(s.records[0].attention.shape) == (30, 9, N + 1)
     tri = _fig(at, "att_triangle")
     assert _rows(tri) == N + 1
     bar = _fig(at, "att_bar")
@@ -93,16 +89,50 @@ def test_step_and_change_layer_head(embedded):
 
     at.selectbox(key="att_preset").set_value("70B model with GQA, 4K tokens").run()
     assert at.select_slider(key="att_seq").value == 4096
-    assert any(m.label == "KV cache" and m.value == "1.25 GiB" for m in at.metric)
+    assert _metric(at, "KV cache") == "1.25 GiB"
     at.slider(key="att_batch").set_value(8).run()
-    assert any(m.label == "KV cache" and m.value == "10.00 GiB" for m in at.metric)
+    assert _metric(at, "KV cache") == "10.00 GiB"
     assert not at.exception
+
+
+def _metric(at, label):
+    values = [m.value for m in at.metric if m.label == label]
+    assert len(values) == 1, values
+    return values[0]
+
+
+def test_calculator_weights_and_cache_precisions_differ(embedded):
+    at = _page()
+    assert at.selectbox(key="att_preset").value == "Loaded model"
+    assert (at.selectbox(key="att_precision").value, at.selectbox(key="att_cache_precision").value) == (
+        "float32", "float32")
+    at.selectbox(key="att_preset").set_value("70B model, 4-bit weights + 16-bit cache, 128K").run()
+    assert at.select_slider(key="att_seq").value == 131_072
+    assert (at.selectbox(key="att_precision").value, at.selectbox(key="att_cache_precision").value) == (
+        "4-bit", "float16 / bfloat16")
+    assert (_metric(at, "KV cache"), _metric(at, "Weights")) == ("40.00 GiB", "32.85 GiB")
+    at.selectbox(key="att_precision").set_value("float16 / bfloat16").run()  # weights only: the cache stays
+    assert (_metric(at, "KV cache"), _metric(at, "Weights")) == ("40.00 GiB", "131.42 GiB")
+    at.selectbox(key="att_cache_precision").set_value("int8 / fp8").run()
+    assert (_metric(at, "KV cache"), _metric(at, "Weights")) == ("20.00 GiB", "131.42 GiB")
+    assert not at.exception
+
+
+def test_units_and_the_worked_example_on_the_model(embedded):
+    at = _page()
+    spec = embedded.spec
+    text = " ".join(m.value for m in at.markdown)
+    assert "1 KiB = 1,024 bytes" in " ".join(c.value for c in at.caption)
+    per_position = 2 * spec.n_layers * spec.n_kv_heads * spec.head_dim * 4  # float32 on CPU
+    assert f"holds 150 positions: **{150 * per_position / 1024 ** 2:,.2f} MiB** ({150 * per_position:,} bytes)" in text
+    assert f"the prefill writes 50 positions at once, {50 * per_position / 1024 ** 2:,.2f} MiB" in text
 
 
 def test_bad_link_and_stale_state(embedded):
     at = _page(query={"layer": "99", "head": "-1"})
-    text = " ".join(w.value for w in at.warning)
-    assert "layer 99" in text and "head -1" in text
+    text = [w.value for w in at.warning]
+    assert text == ["The layer 99 in the link does not exist: this model has layers 0–29; it was ignored.",
+                    "The head -1 in the link does not exist: this model has heads 0–8 or 'mean'; it was ignored."]
     assert at.slider(key="att_layer").value == 15  # a sensible default instead
     stale = AppTest.from_file(APP, default_timeout=TIMEOUT)
     stale.session_state["att_layer"] = 500  # stale state, e.g. left by a bigger model
@@ -120,8 +150,8 @@ def test_steps_without_capture_are_marked_then_backfilled(embedded):
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()  # the step page: capture off there
     at.slider(key="cfg_temperature").set_value(0.0).run()
-    at.button(key="next").click().run()
-    at.button(key="next").click().run()
+    at.button(key="step_next").click().run()
+    at.button(key="step_next").click().run()
     at.switch_page(PAGE).run()
     assert not at.exception
     assert any("2 of" in w.value and "not captured" in w.value for w in at.warning)
@@ -131,7 +161,7 @@ def test_steps_without_capture_are_marked_then_backfilled(embedded):
     assert not any("not captured" in w.value for w in at.warning)
     assert any("Recomputed 2 missing rows" in x.value for x in at.success)
     s = at.session_state["session"]
-    assert all(r.attention is not None for r in s.records)
+    assert [tuple(r.attention.shape) for r in s.records] == [(30, 9, s.prompt_len + 1), (30, 9, s.prompt_len + 2)]
 
 
 def test_one_token_prompt(embedded):

@@ -1,4 +1,5 @@
-"""Figures for the attention page: one query's weights, all heads, the causal triangle, GQA."""
+"""Figures for the attention page: one query's weights as a token strip and as bars, all heads,
+the causal triangle, GQA. Pure functions of arrays and labels; every label is escaped."""
 from __future__ import annotations
 
 import html
@@ -8,12 +9,18 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-QUERY_COLOR = "#e8590c"
-PROMPT_COLOR = "#98a2b3"
-DECODE_COLOR = "#1f6feb"
-KV_COLORS = ["#1f6feb", "#e8590c", "#2f9e44", "#ae3ec9", "#f59f00", "#0c8599", "#d6336c", "#5c940d"]
-MAX_TICK_LABELS = 80
-MAX_HOVER_TEXT = 120  # per-cell hover text up to this many rows  # beyond this many tokens, axis labels would overlap: show positions only
+from autoreg_core.attention_view import MISSING
+from autoreg_ui import palette
+
+QUERY_COLOR = palette.HIGHLIGHT
+PROMPT_COLOR = palette.MUTED
+DECODE_COLOR = palette.ACCENT
+MISSING_COLOR = palette.FADED
+# one colour per cached K/V head (cycled past six)
+KV_COLORS = [palette.ACCENT, palette.HIGHLIGHT, palette.GOOD, palette.CUMULATIVE, palette.INK, palette.RAW]
+MAX_TICK_LABELS = 80  # beyond this many tokens, axis labels would overlap: show positions only
+MAX_HOVER_TEXT = 120  # per-cell hover text up to this many rows
+STRIP_MAX_ALPHA = 0.75  # the darkest chip stays light enough for the page's own text colour
 
 
 def _short(label: str, n: int = 14) -> str:
@@ -84,7 +91,7 @@ def triangle_figure(z: np.ndarray, labels: list[str], sources: list[str], n_prom
     if N <= MAX_HOVER_TEXT:
         text = [[f"query {first + q}: {labels[q] if q < len(labels) else ''}<br>key {first + k}: "
                  f"{labels[k] if k < len(labels) else ''}<br>"
-                 + ("future: masked" if k > q else ("row not captured" if sources[q] == "missing"
+                 + ("future: masked" if k > q else ("row not captured" if sources[q] == MISSING
                                                    else f"weight {z[q, k]:.4f}"))
                  for k in range(N)] for q in range(N)]
         hover = "%{text}<extra></extra>"
@@ -93,24 +100,24 @@ def triangle_figure(z: np.ndarray, labels: list[str], sources: list[str], n_prom
     fig = make_subplots(rows=1, cols=2, column_widths=[0.03, 0.97], shared_yaxes=True,
                         horizontal_spacing=0.005)
     # phase strip: 0 prefill, 1 decode, 2 missing
-    phase_code = [[2 if s == "missing" else (0 if first + q < n_prompt else 1)] for q, s in enumerate(sources)]
-    phase_text = [[("prefill" if first + q < n_prompt else "decode step") + (" (not captured)" if s == "missing" else "")]
+    phase_code = [[2 if s == MISSING else (0 if first + q < n_prompt else 1)] for q, s in enumerate(sources)]
+    phase_text = [[("prefill" if first + q < n_prompt else "decode step") + (" (not captured)" if s == MISSING else "")]
                   for q, s in enumerate(sources)]
     fig.add_trace(go.Heatmap(
         z=phase_code, x=[0], y=pos, zmin=0, zmax=2, showscale=False,
         colorscale=[[0, PROMPT_COLOR], [0.5, PROMPT_COLOR], [0.5, DECODE_COLOR], [0.75, DECODE_COLOR],
-                    [0.75, "#dddddd"], [1, "#dddddd"]],
+                    [0.75, MISSING_COLOR], [1, MISSING_COLOR]],
         customdata=phase_text, hovertemplate="query %{y}: %{customdata}<extra></extra>"),
         row=1, col=1)
     fig.add_trace(go.Heatmap(
         z=z, x=pos, y=pos, colorscale="Oranges", zmin=0, zmax=1 if not np.isfinite(z).any()
         else float(np.nanmax(z)), colorbar=dict(title="weight"), hoverongaps=False, text=text,
         hovertemplate=hover, name="attention"), row=1, col=2)
-    missing = [q for q, s in enumerate(sources) if s == "missing"]
+    missing = [q for q, s in enumerate(sources) if s == MISSING]
     for q in missing:
         fig.add_shape(type="rect", x0=first - 0.5, x1=first + q + 0.5, y0=first + q - 0.5,
                       y1=first + q + 0.5, row=1, col=2,
-                      fillcolor="#dddddd", line_width=0, layer="below")
+                      fillcolor=MISSING_COLOR, line_width=0, layer="below")
     if first < n_prompt < first + N:  # the line between the prefill rows and the first decode row
         fig.add_shape(type="line", x0=first - 0.5, x1=first + N - 0.5, y0=n_prompt - 0.5, y1=n_prompt - 0.5,
                       row=1, col=2, line=dict(color=DECODE_COLOR, width=2, dash="dash"))
@@ -160,3 +167,33 @@ def gqa_figure(kv_of_query: list[int], n_kv_heads: int, selected_head: int | Non
                       yaxis=dict(visible=False, range=[-0.5, 1.5]),
                       title=f"{n_heads} query heads share {n_kv_heads} cached K/V heads ({group} per group)")
     return fig
+
+
+def attention_strip_html(labels: list[str], weights, query_pos: int, n_prompt: int) -> str:
+    """Tokens as chips shaded by the attention weight they received (darkest = the row's max).
+
+    Keys the query cannot see are greyed, the query is outlined, prompt tokens are underlined.
+    Every label and tooltip is escaped: model output and user text never become HTML.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    top = float(np.nanmax(w)) if w.size and np.isfinite(w).any() else 0.0
+    chips = []
+    for pos, label in enumerate(labels):
+        if pos < w.size and np.isfinite(w[pos]):
+            share = w[pos] / top if top > 0 else 0.0
+            style = f"background:{palette.alpha(QUERY_COLOR, STRIP_MAX_ALPHA * share)};"
+            tip = f"position {pos} · weight {w[pos]:.4f}"
+        else:
+            style = f"background:{palette.NOT_VISIBLE}; color:{PROMPT_COLOR};"
+            tip = f"position {pos} · not visible to this query"
+        if pos == query_pos:
+            style += f" outline:2px solid {DECODE_COLOR};"
+            tip += " · the query (new token)"
+        if pos < n_prompt:
+            style += f" border-bottom:2px dashed {PROMPT_COLOR};"
+            tip += " · prompt"
+        chips.append(f'<span class="atok" style="{style}" title="{html.escape(tip)}">{html.escape(label)}</span>')
+    css = ("<style>.attstrip{line-height:2.2;font-family:ui-monospace,monospace;font-size:0.95rem}"
+           ".attstrip .atok{padding:2px 4px;margin:1px;border-radius:4px;white-space:pre;"
+           "display:inline-block}</style>")
+    return css + '<div class="attstrip">' + "".join(chips) + "</div>"

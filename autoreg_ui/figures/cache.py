@@ -1,14 +1,20 @@
-"""Figures for the KV cache: its growth over a session, the memory calculator, prefill vs decode."""
+"""Figures for the KV cache: its growth over a session, its tensors, the memory calculator, prefill vs decode."""
 from __future__ import annotations
+
+import html
 
 import plotly.graph_objects as go
 
-from autoreg_core.cache import CachePoint, ModelShape, human_bytes
+from autoreg_core.cache import CachePoint, LayerCacheShape
+from autoreg_core.spec import ModelSpec
+from autoreg_ui import palette
+from autoreg_ui.format import human_bytes
 
-PREFILL_COLOR = "#98a2b3"
-DECODE_COLOR = "#1f6feb"
-CACHE_COLOR = "#e8590c"
-WEIGHT_COLOR = "#495057"
+PREFILL_COLOR = palette.MUTED
+DECODE_COLOR = palette.ACCENT
+CACHE_COLOR = palette.HIGHLIGHT
+WEIGHT_COLOR = palette.INK
+GIB = 1024 ** 3
 
 
 def cache_growth_figure(points: list[CachePoint], bytes_per_position: float) -> go.Figure:
@@ -48,26 +54,44 @@ def cache_growth_figure(points: list[CachePoint], bytes_per_position: float) -> 
     return fig
 
 
-def memory_figure(shape: ModelShape, seq_len: int, batch: int, bytes_per_element: float,
-                  max_len: int | None = None) -> go.Figure:
-    """Cache bytes against sequence length (straight line) next to the fixed weight bytes."""
-    max_len = max(int(max_len or 0), int(seq_len) * 2, 16)
-    xs = sorted({0, *[round(max_len * i / 64) for i in range(65)], int(seq_len)})
-    cache = [shape.cache_bytes(x, batch, bytes_per_element) for x in xs]
-    weights = shape.weight_bytes(bytes_per_element)
-    here = shape.cache_bytes(seq_len, batch, bytes_per_element)
-    gib = 1024 ** 3
+FORMULA_LATEX = (r"\text{bytes} = 2 \times \text{layers} \times \text{batch} \times \text{kv\_heads} \times "
+                 r"\text{head\_dim} \times \text{positions} \times \text{bytes per element}")
+
+
+def formula_latex(spec: ModelSpec, positions: int, batch: int = 1) -> str:
+    """The cache formula with this model's numbers filled in, and its result from ``spec``."""
+    factors = [2, spec.n_layers, batch, spec.n_kv_heads, spec.head_dim, positions]
+    total = spec.cache_bytes(positions, batch)
+    text = r" \times ".join(f"{f:,}" for f in factors) + rf" \times {spec.cache_bytes_per_element:g} = {total:,}"
+    return text.replace(",", "{,}") + r"\ \text{bytes}"
+
+
+def shapes_table(shapes: list[LayerCacheShape]) -> list[dict]:
+    """One row per layer: the K and V tensor shapes, their dtype and measured bytes."""
+    return [{"layer": s.layer, "K shape": str(list(s.keys)), "V shape": str(list(s.values)), "dtype": s.dtype,
+             "bytes (K+V)": s.nbytes} for s in shapes]
+
+
+def memory_figure(spec: ModelSpec, max_len: int | None = None) -> go.Figure:
+    """Cache bytes against sequence length (a straight line) next to the fixed weight bytes.
+
+    ``spec`` carries the chosen sequence length, batch and both precisions (weights, cache).
+    """
+    seq_len, batch = spec.seq_len, spec.batch
+    max_len = max(int(max_len or 0), seq_len * 2, 16)
+    xs = sorted({0, *[round(max_len * i / 64) for i in range(65)], seq_len})
+    here = spec.cache_bytes(seq_len, batch)
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=xs, y=[c / gib for c in cache], mode="lines", name="KV cache",
+    fig.add_trace(go.Scatter(x=xs, y=[spec.cache_bytes(x, batch) / GIB for x in xs], mode="lines", name="KV cache",
                              line=dict(color=CACHE_COLOR, width=3),
                              hovertemplate="%{x:,} tokens: %{y:.3f} GiB of cache<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[xs[0], xs[-1]], y=[weights / gib] * 2, mode="lines", name="weights",
+    fig.add_trace(go.Scatter(x=[xs[0], xs[-1]], y=[spec.weight_bytes / GIB] * 2, mode="lines", name="weights",
                              line=dict(color=WEIGHT_COLOR, dash="dash"),
                              hovertemplate="weights: %{y:.3f} GiB<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[seq_len], y=[here / gib], mode="markers", name="chosen length",
+    fig.add_trace(go.Scatter(x=[seq_len], y=[here / GIB], mode="markers", name="chosen length",
                              marker=dict(color=CACHE_COLOR, size=12),
                              hovertemplate=f"{seq_len:,} tokens × batch {batch}: {human_bytes(here)}<extra></extra>"))
-    fig.update_layout(title=f"{shape.name}: cache grows linearly with tokens (batch {batch})",
+    fig.update_layout(title=f"{html.escape(spec.name)}: cache grows linearly with tokens (batch {batch})",
                       height=340, margin=dict(l=50, r=10, t=50, b=40),
                       xaxis=dict(title="sequence length (tokens)"), yaxis=dict(title="GiB", rangemode="tozero"),
                       legend=dict(orientation="h", y=-0.2))
