@@ -1,38 +1,63 @@
-"""Beam search on the KV cache, written out so every candidate can be drawn as a tree.
+"""Beam search on the KV cache, as a pure step plus a short loop, so every candidate can be drawn as a tree.
 
-The algorithm is transformers' own (``GenerationMixin._beam_search`` in 5.x), for one prompt:
+The algorithm is transformers' own (``GenerationMixin._beam_search``), for one prompt:
 
-* the B running beams sit in one batch on one ``DynamicCache``; each decode step feeds the B
-  last tokens in one forward pass;
-* every beam's log-probabilities are added to its running sum, and the best
+* the B running beams sit in one batch on one ``DynamicCache``; each step feeds their B last
+  tokens in one ``decode.forward``;
+* every beam's log-probabilities (``decode.log_probs``) are added to its running sum, and the best
   ``K = max(2, 1 + #EOS) · B`` (beam, token) pairs over all beams are the step's candidates;
-* candidates that end (EOS or the length budget) go to the finished list, scored
-  ``sum log p / length ** length_penalty``; the best B that did not end keep running;
+* running beams are ranked by that raw sum: the best B candidates that did not end run on;
+* candidates among the top B that end (EOS or the last step) enter the finished list, scored
+  ``sum log p / length ** length_penalty``; it keeps the best B;
 * the cache rows are reordered to follow the surviving beams (``DynamicCache.reorder_cache``);
 * the search stops when no running beam can beat the worst finished one (generate's
   ``early_stopping=False`` heuristic) or when the budget is reached.
 
-Its best beam equals ``model.generate(num_beams=B, do_sample=False, length_penalty=…)``.
+``beam_step`` is that step on plain tensors (no model); ``beam_search`` is the loop around it. Its
+best beam equals ``model.generate(num_beams=B, do_sample=False, length_penalty=…)``.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import torch
-from transformers import DynamicCache, LogitsProcessorList
 
+from . import decode
+from .config import SamplingConfig
 from .loading import ModelBundle
+from .prefix import Prefix
 
 MAX_BEAMS = 8
 MAX_BEAM_STEPS = 64
 NEG = -1.0e9  # generate's "impossible" score
 
 KEPT, FINISHED, PRUNED = "kept", "finished", "pruned"
+GREEDY = SamplingConfig(temperature=0.0)
 
 
-@dataclass
+@dataclass(frozen=True)
+class BeamSettings:
+    """What ``generate(num_beams=…)`` is told; ``eos_token_ids`` None means the model's own."""
+
+    num_beams: int = 3
+    max_new_tokens: int = 8
+    length_penalty: float = 1.0
+    early_stopping: bool | str = False  # generate's values: False, True or "never"
+    repetition_penalty: float = 1.0
+    eos_token_ids: tuple[int, ...] | None = None
+
+    def checked(self) -> "BeamSettings":
+        if not 1 <= int(self.num_beams) <= MAX_BEAMS:
+            raise ValueError(f"Beam width must lie between 1 and {MAX_BEAMS}.")
+        if not 1 <= int(self.max_new_tokens) <= MAX_BEAM_STEPS:
+            raise ValueError(f"Steps must lie between 1 and {MAX_BEAM_STEPS}.")
+        return replace(self, num_beams=int(self.num_beams), max_new_tokens=int(self.max_new_tokens),
+                       length_penalty=float(self.length_penalty))
+
+
+@dataclass(frozen=True)
 class BeamNode:
     """One candidate (beam + next token) that the search looked at."""
 
@@ -48,7 +73,7 @@ class BeamNode:
     ends_with_eos: bool = False
 
 
-@dataclass
+@dataclass(frozen=True)
 class Beam:
     """A finished hypothesis."""
 
@@ -63,16 +88,144 @@ class Beam:
         return len(self.token_ids)
 
 
+@dataclass(frozen=True)
+class BeamState:
+    """Everything between two steps: the running beams and the finished hypotheses."""
+
+    settings: BeamSettings
+    eos: torch.Tensor  # long [#EOS]
+    seqs: torch.Tensor  # long [B, L]: each running beam's ids, context included
+    scores: torch.Tensor  # float [B]: each running beam's sum of log-probs (NEG: no beam there)
+    beam_nodes: tuple[int, ...]  # the tree node each running beam ends on
+    parents: torch.Tensor  # long [B]: the row each running beam came from (to reorder the cache)
+    finished_scores: torch.Tensor  # float [B]: length-penalised; NEG for an empty slot
+    finished: tuple[Beam | None, ...]  # aligned with ``finished_scores``
+    context_len: int
+    step: int = 0
+    node_count: int = 1  # the root is node 0
+    improvable: bool = True  # a running beam may still beat the worst finished one
+    running: bool = True  # the search goes on
+
+    @property
+    def last_tokens(self) -> torch.Tensor:
+        return self.seqs[:, -1:]
+
+    def ranked(self) -> list[Beam]:
+        """The finished hypotheses, best first."""
+        beams = [b for b, s in zip(self.finished, self.finished_scores.tolist()) if b is not None and s > NEG / 2]
+        return sorted(beams, key=lambda b: -b.score)
+
+
+def start(context_ids, settings: BeamSettings, eos_token_ids) -> BeamState:
+    """B copies of the context; only beam 0 is real at first (the others score NEG), as in generate."""
+    b = settings.num_beams
+    scores = torch.zeros(b)
+    scores[1:] = NEG
+    return BeamState(settings=settings, eos=torch.tensor(list(eos_token_ids), dtype=torch.long),
+                     seqs=torch.tensor([list(context_ids)] * b, dtype=torch.long), scores=scores,
+                     beam_nodes=(0,) * b, parents=torch.zeros(b, dtype=torch.long),
+                     finished_scores=torch.full((b,), NEG), finished=(None,) * b, context_len=len(context_ids))
+
+
+@dataclass(frozen=True)
+class _Candidates:
+    """The top K (beam, token) pairs of one step, best first."""
+
+    sums: torch.Tensor  # float [K]: the beam's sum of log-probs with this token
+    beam: torch.Tensor  # long [K]: which running beam
+    token: torch.Tensor  # long [K]
+    eos: torch.Tensor  # bool [K]
+    ends: torch.Tensor  # bool [K]: EOS or the last step
+
+
+def _candidates(state: BeamState, log_probs: torch.Tensor, step: int) -> _Candidates:
+    vocab = log_probs.shape[-1]
+    total = (log_probs + state.scores[:, None]).reshape(-1)
+    k = min(max(2, 1 + state.eos.numel()) * state.settings.num_beams, total.numel())
+    sums, idx = torch.topk(total, k=k)
+    token = idx % vocab
+    eos = torch.isin(token, state.eos)
+    return _Candidates(sums, idx // vocab, token, eos, eos | (step >= state.settings.max_new_tokens))
+
+
+def _finish(state: BeamState, cand: _Candidates, step: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """generate's update of the finished list: (new finished scores, indices into old + candidates)."""
+    s = state.settings
+    b = s.num_beams
+    scores = cand.sums / (float(step) ** s.length_penalty)
+    full = bool((state.finished_scores > NEG / 2).all()) and s.early_stopping is True
+    just_done = cand.ends & (torch.arange(cand.sums.numel()) < b)  # only the top B may finish
+    scores = scores + float(full) * NEG + float(not state.improvable) * NEG + (~just_done).float() * NEG
+    merged = torch.cat([state.finished_scores, scores])
+    keep = torch.topk(merged, k=b).indices
+    return merged[keep], keep
+
+
+def _still_improvable(state: BeamState, run_scores: torch.Tensor, fin_scores: torch.Tensor, step: int) -> bool:
+    """generate's early-stop heuristic: can the best running beam beat the worst finished one?"""
+    s = state.settings
+    length = s.max_new_tokens if s.early_stopping == "never" and s.length_penalty > 0.0 else step
+    best_possible = run_scores[0] / (float(length) ** s.length_penalty)
+    worst = fin_scores.min() if bool((fin_scores > NEG / 2).all()) else torch.tensor(NEG)
+    return state.improvable and bool(best_possible > worst)
+
+
+def _nodes(state: BeamState, cand: _Candidates, runs_on: set[int], finishes: set[int], step: int) -> list[BeamNode]:
+    """The step's candidates as tree nodes (a dead beam's continuations are left out)."""
+    out = []
+    for j in range(cand.sums.numel()):
+        total, beam = float(cand.sums[j]), int(cand.beam[j])
+        if total < NEG / 2:
+            continue
+        status = KEPT if j in runs_on else FINISHED if j in finishes else PRUNED
+        score = total / float(step) ** state.settings.length_penalty if status == FINISHED else None
+        out.append(BeamNode(id=state.node_count + len(out), parent=state.beam_nodes[beam],
+                            token_id=int(cand.token[j]), step=step, logprob=total - float(state.scores[beam]),
+                            cum_logprob=total, status=status, rank=j, score=score, ends_with_eos=bool(cand.eos[j])))
+    return out
+
+
+def beam_step(state: BeamState, log_probs: torch.Tensor) -> tuple[BeamState, list[BeamNode]]:
+    """One step on the running beams' log-probs [B, vocab]: the next state and the tree's new nodes."""
+    step, b = state.step + 1, state.settings.num_beams
+    cand = _candidates(state, log_probs, step)
+    running_sums = cand.sums + cand.ends.float() * NEG  # an ended candidate cannot run on
+    nxt = torch.topk(running_sums, k=b).indices
+    fin_scores, keep = _finish(state, cand, step)
+    n_old = len(state.finished)
+    slots = keep.tolist()
+    finishes = {i - n_old: slot for slot, i in enumerate(slots) if i >= n_old and float(fin_scores[slot]) > NEG / 2}
+    runs_on = {int(j) for j in nxt if not bool(cand.ends[int(j)])}
+    nodes = _nodes(state, cand, runs_on, set(finishes), step)
+    node_of = {n.rank: n.id for n in nodes}
+    finished = tuple(state.finished[i] if i < n_old
+                     else _hypothesis(state, cand, i - n_old, float(fin_scores[slot]), node_of[i - n_old])
+                     if i - n_old in finishes else None
+                     for slot, i in enumerate(slots))
+    run_scores = running_sums[nxt]
+    improvable = _still_improvable(state, run_scores, fin_scores, step)
+    all_full = bool((fin_scores > NEG / 2).all()) and state.settings.early_stopping is True
+    new = replace(state, seqs=torch.cat([state.seqs[cand.beam[nxt]], cand.token[nxt].view(-1, 1)], dim=1),
+                  scores=run_scores, beam_nodes=tuple(node_of.get(int(j), 0) for j in nxt), parents=cand.beam[nxt],
+                  finished_scores=fin_scores, finished=finished, step=step, node_count=state.node_count + len(nodes),
+                  improvable=improvable, running=improvable and not all_full and not bool(cand.ends.all()))
+    return new, nodes
+
+
+def _hypothesis(state: BeamState, cand: _Candidates, j: int, score: float, node_id: int) -> Beam:
+    """Candidate ``j`` as a finished hypothesis (its ids without the context)."""
+    ids = state.seqs[int(cand.beam[j]), state.context_len:].tolist() + [int(cand.token[j])]
+    return Beam(ids, float(cand.sums[j]), score, node_id, bool(cand.eos[j]))
+
+
 @dataclass
 class BeamResult:
-    num_beams: int
-    max_new_tokens: int
-    length_penalty: float
+    settings: BeamSettings
     nodes: list[BeamNode]
     beams: list[Beam]  # ranked, best first
-    steps: int  # decode steps the search ran
-    forward_passes: int
-    time_ms: float
+    steps: int = 0  # decode steps the search ran
+    forward_passes: int = 0  # this call's decode passes (the prefix's prefill is not counted)
+    time_ms: float = 0.0
     greedy_ids: list[int] = field(default_factory=list)
     greedy_logprobs: list[float] = field(default_factory=list)
     greedy_time_ms: float = 0.0
@@ -92,210 +245,63 @@ class BeamResult:
         return out[::-1]
 
 
-def clone_cache(cache: DynamicCache, config=None) -> DynamicCache:
-    """A deep copy of a cache's K and V tensors (the session's own cache is never touched)."""
-    data = [(layer.keys.clone(), layer.values.clone()) for layer in cache.layers]
-    return DynamicCache(data, config=config)
+ROOT = BeamNode(id=0, parent=-1, token_id=-1, step=0, logprob=0.0, cum_logprob=0.0, status=KEPT)
 
 
-def prefill_context(bundle: ModelBundle, context_ids: list[int]) -> tuple[DynamicCache, torch.Tensor]:
-    """One prefill of the context: its cache and the logits for the next token."""
-    cache = DynamicCache(config=bundle.config)
-    ids = torch.tensor([list(context_ids)], dtype=torch.long, device=bundle.device)
-    with torch.inference_mode():
-        out = bundle.model(input_ids=ids, past_key_values=cache, use_cache=True)
-    return out.past_key_values, out.logits[0, -1].float().cpu()
-
-
-def _forward(bundle: ModelBundle, tokens: torch.Tensor, cache: DynamicCache) -> torch.Tensor:
-    with torch.inference_mode():
-        out = bundle.model(input_ids=tokens.to(bundle.device), past_key_values=cache, use_cache=True)
-    return out.logits[:, -1].float().cpu()
-
-
-def beam_search(bundle: ModelBundle, context_ids: list[int], num_beams: int = 3, max_new_tokens: int = 8,
-                length_penalty: float = 1.0, early_stopping: bool | str = False,
-                eos_token_ids: list[int] | None = None, cache: DynamicCache | None = None,
-                first_logits: torch.Tensor | None = None, processors: LogitsProcessorList | None = None,
-                with_greedy: bool = True,
+def beam_search(bundle: ModelBundle, prefix: Prefix, settings: BeamSettings, with_greedy: bool = True,
                 on_step: Callable[[BeamResult], None] | None = None) -> BeamResult:
-    """Beam search from ``context_ids``; returns the tree of candidates and the ranked beams.
+    """Beam search from ``prefix``: the tree of candidates and the ranked beams (``on_step`` sees each step).
 
-    ``cache`` + ``first_logits`` (a session's KV cache and pending logits) skip the prefill; the
-    cache is copied, never modified. ``on_step`` gets the partial result after each step.
+    The prefix's cache is copied, never modified; drawing time in ``on_step`` is left out of ``time_ms``.
     """
-    num_beams = int(num_beams)
-    max_new_tokens = int(max_new_tokens)
-    if not 1 <= num_beams <= MAX_BEAMS:
-        raise ValueError(f"Beam width must lie between 1 and {MAX_BEAMS}.")
-    if not 1 <= max_new_tokens <= MAX_BEAM_STEPS:
-        raise ValueError(f"Steps must lie between 1 and {MAX_BEAM_STEPS}.")
-    eos = list(bundle.eos_token_ids if eos_token_ids is None else eos_token_ids)
-    processors = processors or LogitsProcessorList()
-    t0 = time.perf_counter()
-    callback_ms = 0.0  # time spent in on_step (drawing), left out of the measured search time
-    forwards = 0
-    if cache is None or first_logits is None:
-        cache, first_logits = prefill_context(bundle, context_ids)
-        forwards += 1
-    else:
-        cache = clone_cache(cache, bundle.config)
-    base_cache = clone_cache(cache, bundle.config) if with_greedy else None
-
-    B = num_beams
-    K = max(2, 1 + len(eos)) * B  # candidates per step, as generate keeps
-    vocab = int(first_logits.shape[-1])
-    eos_t = torch.tensor(eos, dtype=torch.long)
-    prompt = torch.tensor(list(context_ids), dtype=torch.long)
-
-    # running beams
-    run_seqs = prompt.unsqueeze(0).repeat(B, 1)  # [B, L]
-    run_scores = torch.zeros(B, dtype=torch.float32)
-    run_scores[1:] = NEG  # only beam 0 is real at the start (all beams hold the same prefix)
-    run_nodes = [0] * B
-    # finished hypotheses
-    fin_scores = torch.full((B,), NEG, dtype=torch.float32)
-    fin_done = torch.zeros(B, dtype=torch.bool)
-    fin_items: list[tuple[list[int], float, int, bool] | None] = [None] * B
-    improvable = True
-
-    root = BeamNode(id=0, parent=-1, token_id=-1, step=0, logprob=0.0, cum_logprob=0.0, status=KEPT)
-    nodes: list[BeamNode] = [root]
-    node_cum: dict[int, float] = {0: 0.0}
-    result = BeamResult(num_beams=B, max_new_tokens=max_new_tokens, length_penalty=float(length_penalty),
-                        nodes=nodes, beams=[], steps=0, forward_passes=forwards, time_ms=0.0)
-
-    logits = first_logits.float().view(1, -1).expand(B, vocab)
-    cache_rows = 1  # the cache holds one row until the first reorder
-    for step in range(1, max_new_tokens + 1):
-        log_probs = torch.log_softmax(logits, dim=-1)
-        log_probs = processors(run_seqs, log_probs)
-        acc = (log_probs + run_scores[:, None]).reshape(-1)
-        top_vals, top_idx = torch.topk(acc, k=min(K, acc.numel()))
-        beam_of = top_idx // vocab
-        tok_of = top_idx % vocab
-        is_eos = torch.isin(tok_of, eos_t) if eos else torch.zeros_like(tok_of, dtype=torch.bool)
-        hits = is_eos | torch.tensor(step >= max_new_tokens)
-        # e. the best B candidates that did not end keep running
-        running_vals = top_vals + hits.float() * NEG
-        nxt = torch.topk(running_vals, k=B).indices
-        # f. candidates among the top B that ended enter the finished list (length-penalised)
-        in_top_b = torch.arange(top_vals.numel()) < B
-        just_done = hits & in_top_b
-        cand_scores = top_vals / (float(step) ** length_penalty)
-        if early_stopping is True and bool(fin_done.all()):
-            cand_scores = cand_scores + NEG
-        if not improvable:
-            cand_scores = cand_scores + NEG
-        cand_scores = cand_scores + (~just_done).float() * NEG
-        merged = torch.cat([fin_scores, cand_scores])
-        merged_done = torch.cat([fin_done, just_done])
-        keep = torch.topk(merged, k=B).indices
-
-        # record the candidates in the tree
-        cand_node = []
-        kept_set = {int(i) for i in nxt if not bool(hits[int(i)])}
-        finished_set = {int(i) - B for i in keep if int(i) >= B and bool(merged_done[int(i)])}
-        for j in range(top_vals.numel()):
-            parent = run_nodes[int(beam_of[j])]
-            if float(top_vals[j]) < NEG / 2:  # a dead beam's continuation
-                cand_node.append(-1)
-                continue
-            status = KEPT if j in kept_set else FINISHED if j in finished_set else PRUNED
-            lp = float(top_vals[j]) - node_cum[parent]
-            node = BeamNode(id=len(nodes), parent=parent, token_id=int(tok_of[j]), step=step,
-                            logprob=lp, cum_logprob=float(top_vals[j]), status=status, rank=j,
-                            score=float(top_vals[j]) / (float(step) ** length_penalty) if status == FINISHED else None,
-                            ends_with_eos=bool(is_eos[j]))
-            nodes.append(node)
-            node_cum[node.id] = node.cum_logprob
-            cand_node.append(node.id)
-
-        # update the finished list
-        new_items = []
-        for i in keep.tolist():
-            if i < B:
-                new_items.append(fin_items[i])
-            elif bool(merged_done[i]):
-                j = i - B
-                seq = run_seqs[int(beam_of[j]), len(prompt):].tolist() + [int(tok_of[j])]
-                new_items.append((seq, float(top_vals[j]), cand_node[j], bool(is_eos[j])))
-            else:
-                new_items.append(None)
-        fin_items = new_items
-        fin_scores = merged[keep]
-        fin_done = merged_done[keep]
-
-        # the new running beams
-        src_beams = beam_of[nxt]
-        run_seqs = torch.cat([run_seqs[src_beams], tok_of[nxt].unsqueeze(1)], dim=1)
-        run_scores = running_vals[nxt]
-        run_nodes = [cand_node[int(j)] if cand_node[int(j)] >= 0 else 0 for j in nxt]
-
-        # the early-stop heuristic (generate's early_stopping=False / "never")
-        if early_stopping == "never" and length_penalty > 0.0:
-            best_len = max_new_tokens
-        else:
-            best_len = step
-        best_possible = run_scores[0] / (float(best_len) ** length_penalty)
-        worst_finished = torch.where(fin_done, fin_scores.min(), torch.tensor(NEG))
-        improvable = improvable and bool((best_possible > worst_finished).any())
-        result.steps = step
-        go_on = improvable and not (bool(fin_done.all()) and early_stopping is True) and not bool(hits.all())
+    settings = settings.checked()
+    eos = bundle.eos_token_ids if settings.eos_token_ids is None else settings.eos_token_ids
+    scoring = SamplingConfig(repetition_penalty=settings.repetition_penalty)
+    t0, drawing_ms = time.perf_counter(), 0.0
+    state = start(prefix.ids, settings, eos)
+    result = BeamResult(settings, nodes=[ROOT], beams=[])
+    cache = decode.copy_cache(prefix.cache, bundle)
+    logits = prefix.logits.float().view(1, -1).expand(settings.num_beams, -1)
+    while True:
+        state, nodes = beam_step(state, decode.log_probs(logits, state.seqs, scoring))
+        result.nodes.extend(nodes)
+        result.steps, result.beams = state.step, state.ranked()
         if on_step is not None:
-            result.beams = _ranked(fin_items, fin_scores, length_penalty)
-            t_cb = time.perf_counter()
-            result.time_ms = (t_cb - t0) * 1000.0 - callback_ms
+            t_draw = time.perf_counter()
+            result.time_ms = (t_draw - t0) * 1000.0 - drawing_ms
             on_step(result)
-            callback_ms += (time.perf_counter() - t_cb) * 1000.0
-        if not go_on:
-            result.stopped_early = step < max_new_tokens
+            drawing_ms += (time.perf_counter() - t_draw) * 1000.0
+        if not state.running:
             break
-        # g. reorder the cache to follow the surviving beams, then one forward for all of them
-        if cache_rows == 1:
-            cache.batch_repeat_interleave(B)
-            cache_rows = B
-        cache.reorder_cache(src_beams.to(torch.long))
-        logits = _forward(bundle, tok_of[nxt].view(B, 1), cache)
-        forwards += 1
-        result.forward_passes = forwards
-
-    result.beams = _ranked(fin_items, fin_scores, length_penalty)
-    result.forward_passes = forwards
-    result.time_ms = (time.perf_counter() - t0) * 1000.0 - callback_ms
+        if state.step == 1:
+            cache.batch_repeat_interleave(settings.num_beams)  # the context's one row becomes B rows
+        cache.reorder_cache(state.parents)
+        logits = decode.forward(bundle, state.last_tokens, cache).logits
+        result.forward_passes += 1
+    result.stopped_early = state.step < settings.max_new_tokens
+    result.time_ms = (time.perf_counter() - t0) * 1000.0 - drawing_ms
     if with_greedy:
         g0 = time.perf_counter()
-        ids, lps, n_fwd = greedy_path(bundle, base_cache, first_logits, max_new_tokens, eos)
-        result.greedy_ids, result.greedy_logprobs = ids, lps
+        result.greedy_ids, result.greedy_logprobs, n = greedy_path(bundle, prefix, settings.max_new_tokens, eos)
         result.greedy_time_ms = (time.perf_counter() - g0) * 1000.0
-        result.forward_passes = forwards + n_fwd
+        result.forward_passes += n
     return result
 
 
-def _ranked(items, scores: torch.Tensor, length_penalty: float) -> list[Beam]:
-    beams = []
-    for item, score in zip(items, scores.tolist()):
-        if item is None or score < NEG / 2:
-            continue
-        seq, cum, node_id, eos = item
-        beams.append(Beam(token_ids=seq, cum_logprob=cum, score=float(score), node_id=node_id, ends_with_eos=eos))
-    beams.sort(key=lambda b: -b.score)
-    return beams
+def greedy_path(bundle: ModelBundle, prefix: Prefix, max_new_tokens: int, eos) -> tuple[list[int], list[float], int]:
+    """Greedy decoding (``decode.choose`` at temperature 0) on a copy of the prefix's cache; stops at EOS.
 
-
-def greedy_path(bundle: ModelBundle, cache: DynamicCache, first_logits: torch.Tensor, max_new_tokens: int,
-                eos: list[int]) -> tuple[list[int], list[float], int]:
-    """Argmax decoding on (a copy of) the cache: the path greedy would take. Stops at EOS."""
-    ids, lps = [], []
-    logits = first_logits.float().view(1, -1)
-    forwards = 0
+    Returns the ids, their log-probs and the number of forward passes.
+    """
+    cache = decode.copy_cache(prefix.cache, bundle)
+    ids, logprobs, context = [], [], list(prefix.ids)
+    logits = prefix.logits
     for step in range(max_new_tokens):
-        log_probs = torch.log_softmax(logits[0].double(), dim=-1)
-        token = int(torch.argmax(logits[0]))
+        token = int(decode.choose(logits, context, GREEDY).token_id)
         ids.append(token)
-        lps.append(float(log_probs[token]))
+        logprobs.append(decode.logprob_of(logits, token))
+        context.append(token)
         if token in eos or step == max_new_tokens - 1:
             break
-        logits = _forward(bundle, torch.tensor([[token]], dtype=torch.long), cache)
-        forwards += 1
-    return ids, lps, forwards
+        logits = decode.forward(bundle, [token], cache).logits[0]
+    return ids, logprobs, len(ids) - 1

@@ -1,9 +1,10 @@
 """K sampled continuations of one context at once: a batch of K rows on one KV cache.
 
-Each decode step is one forward pass for all K sequences, with transformers' processors
-(``sampling.build_processors``) and ``torch.multinomial`` on a seeded generator, exactly the calls
-``generate(do_sample=True, num_return_sequences=K)`` makes. A row that produced EOS is padded
-afterwards, as in ``generate``. Then a few numbers tell greedy's loops from high temperature's drift.
+Each decode step is one ``decode.forward`` for all K sequences and one ``decode.choose`` on the
+[K, vocab] batch (transformers' processors, then ``torch.multinomial`` on a seeded generator): the
+calls ``generate(do_sample=True, num_return_sequences=K)`` makes, so after ``torch.manual_seed``
+both give the same sequences. A row that produced EOS is padded afterwards, as in ``generate``.
+Then a few numbers tell greedy's loops from high temperature's drift.
 """
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from typing import Callable
 
 import torch
 
-from . import sampling
-from .beam import clone_cache, prefill_context
+from . import decode
 from .config import SamplingConfig
 from .loading import ModelBundle
+from .prefix import Prefix
 from .tokens import sequence_text
 
 MAX_CONTINUATIONS = 8
@@ -50,12 +51,8 @@ class ContinuationSet:
     config: SamplingConfig
     items: list[Continuation]
     steps: int
-    forward_passes: int
+    forward_passes: int  # decode passes this call ran (the prefix's prefill is not counted)
     time_ms: float
-
-    @property
-    def distinct_1(self) -> float:
-        return distinct_n([c.token_ids for c in self.items], 1)
 
     @property
     def distinct_2(self) -> float:
@@ -92,66 +89,49 @@ def repetition_rate(ids: list[int], n: int = 3) -> float:
     return repeats / total if total else 0.0
 
 
-def sample_continuations(bundle: ModelBundle, context_ids: list[int], config: SamplingConfig, k: int = 5,
-                         m: int = 30, seed: int = 0, name: str = "", cache=None,
-                         first_logits: torch.Tensor | None = None,
-                         on_step: Callable[[int, int], None] | None = None) -> ContinuationSet:
-    """K continuations of up to M tokens under ``config``, seeded, one forward per step for all K.
+def _pad_id(bundle: ModelBundle) -> int:
+    """What ``generate`` writes after a row's EOS."""
+    pad = bundle.tokenizer.pad_token_id
+    if pad is not None:
+        return int(pad)
+    return min(bundle.eos_token_ids) if bundle.eos_token_ids else 0
 
-    ``cache`` + ``first_logits`` (a session's) skip the prefill; the cache is copied, not modified.
+
+def sample_continuations(bundle: ModelBundle, prefix: Prefix, config: SamplingConfig, k: int = 5, m: int = 30,
+                         name: str = "", on_step: Callable[[int, int], None] | None = None) -> ContinuationSet:
+    """K continuations of up to M tokens under ``config`` (seeded by ``config.seed``), one forward per step.
+
+    The prefix's cache is copied, never modified. ``on_step(done, m)`` reports progress.
     """
     k = int(min(max(int(k), 1), MAX_CONTINUATIONS))
     m = int(min(max(int(m), 1), MAX_CONTINUATION_TOKENS))
     config, _ = config.normalized(bundle.vocab_size)
     t0 = time.perf_counter()
-    forwards = 0
-    if cache is None or first_logits is None:
-        cache, first_logits = prefill_context(bundle, context_ids)
-        forwards += 1
-    else:
-        cache = clone_cache(cache, bundle.config)
+    cache = decode.copy_cache(prefix.cache, bundle)
     cache.batch_repeat_interleave(k)
-    eos = set(bundle.eos_token_ids)
-    pad = bundle.tokenizer.pad_token_id
-    pad = int(pad) if pad is not None else (min(eos) if eos else 0)
-    procs = sampling.build_processors(config)
-    gen = torch.Generator(device="cpu").manual_seed(int(seed))
-
-    seqs = torch.tensor([list(context_ids)] * k, dtype=torch.long)
-    logits = first_logits.float().view(1, -1).repeat(k, 1)
+    eos, pad = set(bundle.eos_token_ids), _pad_id(bundle)
+    gen = torch.Generator(device="cpu").manual_seed(int(config.seed))
+    seqs = torch.tensor([list(prefix.ids)] * k, dtype=torch.long)
+    logits = prefix.logits.float().view(1, -1).repeat(k, 1)
     alive = torch.ones(k, dtype=torch.bool)
-    out_ids: list[list[int]] = [[] for _ in range(k)]
-    out_lps: list[list[float]] = [[] for _ in range(k)]
-    ended = [False] * k
-    steps = 0
-    for step in range(m):
-        scores = procs(seqs, logits.clone())
-        if config.greedy:
-            nxt = torch.argmax(scores, dim=-1)
-        else:
-            probs = torch.softmax(scores, dim=-1)
-            nxt = torch.multinomial(probs, num_samples=1, generator=gen).squeeze(1)
-        nxt = torch.where(alive, nxt, torch.full_like(nxt, pad))
-        logp = torch.log_softmax(logits.double(), dim=-1).gather(1, nxt.view(-1, 1)).squeeze(1)
-        for i in range(k):
-            if bool(alive[i]):
-                out_ids[i].append(int(nxt[i]))
-                out_lps[i].append(float(logp[i]))
-                if int(nxt[i]) in eos:
-                    ended[i] = True
-        alive = alive & ~torch.tensor([int(t) in eos for t in nxt.tolist()])
-        seqs = torch.cat([seqs, nxt.view(-1, 1)], dim=1)
-        steps = step + 1
+    rows: list[list[int]] = [[] for _ in range(k)]
+    row_logprobs: list[list[float]] = [[] for _ in range(k)]
+    forwards = steps = 0
+    while steps < m and bool(alive.any()):
+        if steps:
+            logits = decode.forward(bundle, seqs[:, -1:], cache).logits
+            forwards += 1
+        picked = decode.choose(logits, seqs, config, gen).token_id
+        picked = torch.where(alive, picked, torch.full_like(picked, pad))
+        for i in torch.nonzero(alive).flatten().tolist():
+            rows[i].append(int(picked[i]))
+            row_logprobs[i].append(decode.logprob_of(logits[i], int(picked[i])))
+        alive = alive & ~torch.isin(picked, torch.tensor(sorted(eos), dtype=torch.long))
+        seqs = torch.cat([seqs, picked.view(-1, 1)], dim=1)
+        steps += 1
         if on_step is not None:
             on_step(steps, m)
-        if not bool(alive.any()) or step == m - 1:
-            break
-        with torch.inference_mode():
-            out = bundle.model(input_ids=nxt.view(-1, 1).to(bundle.device), past_key_values=cache, use_cache=True)
-        cache = out.past_key_values
-        logits = out.logits[:, -1].float().cpu()
-        forwards += 1
-    items = [Continuation(ids, lps, sequence_text(bundle.tokenizer, ids), eos_hit)
-             for ids, lps, eos_hit in zip(out_ids, out_lps, ended)]
-    return ContinuationSet(name=name or "", config=config, items=items, steps=steps, forward_passes=forwards,
+    items = [Continuation(ids, lps, sequence_text(bundle.tokenizer, ids), bool(ids) and ids[-1] in eos)
+             for ids, lps in zip(rows, row_logprobs)]
+    return ContinuationSet(name=name, config=config, items=items, steps=steps, forward_passes=forwards,
                            time_ms=(time.perf_counter() - t0) * 1000.0)

@@ -77,11 +77,13 @@ def _sync(device: torch.device) -> None:
 
 
 def forward(bundle, input_ids, cache: DynamicCache | None = None, *, hidden_states: bool = False,
-            all_positions: bool = False) -> Forward:
+            all_positions: bool = False, attention_mask=None, position_ids=None) -> Forward:
     """Run tokens through the model, on ``cache`` when given (it grows in place), else without one.
 
     Only the last position's logits are computed unless ``all_positions`` (``logits_to_keep=1``,
     as ``generate`` does), so a long prefill does not build a [seq, vocab] matrix it throws away.
+    Rows of different lengths in one batch (serving) are left-padded: ``attention_mask`` [batch,
+    cached + new] marks real positions with 1, ``position_ids`` [batch, new] counts real tokens only.
     """
     model, device = bundle.model, bundle.device
     ids = torch.as_tensor(input_ids, dtype=torch.long)
@@ -92,6 +94,10 @@ def forward(bundle, input_ids, cache: DynamicCache | None = None, *, hidden_stat
         kwargs["past_key_values"] = cache
     if hidden_states:
         kwargs["output_hidden_states"] = True
+    if attention_mask is not None:
+        kwargs["attention_mask"] = torch.as_tensor(attention_mask, dtype=torch.long).to(device)
+    if position_ids is not None:
+        kwargs["position_ids"] = torch.as_tensor(position_ids, dtype=torch.long).to(device)
     if not all_positions and _takes_logits_to_keep(type(model)):
         kwargs["logits_to_keep"] = 1
     _sync(device)
@@ -239,9 +245,10 @@ def _as_context(context, logits: torch.Tensor) -> torch.Tensor:
     return ids
 
 
-def _one_hot_argmax(scores: torch.Tensor) -> torch.Tensor:
+def _one_hot_argmax(scores: torch.Tensor, always: bool = False) -> torch.Tensor:
+    """0 at each row's argmax, -inf elsewhere; a row with nothing left stays all -inf unless ``always``."""
     out = torch.full_like(scores, NEG_INF)
-    live = (scores > NEG_INF).any(dim=-1, keepdim=True)
+    live = (scores > NEG_INF).any(dim=-1, keepdim=True) | always
     top = torch.argmax(scores, dim=-1, keepdim=True)
     return out.scatter(-1, top, torch.where(live, 0.0, NEG_INF))
 
@@ -284,7 +291,7 @@ def process(logits: torch.Tensor, context, config: SamplingConfig) -> Pipeline:
     fallback = not bool((build.stages[-1].scores > NEG_INF).any(dim=-1).all())
     if fallback:
         dead = ~(build.stages[-1].scores > NEG_INF).any(dim=-1, keepdim=True)
-        fixed = torch.where(dead, _one_hot_argmax(raw), build.stages[-1].scores)
+        fixed = torch.where(dead, _one_hot_argmax(raw, always=True), build.stages[-1].scores)
         notes.append("Every token was filtered out; falling back to the most likely token.")
         build.add(FALLBACK, "fallback: top token", True, fixed)
         build.stages[-1].removed = torch.zeros_like(build.stages[-1].removed)

@@ -4,6 +4,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 from transformers import PreTrainedModel
 
+from autoreg_ui import keys
 from conftest import ROOT
 
 
@@ -117,3 +118,21 @@ def test_buttons_run_the_model_once_each(lab):
     counter.calls = 0
     at.slider(key="lab_temperature").set_value(2.0).run()  # results stay, nothing re-runs
     assert counter.calls == 0 and "lab_beam_chart" in _charts(at)
+
+
+def test_every_section_shows_and_the_step_buttons_advance_the_session(lab):
+    at, counter = lab
+    headers = [h.value for h in at.main.header]
+    assert [h.split(" · ")[0] for h in headers] == ["1", "2", "3", "4", "5", "6"]
+    beam_text = " ".join(m.value for m in at.markdown)
+    assert "ranked by the raw sum of log-probs" in beam_text and "applied to finished hypotheses" in beam_text
+    context = at.expander[0].label
+    counter.calls = 0
+    before = _charts(at)
+    at.button(key=f"{keys.LAB_STEP}_next").click().run()
+    assert not at.exception
+    assert counter.calls == 1  # one decode step, nothing else
+    assert at.expander[0].label != context  # the lab's logits follow the new token
+    assert _charts(at)["lab_pipeline_chart"] != before["lab_pipeline_chart"]
+    at.button(key=f"{keys.LAB_STEP}_undo").click().run()
+    assert not at.exception and at.expander[0].label == context

@@ -12,6 +12,8 @@ from plotly.subplots import make_subplots
 from autoreg_core.attention_view import MISSING
 from autoreg_ui import palette
 
+from .labels import escaped, short_label
+
 QUERY_COLOR = palette.HIGHLIGHT
 PROMPT_COLOR = palette.MUTED
 DECODE_COLOR = palette.ACCENT
@@ -21,15 +23,6 @@ KV_COLORS = [palette.ACCENT, palette.HIGHLIGHT, palette.GOOD, palette.CUMULATIVE
 MAX_TICK_LABELS = 80  # beyond this many tokens, axis labels would overlap: show positions only
 MAX_HOVER_TEXT = 120  # per-cell hover text up to this many rows
 STRIP_MAX_ALPHA = 0.75  # the darkest chip stays light enough for the page's own text colour
-
-
-def _short(label: str, n: int = 14) -> str:
-    """Truncated and escaped: plotly reads tick and hover text as a small subset of HTML."""
-    return html.escape(label if len(label) <= n else label[: n - 1] + "…")
-
-
-def _esc(labels: list[str]) -> list[str]:
-    return [html.escape(lab) for lab in labels]
 
 
 def attention_bar_figure(labels: list[str], weights, n_prompt: int, title: str) -> go.Figure:
@@ -48,7 +41,7 @@ def attention_bar_figure(labels: list[str], weights, n_prompt: int, title: str) 
                       yaxis=dict(title="attention weight", rangemode="tozero"), bargap=0.1)
     axis = dict(title="key (cached token)")
     if 0 < len(x) <= MAX_TICK_LABELS:
-        axis.update(tickmode="array", tickvals=x, ticktext=[_short(labels[i]) for i in x], tickangle=-60)
+        axis.update(tickmode="array", tickvals=x, ticktext=[short_label(labels[i], 14) for i in x], tickangle=-60)
     fig.update_xaxes(**axis)
     return fig
 
@@ -87,7 +80,7 @@ def triangle_figure(z: np.ndarray, labels: list[str], sources: list[str], n_prom
     """
     N = z.shape[0]
     pos = [first + i for i in range(N)]
-    raw_labels, labels = labels, _esc(labels)
+    raw_labels, labels = labels, escaped(labels)
     if N <= MAX_HOVER_TEXT:
         text = [[f"query {first + q}: {labels[q] if q < len(labels) else ''}<br>key {first + k}: "
                  f"{labels[k] if k < len(labels) else ''}<br>"
@@ -131,9 +124,9 @@ def triangle_figure(z: np.ndarray, labels: list[str], sources: list[str], n_prom
     fig.update_xaxes(showticklabels=False, row=1, col=1, title_text="")
     fig.update_xaxes(title_text="key (cached token)", side="top", row=1, col=2)
     if 0 < N <= MAX_TICK_LABELS:
-        ticks = [f"{first + i}: {_short(lab, 12)}" for i, lab in enumerate(raw_labels[:N])]
+        ticks = [f"{first + i}: {short_label(lab, 12)}" for i, lab in enumerate(raw_labels[:N])]
         fig.update_yaxes(tickmode="array", tickvals=pos, ticktext=ticks, row=1, col=1)
-        fig.update_xaxes(tickmode="array", tickvals=pos, ticktext=[_short(lab, 10) for lab in raw_labels[:N]],
+        fig.update_xaxes(tickmode="array", tickvals=pos, ticktext=[short_label(lab, 10) for lab in raw_labels[:N]],
                          tickangle=-60, row=1, col=2)
     return fig
 

@@ -1,0 +1,66 @@
+"""The sampling lab's figures: removed tokens greyed, escaped labels, charts that follow the settings."""
+import torch
+
+from autoreg_core import SamplingConfig, decode, lab
+from autoreg_ui import palette
+from autoreg_ui.figures.labels import short_label
+from autoreg_ui.figures.sampling import draw_figure, draws_figure, pipeline_figure, strategies_figure, sweep_figure
+
+
+def _logits(seed=0, vocab=500):
+    return torch.randn(vocab, generator=torch.Generator().manual_seed(seed)) * 3.0
+
+
+def test_short_labels_are_cut_and_escaped():
+    assert short_label("<b>") == "&lt;b&gt;"
+    assert short_label("abcdefghijklmnop", 5) == "abcd…" and len(short_label("abcdefghijklmnop")) == 12
+
+
+def test_pipeline_figure_greys_removed_tokens_and_follows_the_settings():
+    logits = _logits(11)
+    ids = lab.top_token_ids(logits, 15)
+    labels = [f"t{i}<b>" for i in ids]
+    pipe = decode.process(logits, None, SamplingConfig(temperature=0.9, top_k=5, top_p=0.9, min_p=0.02))
+    fig = pipeline_figure(pipe, ids, labels, chosen=ids[0])
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert len(bars) == len(pipe.stages) + 1  # one panel per stage + the renormalised one
+    top_k = bars[[s.name for s in pipe.stages].index(decode.TOP_K)]
+    assert list(top_k.marker.color) == [palette.ACCENT] * 5 + [palette.FADED] * 10
+    assert list(bars[-1].marker.color[:1]) == [palette.HIGHLIGHT]  # the chosen token
+    assert all("<b>" not in t for t in fig.layout.xaxis.ticktext)  # labels are escaped
+    crosses = [t for t in fig.data if t.type == "scatter" and t.hovertemplate.startswith("removed by")]
+    assert crosses and set(crosses[-1].text) <= {s.name for s in pipe.stages}
+    other = decode.process(logits, None, SamplingConfig(temperature=0.9, top_k=8))
+    assert pipeline_figure(other, ids, labels).to_json() != fig.to_json()
+
+
+def test_draw_figures():
+    pipe = decode.process(_logits(12), None, SamplingConfig(top_k=40))
+    draw = lab.inverse_cdf_draw(pipe.probs, 1)
+    fig = draw_figure(draw, pipe.probs, {})
+    star = [t for t in fig.data if t.name == "drawn token"]
+    assert len(star) == 1 and star[0].y[0] == draw.u
+    ids = lab.top_token_ids(pipe.probs, 10)
+    bars = draws_figure(ids, [str(i) for i in ids], pipe.probs, lab.draw_many(pipe.probs, 100, 0)).data
+    assert [b.name for b in bars] == ["probability", "frequency in 100 draws"] and len(bars[0].x) == 10
+
+
+def test_draw_figure_shows_a_far_tail_draw_with_a_gap():
+    probs = torch.softmax(torch.zeros(200), dim=-1)  # uniform: u lands deep in the list
+    draw = lab.inverse_cdf_draw(probs, 0)
+    assert draw.position > 30
+    fig = draw_figure(draw, probs, {}, max_show=25)
+    assert "…" in fig.layout.xaxis.ticktext
+    star = [t for t in fig.data if t.name == "drawn token"][0]
+    assert fig.layout.xaxis.ticktext[star.x[0]].startswith(f"#{draw.position + 1}")
+
+
+def test_strategies_and_sweep_figures():
+    logits = _logits(13)
+    rows = lab.compare_strategies(logits, lab.default_strategies())
+    ids = lab.top_token_ids(logits, 12)
+    fig = strategies_figure(rows, ids, [str(i) for i in ids])
+    assert len(fig.data) == len(rows) == 7
+    assert list(fig.data[0].marker.color).count(palette.ACCENT) == 1  # greedy keeps one token
+    sweep = sweep_figure(lab.temperature_sweep(logits), 0.7)
+    assert len(sweep.data) == 3 and len(sweep.data[0].x) == len(lab.SWEEP_TEMPERATURES)
