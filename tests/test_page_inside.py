@@ -1,0 +1,135 @@
+"""The "Inside generation" page under Streamlit's AppTest, on the tiny model (allowlisted from a folder)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from autoreg_core.phases import PrefillPoint, sweep_lengths
+from autoreg_ui import inside, keys
+from autoreg_ui.format import BYTE_UNITS_NOTE
+from tiny import tiny_bundle
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+PAGE = "pages/5_inside.py"
+
+
+@pytest.fixture(scope="module")
+def tiny_folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tiny_model")
+    bundle = tiny_bundle()
+    bundle.model.save_pretrained(folder)
+    bundle.tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.fixture
+def page(tiny_folder, monkeypatch):
+    monkeypatch.setenv("AUTOREG_ALLOWED_MODELS", tiny_folder)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state[keys.MODEL] = tiny_folder
+    at.run()
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _click(at, key: str) -> None:
+    at.button(key=key).click()
+    at.run()
+    assert not at.exception, at.exception
+
+
+def _metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_page_before_any_measurement(page):
+    assert page.title[0].value == "Inside generation"
+    assert [h.value[:2] for h in page.header][:4] == ["1 ", "2 ", "3 ", "4 "]
+    assert page.button(key=keys.INSIDE_TEACHER_RUN).disabled  # nothing generated yet
+    assert not page.metric  # every measurement waits for its button
+    counts = [d.value for d in page.dataframe if "what is counted" in d.value.columns][0]
+    assert list(counts["naive"])[0] == "9.95 k" and list(counts["KV cache"])[0] == "149"
+
+
+def test_teacher_forcing_and_exposure_bias(page):
+    for _ in range(3):
+        _click(page, f"{keys.INSIDE_PAGE}_next")
+    page.number_input(key=keys.INSIDE_FORCE_RANK).set_value(25)
+    _click(page, keys.INSIDE_FORCE)
+    _click(page, f"{keys.INSIDE_PAGE}_next")
+    session = page.session_state[keys.SESSION]
+    assert len(session.records) == 5 and [r.forced for r in session.records] == [False] * 3 + [True, False]
+    assert session.records[3].rank == 25
+    _click(page, keys.INSIDE_TEACHER_RUN)
+    numbers = _metrics(page)
+    assert f"One pass over {len(session.ids)} tokens" in numbers
+    assert float(numbers["Largest difference"].split()[0]) < 1e-4
+    rows = [d.value for d in page.dataframe if "log-prob, one pass" in d.value.columns][0]
+    assert list(rows["step"]) == [1, 2, 3, 4, 5] and list(rows["forced"]) == [False] * 3 + [True, False]
+    assert any(m.value.startswith("**Exposure bias.** Step 4 was forced.") for m in page.markdown)
+    # a new token makes the kept scoring stale: it is not shown for the longer text
+    _click(page, f"{keys.INSIDE_PAGE}_next")
+    assert not any(label.startswith("One pass over") for label in _metrics(page))
+
+
+def test_logit_lens(page):
+    _click(page, f"{keys.INSIDE_PAGE}_next")
+    _click(page, keys.INSIDE_LENS_RUN)
+    reading = page.session_state[keys.INSIDE_LENS][1]
+    session = page.session_state[keys.SESSION]
+    assert reading.target_id == session.records[0].token_id and reading.depth == 3
+    assert any("apart)" in m.value or "never the top guess" in m.value for m in page.markdown)
+    assert len(page.get("plotly_chart")) == 2
+    _click(page, f"{keys.INSIDE_PAGE}_reset")  # the step number falls back inside the new bounds
+    assert page.number_input(key=keys.INSIDE_LENS_STEP).value == 1
+
+
+def test_phases_sweep_worked_example_and_window(page):
+    page.number_input(key=keys.INSIDE_PHASE_NEW).set_value(6)
+    page.run()
+    _click(page, keys.INSIDE_PHASES_RUN)
+    assert len(page.session_state[keys.INSIDE_PHASES][1].generated_ids) <= 6
+    assert "Time to first token" in _metrics(page)
+    _click(page, keys.INSIDE_SWEEP_RUN)
+    sweep = page.session_state[keys.INSIDE_SWEEP]
+    prompt = inside.measurement_prompt(page.session_state[keys.SESSION].bundle, None, inside.LONG_PROMPT,
+                                       room=inside.MAX_NEW)
+    assert [p.length for p in sweep.points] == sweep_lengths(len(prompt), 256) == [8, 16, 32, 64, 128]
+    assert not sweep.running and not sweep.stopped
+    assert any("one decode step costs as much as" in m.value for m in page.markdown)
+    _click(page, keys.INSIDE_EXAMPLE_RUN)
+    worked = page.session_state[keys.INSIDE_EXAMPLE][1]
+    assert (worked.prompt_len, len(worked.generated_ids)) == (50, 100)
+    page.slider(key=keys.INSIDE_WINDOW_SIZE).set_value(4)
+    page.run()
+    _click(page, keys.INSIDE_WINDOW_RUN)
+    compared = page.session_state[keys.INSIDE_WINDOW][1]
+    assert compared.window == 4 and max(compared.windowed.cache_positions) == 3
+    assert "Window cache at the end" in _metrics(page)
+    assert BYTE_UNITS_NOTE in [c.value for c in page.caption]
+
+
+def test_tab_prompt_choice(page):
+    page.radio(key=keys.INSIDE_PROMPT_CHOICE).set_value(inside.TAB_PROMPT)
+    page.run()
+    session = page.session_state[keys.SESSION]
+    assert any(c.value == f"{session.prompt_len} prompt tokens." for c in page.caption)
+
+
+def test_a_stopped_sweep_keeps_what_it_measured(page):
+    """A Stop click reruns the script mid-sweep; the next run keeps the points measured so far."""
+    bundle = page.session_state[keys.SESSION].bundle
+    prompt = inside.measurement_prompt(bundle, None, inside.LONG_PROMPT, room=inside.MAX_NEW)
+    lengths = sweep_lengths(len(prompt), bundle.max_positions)
+    sweep = inside.sweep_start(page.session_state, inside.stamp(bundle, tuple(prompt[:lengths[-1]])), lengths)
+    inside.sweep_add(sweep, PrefillPoint(8, 2.0, 1.0))
+    page.run()
+    assert not page.exception, page.exception
+    kept = page.session_state[keys.INSIDE_SWEEP]
+    assert not kept.running and kept.stopped and [p.length for p in kept.points] == [8]
+    assert [w.value for w in page.warning] == [f"Stopped: 1 of {len(lengths)} lengths measured."]
+    assert len(page.get("plotly_chart")) == 1
