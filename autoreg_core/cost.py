@@ -1,20 +1,17 @@
-"""What a token costs, with and without the KV cache: counts from the model's shape, and live timings.
+"""What a token costs, with and without the KV cache, timed live on the loaded model.
 
 Two ways to produce the token at position L (the sequence so far holds L − 1 tokens):
 
-* **naive** — run all L tokens through the model again (``use_cache=False``): a prefill of the whole
-  sequence, every step. Per step the work grows like L, so T tokens cost ~T²/2 positions.
+* **naive** — run all L tokens through the model again (no cache): a prefill of the whole
+  sequence, every step. Per step the work grows like L, so T tokens cost T(T+1)/2 positions.
 * **KV cache** — feed only the new token; keys and values of the L − 1 earlier positions are read
-  from the cache. Per step the work is ~constant (plus an attention term ∝ L), so T tokens cost ~T.
+  from the cache. Per step the weights are used once (plus an attention term ∝ L), so T tokens
+  cost T positions through the weights.
 
-Counting conventions (one multiply-add = 2 FLOPs), for a model with ``N_body`` weights in its
-layers, hidden size d, vocabulary V, ``n_l`` layers, ``n_h`` query heads of size ``d_h``:
-
-* a token going through the layers: 2·N_body FLOPs (every weight used once);
-* the LM head, for the one position whose logits we need: 2·d·V FLOPs;
-* one query attending c positions: 4·n_l·n_h·d_h·c FLOPs (QKᵀ and the weighted sum of V).
-
-Nothing here imports Streamlit; timings are wall-clock ``perf_counter`` around real forward passes.
+The counts (positions, dot products, FLOPs, bytes read) live in ``ModelSpec`` (``bundle.spec``);
+this module measures: ``sweep`` times both kinds of step at a list of lengths through
+``decode.forward`` (the one model call), then fits, totals and the machine's two roofs (memory
+bandwidth, matmul throughput) help read the times against the counts.
 """
 from __future__ import annotations
 
@@ -22,139 +19,17 @@ import math
 import os
 import platform
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 import torch
-from transformers import DynamicCache
 
+from . import decode
 from .loading import ModelBundle
+from .spec import ModelSpec, dtype_name
 
-MAX_SWEEP_LENGTH = 2048
 DEFAULT_SWEEP_LENGTH = 512
-
-
-# ---------------------------------------------------------------- the model's shape
-@dataclass(frozen=True)
-class ModelDims:
-    """The numbers the counts need, read from a loaded model."""
-
-    n_layers: int
-    n_heads: int
-    n_kv_heads: int
-    head_dim: int
-    hidden: int
-    vocab: int
-    n_params: int  # every parameter, tied weights counted once
-    body_params: int  # weights inside the layers (no token embedding, no LM head)
-    bytes_per_param: int
-
-    @classmethod
-    def from_bundle(cls, bundle: ModelBundle) -> "ModelDims":
-        model = bundle.model
-        skip = set()
-        for module in (model.get_input_embeddings(), model.get_output_embeddings()):
-            if module is not None:
-                skip.update(id(p) for p in module.parameters())
-        seen: set[int] = set()
-        body = 0
-        for p in model.parameters():
-            if id(p) in seen or id(p) in skip:
-                continue
-            seen.add(id(p))
-            body += p.numel()
-        return cls(n_layers=bundle.n_layers, n_heads=bundle.n_heads, n_kv_heads=bundle.n_kv_heads,
-                   head_dim=bundle.head_dim, hidden=int(bundle.config.hidden_size), vocab=bundle.vocab_size,
-                   n_params=bundle.n_params, body_params=int(body),
-                   bytes_per_param=torch.empty((), dtype=bundle.dtype).element_size())
-
-    # -------------------------------------------- per token / per position
-    @property
-    def lm_head_params(self) -> int:
-        return self.hidden * self.vocab
-
-    @property
-    def flops_layers_per_token(self) -> int:
-        """2·N_body: one multiply-add per weight of the layers."""
-        return 2 * self.body_params
-
-    @property
-    def flops_lm_head(self) -> int:
-        """2·d·V: logits for one position."""
-        return 2 * self.lm_head_params
-
-    @property
-    def attention_flops_per_key(self) -> int:
-        """4·n_l·n_h·d_h: one query against one cached position (QKᵀ and ·V), over every layer."""
-        return 4 * self.n_layers * self.n_heads * self.head_dim
-
-    @property
-    def cache_bytes_per_token(self) -> int:
-        """2·n_l·n_kv·d_h·bytes: the K and V rows one position adds to the cache."""
-        return 2 * self.n_layers * self.n_kv_heads * self.head_dim * self.bytes_per_param
-
-    @property
-    def weight_bytes_per_step(self) -> int:
-        """Weights a decode step must read: the layers and the LM head (the embedding is one row)."""
-        return (self.body_params + self.lm_head_params) * self.bytes_per_param
-
-
-# ---------------------------------------------------------------- counts
-def positions_total(T: int, cached: bool) -> int:
-    """Token positions pushed through the model to generate a sequence of length T from scratch."""
-    return T if cached else T * (T + 1) // 2
-
-
-def dot_products_step(dims: ModelDims, L: int, cached: bool) -> int:
-    """QKᵀ scores computed by the step that produces position L (causal: position i sees i keys)."""
-    per_query_head = dims.n_layers * dims.n_heads
-    return per_query_head * (L if cached else L * (L + 1) // 2)
-
-
-def dot_products_total(dims: ModelDims, T: int, cached: bool) -> int:
-    """Σ over steps L = 1..T of ``dot_products_step``."""
-    per = dims.n_layers * dims.n_heads
-    return per * (T * (T + 1) // 2 if cached else T * (T + 1) * (T + 2) // 6)
-
-
-def flops_step(dims: ModelDims, L: int, cached: bool) -> int:
-    """FLOPs of the step producing position L: cached = 1 position, naive = all L positions."""
-    positions = 1 if cached else L
-    keys = L if cached else L * (L + 1) // 2
-    return positions * dims.flops_layers_per_token + dims.flops_lm_head + keys * dims.attention_flops_per_key
-
-
-def flops_total(dims: ModelDims, T: int, cached: bool) -> int:
-    """Σ over steps L = 1..T of ``flops_step`` (closed form)."""
-    positions = positions_total(T, cached)
-    keys = T * (T + 1) // 2 if cached else T * (T + 1) * (T + 2) // 6
-    return positions * dims.flops_layers_per_token + T * dims.flops_lm_head + keys * dims.attention_flops_per_key
-
-
-def decode_bytes(dims: ModelDims, L: int) -> dict:
-    """Bytes a decode step at length L reads: every weight once, plus the K and V of L positions."""
-    weights = dims.weight_bytes_per_step
-    cache = L * dims.cache_bytes_per_token
-    return {"weights": weights, "cache": cache, "total": weights + cache}
-
-
-def arithmetic_intensity(dims: ModelDims, L: int, cached: bool) -> float:
-    """FLOPs per byte read from memory. Naive: weights read once for all L positions (activations ignored)."""
-    if cached:
-        return flops_step(dims, L, True) / decode_bytes(dims, L)["total"]
-    return flops_step(dims, L, False) / dims.weight_bytes_per_step
-
-
-def count_table(dims: ModelDims, T: int) -> list[dict]:
-    """Rows for the page: what generating T tokens costs both ways."""
-    rows = []
-    for what, fn in (("token positions processed", lambda c: positions_total(T, c)),
-                     ("attention dot products (QKᵀ)", lambda c: dot_products_total(dims, T, c)),
-                     ("FLOPs", lambda c: flops_total(dims, T, c))):
-        naive, cached = fn(False), fn(True)
-        rows.append({"quantity": what, "naive": naive, "KV cache": cached, "naive / cached": naive / cached})
-    return rows
 
 
 # ---------------------------------------------------------------- which lengths to time
@@ -173,8 +48,8 @@ def sample_lengths(max_length: int, linear_points: int = 8) -> list[int]:
     return sorted(out)
 
 
-# ---------------------------------------------------------------- measuring
-@dataclass
+# ---------------------------------------------------------------- what a sweep measures
+@dataclass(frozen=True)
 class CostPoint:
     """One length: time of a cached decode step and of a naive full recompute (fastest of the repeats)."""
 
@@ -183,6 +58,7 @@ class CostPoint:
     naive_ms: float
     cached_repeats: int
     naive_repeats: int
+    cache_positions: int = 0  # positions in the cache when the cached step was timed (always length − 1)
 
     @property
     def speedup(self) -> float:
@@ -197,7 +73,7 @@ class SweepResult:
     lengths: list[int]  # planned
     points: list[CostPoint] = field(default_factory=list)  # measured, ascending length
     stopped_early: bool = False
-    prefill_ms: float = 0.0  # chunked prefill work done to build the caches (sum)
+    prefill_ms: float = 0.0  # chunked prefill work done to build the cache (sum)
     seconds: float = 0.0  # wall time of the whole sweep
     load_avg: float | None = None  # 1-minute load average at the end (None where the OS has none)
     cpu_count: int | None = None
@@ -215,16 +91,11 @@ class SweepResult:
     def last_length(self) -> int:
         return self.points[-1].length if self.points else 0
 
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["points"] = [asdict(p) for p in self.points]
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "SweepResult":
-        d = dict(d)
-        d["points"] = [CostPoint(**p) for p in d.get("points", [])]
-        return cls(**d)
+    @property
+    def remaining(self) -> list[int]:
+        """Planned lengths not measured yet (what a resumed sweep would measure)."""
+        done = {p.length for p in self.points}
+        return [L for L in self.lengths if L not in done]
 
     def rows(self) -> list[dict]:
         """The measured table (also the CSV download)."""
@@ -233,45 +104,56 @@ class SweepResult:
                  "naive_repeats": p.naive_repeats} for p in self.points]
 
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def _forward(model, ids: torch.Tensor, cache=None) -> None:
-    """One forward pass; only the last position's logits are computed (``logits_to_keep=1``)."""
-    kwargs = {"input_ids": ids, "use_cache": cache is not None}
-    if cache is not None:
-        kwargs["past_key_values"] = cache
-    try:
-        model(**kwargs, logits_to_keep=1)
-    except TypeError:  # an architecture without logits_to_keep: full logits, slightly more work
-        model(**kwargs)
-
-
-def _time_repeats(fn: Callable[[], None], device: torch.device, min_repeats: int, max_repeats: int,
-                  min_seconds: float) -> tuple[float, int]:
-    """Fastest ms of ``fn`` over repeats: at least ``min_repeats``, more until ``min_seconds`` is spent.
+# ---------------------------------------------------------------- measuring
+def _fastest(fn: Callable[[], float], min_repeats: int, max_repeats: int, min_seconds: float) -> tuple[float, int]:
+    """Fastest ms returned by ``fn`` over repeats: at least ``min_repeats``, more until ``min_seconds``.
 
     The minimum, not the mean: other work on the machine only ever adds time to a run, so the fastest
     repeat is the best estimate of what the computation itself costs.
     """
-    times = []
-    spent = 0.0
-    while len(times) < max_repeats and (len(times) < min_repeats or spent < min_seconds):
-        _sync(device)
-        t0 = time.perf_counter()
-        fn()
-        _sync(device)
-        dt = time.perf_counter() - t0
-        times.append(dt * 1000.0)
-        spent += dt
+    times: list[float] = []
+    while len(times) < max_repeats and (len(times) < min_repeats or sum(times) < min_seconds * 1000.0):
+        times.append(fn())
     return min(times), len(times)
 
 
+def _warm_up(bundle: ModelBundle, ids: torch.Tensor) -> None:
+    """First calls allocate and pick kernels; keep that out of the numbers."""
+    n = min(16, ids.shape[1])
+    decode.forward(bundle, ids[:, :n])
+    warm = decode.new_cache(bundle)
+    decode.forward(bundle, ids[:, :n], warm)
+    decode.forward(bundle, ids[:, n - 1:n], warm)
+
+
+def _extend(bundle: ModelBundle, cache, ids: torch.Tensor, positions: int) -> float:
+    """Grow ``cache`` to ``positions`` tokens of ``ids`` in one chunk (a prefill of the gap); its ms."""
+    have = cache.get_seq_length()
+    if have >= positions:
+        return 0.0
+    return decode.forward(bundle, ids[:, have:positions], cache).ms
+
+
+def _measure(bundle: ModelBundle, cache, ids: torch.Tensor, L: int, cached_repeats: tuple[int, int],
+             naive_repeats: tuple[int, int]) -> CostPoint:
+    """Time one cached step (cache at L − 1, one token fed, cropped back) and one naive pass of L tokens."""
+    positions = cache.get_seq_length()
+    if positions != L - 1:
+        raise RuntimeError(f"cache holds {positions} tokens, expected {L - 1}")
+    new_token = ids[:, L - 1:L]
+
+    def cached_step() -> float:
+        ms = decode.forward(bundle, new_token, cache).ms
+        cache.crop(-1)  # back to L − 1 tokens for the next repeat
+        return ms
+
+    cached_ms, cached_n = _fastest(cached_step, *cached_repeats, 0.1)
+    naive_ms, naive_n = _fastest(lambda: decode.forward(bundle, ids[:, :L]).ms, *naive_repeats, 0.3)
+    return CostPoint(L, cached_ms, naive_ms, cached_n, naive_n, positions)
+
+
 def sweep(bundle: ModelBundle, lengths: list[int], *, should_stop: Callable[[], bool] | None = None,
-          on_point: Callable[[CostPoint], None] | None = None,
-          on_progress: Callable[[float, CostPoint | None], None] | None = None,
+          on_progress: Callable[[float, CostPoint], None] | None = None,
           seed: int = 0, warmup: bool = True, cached_repeats: tuple[int, int] = (3, 7),
           naive_repeats: tuple[int, int] = (1, 5)) -> SweepResult:
     """Time a cached decode step and a naive step at each length, shortest first.
@@ -279,58 +161,33 @@ def sweep(bundle: ModelBundle, lengths: list[int], *, should_stop: Callable[[], 
     The cache grows by chunked prefill from one length to the next (so the whole sweep does about one
     prefill of the longest length in total); at length L it holds L − 1 tokens, one token is fed and
     timed, and ``crop(-1)`` removes it again before the next repeat. ``should_stop()`` is checked before
-    every length: the points measured so far are kept and ``stopped_early`` is set.
-    ``*_repeats`` = (at least, at most) timed runs per point; more are done while they are cheap.
+    every length: the points measured so far are kept and ``stopped_early`` is set. After every point,
+    ``on_progress(fraction of the planned work done, point)``. ``*_repeats`` = (at least, at most) timed
+    runs per point.
     """
     lengths = sorted({int(L) for L in lengths})
     if not lengths or lengths[0] < 1:
         raise ValueError("Lengths must be positive.")
-    limit = bundle.max_positions
-    if lengths[-1] > limit:
-        raise ValueError(f"{bundle.name} reads at most {limit} positions; asked for {lengths[-1]}.")
-    model, device = bundle.model, bundle.device
-    gen = torch.Generator().manual_seed(seed)
-    ids = torch.randint(0, bundle.vocab_size, (1, lengths[-1]), generator=gen).to(device)
-    result = SweepResult(model=bundle.name, device=str(device), dtype=str(bundle.dtype).replace("torch.", ""),
+    if lengths[-1] > bundle.max_positions:
+        raise ValueError(f"{bundle.name} reads at most {bundle.max_positions} positions; asked for {lengths[-1]}.")
+    ids = torch.randint(0, bundle.vocab_size, (1, lengths[-1]), generator=torch.Generator().manual_seed(seed))
+    result = SweepResult(model=bundle.name, device=str(bundle.device), dtype=dtype_name(bundle.dtype),
                          lengths=lengths)
-    total_work = float(sum(lengths)) or 1.0
-    done_work = 0.0
+    total_work, done_work = float(sum(lengths)), 0.0
     start = time.perf_counter()
-    with torch.inference_mode():
-        if warmup:  # first calls allocate and pick kernels; keep that out of the numbers
-            n = min(16, lengths[-1])
-            _forward(model, ids[:, :n])
-            warm = DynamicCache(config=bundle.config)
-            _forward(model, ids[:, :n], warm)
-            _forward(model, ids[:, n - 1:n], warm)
-        cache = DynamicCache(config=bundle.config)
-        for L in lengths:
-            if should_stop is not None and should_stop():
-                result.stopped_early = True
-                break
-            have = cache.get_seq_length()
-            if have < L - 1:  # extend the cache to L − 1 tokens (chunked prefill)
-                t0 = time.perf_counter()
-                _forward(model, ids[:, have:L - 1], cache)
-                _sync(device)
-                result.prefill_ms += (time.perf_counter() - t0) * 1000.0
-            new_token = ids[:, L - 1:L]
-
-            def cached_step():
-                _forward(model, new_token, cache)
-                cache.crop(-1)  # back to L − 1 tokens for the next repeat
-
-            if cache.get_seq_length() != L - 1:
-                raise RuntimeError(f"cache holds {cache.get_seq_length()} tokens, expected {L - 1}")
-            cached_ms, cached_n = _time_repeats(cached_step, device, *cached_repeats, 0.1)
-            naive_ms, naive_n = _time_repeats(lambda: _forward(model, ids[:, :L]), device, *naive_repeats, 0.3)
-            point = CostPoint(L, cached_ms, naive_ms, cached_n, naive_n)
-            result.points.append(point)
-            done_work += L
-            if on_point is not None:
-                on_point(point)
-            if on_progress is not None:
-                on_progress(done_work / total_work, point)
+    if warmup:
+        _warm_up(bundle, ids)
+    cache = decode.new_cache(bundle)
+    for L in lengths:
+        if should_stop is not None and should_stop():
+            result.stopped_early = True
+            break
+        result.prefill_ms += _extend(bundle, cache, ids, L - 1)
+        point = _measure(bundle, cache, ids, L, cached_repeats, naive_repeats)
+        result.points.append(point)
+        done_work += L
+        if on_progress is not None:
+            on_progress(done_work / total_work, point)
     result.seconds = time.perf_counter() - start
     result.load_avg, result.cpu_count = load_average(), os.cpu_count()
     return result
@@ -349,6 +206,7 @@ class Fit:
 
 
 def fit_poly(x, y, degree: int) -> Fit | None:
+    """None when there are too few points for the degree."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     if len(x) <= degree:
@@ -382,15 +240,26 @@ def cumulative_ms(points: list[CostPoint]) -> dict[str, np.ndarray]:
     return out
 
 
-def flops_per_ms(dims: ModelDims, points: list[CostPoint], cached: bool) -> float:
+def flops_per_ms(spec: ModelSpec, points: list[CostPoint], cached: bool) -> float:
     """The throughput that maps the FLOP count onto the measured times best (least squares through 0)."""
-    F = np.array([flops_step(dims, p.length, cached) for p in points], dtype=float)
+    F = np.array([spec.flops_step(p.length, cached) for p in points], dtype=float)
     t = np.array([p.cached_ms if cached else p.naive_ms for p in points], dtype=float)
     denom = float((t * t).sum())
     return float((F * t).sum() / denom) if denom > 0 else float("nan")
 
 
 # ---------------------------------------------------------------- the machine
+def _best_seconds(fn: Callable[[], object], device: torch.device, repeats: int) -> float:
+    best = math.inf
+    for _ in range(repeats):
+        decode._sync(device)
+        t0 = time.perf_counter()
+        fn()
+        decode._sync(device)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
 def measure_bandwidth(device: torch.device | str = "cpu", megabytes: int = 128, repeats: int = 5) -> float:
     """Copy bandwidth in bytes/s (bytes read + bytes written), best of a few copies of a large buffer."""
     device = torch.device(device)
@@ -398,14 +267,7 @@ def measure_bandwidth(device: torch.device | str = "cpu", megabytes: int = 128, 
     src = torch.ones(n, dtype=torch.float32, device=device)
     dst = torch.empty_like(src)
     dst.copy_(src)  # touch the pages once
-    best = math.inf
-    for _ in range(repeats):
-        _sync(device)
-        t0 = time.perf_counter()
-        dst.copy_(src)
-        _sync(device)
-        best = min(best, time.perf_counter() - t0)
-    del src, dst
+    best = _best_seconds(lambda: dst.copy_(src), device, repeats)
     return 2 * n * 4 / best
 
 
@@ -416,14 +278,7 @@ def measure_matmul_flops(device: torch.device | str = "cpu", dtype: torch.dtype 
     a = torch.randn(n, n, device=device).to(dtype)
     b = torch.randn(n, n, device=device).to(dtype)
     a @ b
-    best = math.inf
-    for _ in range(repeats):
-        _sync(device)
-        t0 = time.perf_counter()
-        a @ b
-        _sync(device)
-        best = min(best, time.perf_counter() - t0)
-    return 2 * n**3 / best
+    return 2 * n**3 / _best_seconds(lambda: a @ b, device, repeats)
 
 
 def load_average() -> float | None:
@@ -434,19 +289,22 @@ def load_average() -> float | None:
         return None
 
 
-def machine_info(device: torch.device | str = "cpu") -> dict:
-    device = torch.device(device)
-    cpu = platform.processor() or platform.machine()
+def _cpu_name() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
             for line in fh:
                 if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
+    return platform.processor() or platform.machine()
+
+
+def machine_info(device: torch.device | str = "cpu") -> dict:
+    """What the timings depend on: CPU, threads, torch, device, OpenMP wait policy, load."""
+    device = torch.device(device)
     info = {"platform": platform.platform(), "python": platform.python_version(), "torch": torch.__version__,
-            "cpu": cpu, "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+            "cpu": _cpu_name(), "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
             "device": str(device), "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "(unset)"),
             "load_avg_1min": load_average()}
     if device.type == "cuda":
@@ -455,8 +313,7 @@ def machine_info(device: torch.device | str = "cpu") -> dict:
 
 
 __all__ = [
-    "CostPoint", "DEFAULT_SWEEP_LENGTH", "Fit", "MAX_SWEEP_LENGTH", "ModelDims", "SweepResult",
-    "arithmetic_intensity", "count_table", "cumulative_ms", "decode_bytes", "dot_products_step",
-    "dot_products_total", "fit_poly", "fits", "flops_per_ms", "flops_step", "flops_total", "load_average", "machine_info",
-    "measure_bandwidth", "measure_matmul_flops", "positions_total", "sample_lengths", "sweep",
+    "CostPoint", "DEFAULT_SWEEP_LENGTH", "Fit", "SweepResult", "cumulative_ms",
+    "fit_poly", "fits", "flops_per_ms", "load_average", "machine_info", "measure_bandwidth",
+    "measure_matmul_flops", "sample_lengths", "sweep",
 ]

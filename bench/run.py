@@ -2,16 +2,23 @@
 
     python -m bench            # or: python bench/run.py
     python -m bench --tokens 32 --lengths 64,256
+    python -m bench --memory   # only the per-tab memory (a few minutes: 2 × 2,048 decode steps)
+    python -m bench --memory --memory-tokens 128,512 --memory-attention
 
-What it measures (about a minute on a quiet 2-core CPU):
+What the default run measures (about a minute on a quiet 2-core CPU):
 
 * ``cold_start``: a fresh Python process imports ``autoreg_core`` and loads the embedded model from the
   converted cache (the conversion itself is done beforehand, so this is the every-day start);
 * ``next_token``: per-token time of ``Session.step`` (what "Next token" runs) against bare
   ``model.generate`` in the same process, greedy, same prompt; the same with attention capture on;
 * ``naive_vs_cached``: one cached decode step vs one full recompute at a few lengths
-  (``autoreg_core.cost.sweep``), and the speedup;
+  (``autoreg_core.cost.sweep``), the speedup, and each step's counts from ``bundle.spec``;
 * ``machine``: CPU, threads, torch version, device, dtype; and the copy bandwidth / matmul peak.
+
+``--memory`` measures instead what one browser tab holds (``bench/memory.py``): a ``Session``
+generating 512 and 2,048 tokens, greedy and sampled, reporting the bytes of its step records
+(tensors by kind, the rest by pickle size) and, separately, its KV cache. ``--memory-attention``
+turns attention capture on (what the attention page does).
 """
 from __future__ import annotations
 
@@ -96,7 +103,7 @@ def _generate_per_token(bundle, n: int) -> dict:
 
     run(2)  # warm-up
     t1 = min(run(1) for _ in range(2))
-    tn = run(n)
+    tn = min(run(n) for _ in range(2))
     return {"tokens": n, "mean_ms": (tn - t1) / (n - 1) * 1000.0, "prefill_plus_one_ms": t1 * 1000.0}
 
 
@@ -119,12 +126,27 @@ def next_token(bundle, n: int) -> dict:
 
 
 def naive_vs_cached(bundle, lengths: list[int]) -> dict:
+    """Timed steps at each length, with what ``bundle.spec`` counts for them (FLOPs, bytes read)."""
     from autoreg_core import cost
 
+    spec = bundle.spec
     result = cost.sweep(bundle, lengths)
     return {"points": [{"length": p.length, "cached_ms": round(p.cached_ms, 2), "naive_ms": round(p.naive_ms, 2),
-                        "speedup": round(p.speedup, 2)} for p in result.points],
-            "sweep_s": round(result.seconds, 2)}
+                        "speedup": round(p.speedup, 2), "cached_flops": spec.flops_step(p.length, True),
+                        "naive_flops": spec.flops_step(p.length, False),
+                        "cached_bytes_read": spec.decode_bytes(p.length)["total"],
+                        "cached_arithmetic_intensity": round(spec.arithmetic_intensity(p.length, True), 3)}
+                       for p in result.points],
+            "prefill_ms_to_build_the_cache": round(result.prefill_ms, 1), "sweep_s": round(result.seconds, 2)}
+
+
+def spec_summary(spec) -> dict:
+    """The model's shape and the per-token numbers the pages show."""
+    return {"layers": spec.n_layers, "heads": spec.n_heads, "kv_heads": spec.n_kv_heads, "head_dim": spec.head_dim,
+            "hidden": spec.hidden, "vocab": spec.vocab, "params": spec.n_params, "body_params": spec.body_params,
+            "weight_bytes_per_param": spec.weight_bytes_per_param,
+            "cache_bytes_per_position": spec.cache_bytes_per_position,
+            "weight_bytes_read_per_decode_step": spec.weight_bytes_per_step}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,25 +154,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=48, help="decode steps per next-token measurement")
     parser.add_argument("--lengths", default="64,256,512,1024", help="comma-separated lengths for naive vs cached")
     parser.add_argument("--skip-cold-start", action="store_true")
+    parser.add_argument("--memory", action="store_true",
+                        help="measure only the memory one tab holds (records and KV cache), a few minutes")
+    parser.add_argument("--memory-tokens", default="512,2048", help="generated-token counts to measure at")
+    parser.add_argument("--memory-attention", action="store_true", help="capture attention while generating")
     args = parser.parse_args(argv)
-    lengths = [int(x) for x in args.lengths.split(",") if x.strip()]
     started = time.perf_counter()
 
-    from autoreg_core import load_model
-    from autoreg_core import cost
+    from autoreg_core import cost, load_model
+    from autoreg_core.spec import dtype_name
 
     bundle = load_model()  # converts the embedded model once if needed, so cold_start sees a warm cache
-    report: dict = {"model": bundle.name, "device": str(bundle.device),
-                    "dtype": str(bundle.dtype).replace("torch.", ""),
-                    "machine": cost.machine_info(bundle.device),
-                    "load_avg_at_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}
-    if not args.skip_cold_start:
-        report["cold_start"] = cold_start()
-    report["next_token"] = next_token(bundle, max(2, args.tokens))
-    report["naive_vs_cached"] = naive_vs_cached(bundle, lengths)
-    report["machine"]["copy_bandwidth_gb_s"] = round(cost.measure_bandwidth(bundle.device) / 1e9, 2)
-    report["machine"]["matmul_gflop_s"] = round(cost.measure_matmul_flops(bundle.device, bundle.dtype) / 1e9, 1)
-    report["load_avg_at_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+    report: dict = {"model": bundle.name, "device": str(bundle.device), "dtype": dtype_name(bundle.dtype),
+                    "spec": spec_summary(bundle.spec), "machine": cost.machine_info(bundle.device),
+                    "load_avg_at_start": cost.load_average()}
+    if args.memory:
+        from bench.memory import memory_report
+
+        checkpoints = tuple(int(x) for x in args.memory_tokens.split(",") if x.strip())
+        report["tab_memory"] = memory_report(bundle, PROMPT, checkpoints, args.memory_attention)
+    else:
+        if not args.skip_cold_start:
+            report["cold_start"] = cold_start()
+        report["next_token"] = next_token(bundle, max(2, args.tokens))
+        report["naive_vs_cached"] = naive_vs_cached(bundle, [int(x) for x in args.lengths.split(",") if x.strip()])
+        report["machine"]["copy_bandwidth_gib_s"] = round(cost.measure_bandwidth(bundle.device) / 2**30, 2)
+        report["machine"]["matmul_gflop_s"] = round(cost.measure_matmul_flops(bundle.device, bundle.dtype) / 1e9, 1)
+    report["load_avg_at_end"] = cost.load_average()
     report["bench_seconds"] = round(time.perf_counter() - started, 1)
     print(json.dumps(report, indent=2))
     return 0

@@ -6,6 +6,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from autoreg_core import cost
+from autoreg_ui import keys, race
+from autoreg_ui.format import BYTE_UNITS_NOTE
 from tiny import tiny_bundle
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -25,7 +28,7 @@ def tiny_folder(tmp_path_factory):
 def page(tiny_folder, monkeypatch):
     monkeypatch.setenv("AUTOREG_ALLOWED_MODELS", tiny_folder)
     at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["model_name"] = tiny_folder
+    at.session_state[keys.MODEL] = tiny_folder
     at.run()
     at.switch_page(PAGE)
     at.run()
@@ -44,67 +47,98 @@ def _texts(at, kind: str) -> list[str]:
     return [str(e.value) for e in getattr(at, kind)]
 
 
+def _key(folder: str, max_len: int) -> race.RaceKey:
+    return race.RaceKey(folder, "cpu", "float32", max_len)
+
+
 def test_page_before_any_measurement(page):
     assert page.title[0].value.startswith("Naive vs KV cache")
     assert any("Run the race" in t for t in _texts(page, "info"))
-    assert page.button(key="cost_stop").disabled
+    assert page.button(key=keys.COST_STOP).disabled and page.button(key=keys.COST_RESUME).disabled
     # tiny model reads 256 positions at most: longer choices are not offered
-    assert max(page.select_slider(key="cost_max_len").options, key=int) == "256"
-    # the counting table: 1000 tokens -> 500,500 positions naive vs 1,000 cached
-    counts = _frame(page, "quantity")
-    row = counts[counts["quantity"] == "token positions processed"].iloc[0]
-    assert (row["naive"], row["KV cache"]) == ("500,500", "1,000")
+    assert [int(o) for o in page.select_slider(key=keys.COST_MAX_LEN).options] == [16, 32, 64, 128, 256]
+    # the count table: 1,000 tokens -> 500,500 positions naive vs 1,000 cached, attention still 500,500 per head
+    counts = _frame(page, "quantity").set_index("quantity")
+    assert list(counts.index) == ["token positions processed (projections, MLP)",
+                                  "attention dot products per layer and head",
+                                  "attention dot products, all layers and heads", "FLOPs"]
+    positions = counts.loc["token positions processed (projections, MLP)"]
+    assert (positions["naive"], positions["KV cache"]) == ("500,500", "1,000")
+    assert counts.loc["attention dot products per layer and head", "KV cache"] == "500,500"
+    markdown = " ".join(_texts(page, "markdown"))
+    assert "T² = 1,000,000" in markdown and "T(T+1)/2 = 500,500" in markdown
+    assert "not the attention over them" in markdown
+    assert BYTE_UNITS_NOTE in _texts(page, "caption")
+    assert [m.label for m in page.metric] == ["Copy bandwidth (read + write)", "Matmul peak (float32)", "Ridge point"]
+
+
+def test_step_buttons_advance_the_session_from_this_page(page):
+    page.button(key=f"{keys.COST_PAGE}_next").click()
+    page.run()
+    assert not page.exception, page.exception
+    session = page.session_state[keys.SESSION]
+    assert len(session.records) == 1
+    assert any(f"its KV cache holds {session.cache_len} positions" in c for c in _texts(page, "caption"))
 
 
 def test_run_the_race_small(page, tiny_folder):
-    page.select_slider(key="cost_max_len").set_value(32)
-    page.button(key="cost_run").click()
+    page.select_slider(key=keys.COST_MAX_LEN).set_value(32)
+    page.button(key=keys.COST_RUN).click()
     page.run()
     assert not page.exception, page.exception
-    results = page.session_state["cost_results"]
-    key = f"{tiny_folder}|cpu|float32|32"
+    results = page.session_state[keys.COST_RACE].results
+    key = _key(tiny_folder, 32)
     assert list(results) == [key]
-    lengths = [p["length"] for p in results[key]["points"]]
+    lengths = [p.length for p in results[key].points]
     assert lengths == [1, 2, 4, 8, 12, 16, 20, 24, 28, 32]
-    assert not results[key]["stopped_early"]
-    labels = [m.label for m in page.metric]
-    assert "Speedup at L = 32" in labels
+    assert results[key].complete and page.session_state[keys.COST_RACE].running is None
+    assert [m.label for m in page.metric][:4] == ["Naive step at L = 32", "Cached step at L = 32",
+                                                 "Speedup at L = 32", "Race took"]
     assert page.get("download_button")  # the CSV of the measured table
-    table = _frame(page, "naive_step_ms")
-    assert list(table["length"]) == lengths
-    assert "cost_partial" not in page.session_state
+    assert list(_frame(page, "naive_step_ms")["length"]) == lengths
+    assert any(t.startswith("Generating **32 tokens**") for t in _texts(page, "markdown"))
+    assert any(t.startswith("Fits to the measured step times:") for t in _texts(page, "markdown"))
     # revisiting: no new measurement, same numbers, button offers to run again
-    before = results[key]["seconds"]
+    before = results[key].seconds
     page.run()
-    assert page.session_state["cost_results"][key]["seconds"] == before
-    assert page.button(key="cost_run").label == "Run the race again"
+    assert page.session_state[keys.COST_RACE].results[key].seconds == before
+    assert page.button(key=keys.COST_RUN).label == "Run the race again"
+    assert page.button(key=keys.COST_RESUME).disabled  # nothing left to measure
     # changing the count input never touches the measurements
-    page.number_input(key="cost_T").set_value(10)
+    page.number_input(key=keys.COST_T).set_value(10)
     page.run()
     assert not page.exception
-    assert any("10 tokens" in c for c in _texts(page, "caption"))
+    assert any("T² = 100" in t for t in _texts(page, "markdown"))
+    assert page.session_state[keys.COST_RACE].results[key].seconds == before
 
 
-def test_interrupted_sweep_is_kept_as_stopped_early(page, tiny_folder):
-    """A Stop click reruns the script mid-sweep; the next run finds the partial points and keeps them."""
-    key = f"{tiny_folder}|cpu|float32|64"
-    page.session_state["cost_partial"] = {
-        "key": key, "model": tiny_folder, "device": "cpu", "dtype": "float32", "lengths": [1, 2, 4, 8, 64],
-        "points": [{"length": L, "cached_ms": 1.0, "naive_ms": 1.0 + L / 10, "cached_repeats": 3,
-                    "naive_repeats": 1} for L in (1, 2, 4)],
-        "status": "running", "started": 0.0}
-    page.select_slider(key="cost_max_len").set_value(64)
+def test_interrupted_race_is_kept_and_can_be_continued(page, tiny_folder):
+    """A Stop click reruns the script mid-race; the next run keeps the points measured so far."""
+    key = _key(tiny_folder, 16)
+    state = race.Race()
+    state.running = race.Running(key, cost.sample_lengths(16), started=0.0,
+                                 points=[cost.CostPoint(L, 1.0, 1.0 + L / 10, 3, 1, L - 1) for L in (1, 2, 4)])
+    page.session_state[keys.COST_RACE] = state
+    page.select_slider(key=keys.COST_MAX_LEN).set_value(16)
     page.run()
     assert not page.exception, page.exception
     assert any("Stopped early at length 4" in w for w in _texts(page, "warning"))
-    assert "cost_partial" not in page.session_state
-    assert page.session_state["cost_results"][key]["stopped_early"]
+    kept = page.session_state[keys.COST_RACE].results[key]
+    assert kept.stopped_early and [p.length for p in kept.points] == [1, 2, 4]
+    resume = page.button(key=keys.COST_RESUME)
+    assert not resume.disabled and resume.label == "Continue from L = 6"
+    resume.click()
+    page.run()
+    assert not page.exception, page.exception
+    done = page.session_state[keys.COST_RACE].results[key]
+    assert [p.length for p in done.points] == [1, 2, 4, 6, 8, 10, 12, 14, 16] and done.complete
+    assert not any("Stopped early" in w for w in _texts(page, "warning"))
 
 
 def test_interrupted_before_first_point(page):
-    page.session_state["cost_partial"] = {"key": "x|cpu|float32|64", "model": "x", "device": "cpu",
-                                          "dtype": "float32", "lengths": [1, 64], "points": [],
-                                          "status": "running", "started": 0.0}
+    state = race.Race()
+    state.running = race.Running(race.RaceKey("x", "cpu", "float32", 64), [1, 64], started=0.0)
+    page.session_state[keys.COST_RACE] = state
     page.run()
     assert not page.exception
-    assert any("before the first length" in w for w in _texts(page, "warning"))
+    assert race.NOTHING_MEASURED in _texts(page, "warning")

@@ -5,11 +5,16 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from autoreg_core.cost import CostPoint, Fit, ModelDims, flops_step
+from autoreg_core.cost import CostPoint, Fit
+from autoreg_core.spec import ModelSpec
 
-NAIVE_COLOR = "#e8590c"
-CACHED_COLOR = "#1f6feb"
+from .. import palette
+from ..format import human_bytes
+
+NAIVE_COLOR = palette.HIGHLIGHT
+CACHED_COLOR = palette.ACCENT
 FIT_DASH = "dash"
+MIB = 2**20
 
 
 def _layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
@@ -65,8 +70,8 @@ def speedup_figure(points: list[CostPoint]) -> go.Figure:
     """naive ms / cached ms at each measured length; 1 means no gain."""
     L = _lengths(points)
     fig = go.Figure(go.Scatter(x=L, y=[p.speedup for p in points], mode="lines+markers", name="speedup",
-                               line=dict(color="#2f9e44"), hovertemplate="L=%{x}: %{y:.1f}×<extra></extra>"))
-    fig.add_hline(y=1.0, line=dict(color="#98a2b3", dash="dot"), annotation_text="no gain",
+                               line=dict(color=palette.GOOD), hovertemplate="L=%{x}: %{y:.1f}×<extra></extra>"))
+    fig.add_hline(y=1.0, line=dict(color=palette.MUTED, dash="dot"), annotation_text="no gain",
                   annotation_position="bottom right")
     _layout(fig, "Speedup: naive ÷ cached step time")
     fig.update_layout(showlegend=False)
@@ -75,7 +80,7 @@ def speedup_figure(points: list[CostPoint]) -> go.Figure:
     return fig
 
 
-def theory_figure(dims: ModelDims, max_length: int, points: list[CostPoint] | None = None,
+def theory_figure(spec: ModelSpec, max_length: int, points: list[CostPoint] | None = None,
                   fits: dict[str, Fit | None] | None = None,
                   scale: dict[str, float] | None = None) -> go.Figure:
     """FLOPs per step from the model's shape (left axis, lines) with measured ms (right axis, markers).
@@ -90,7 +95,7 @@ def theory_figure(dims: ModelDims, max_length: int, points: list[CostPoint] | No
     points = points or []
     for col, kind, color in ((1, "naive", NAIVE_COLOR), (2, "cached", CACHED_COLOR)):
         cached = kind == "cached"
-        F = np.array([flops_step(dims, int(L), cached) for L in xs], dtype=float)
+        F = np.array([spec.flops_step(int(L), cached) for L in xs], dtype=float)
         fig.add_trace(go.Scatter(x=xs, y=F / 1e9, mode="lines", name=f"{kind}: GFLOPs (count)",
                                  line=dict(color=color, width=3), opacity=0.45,
                                  hovertemplate="%{y:.3f} GFLOPs<extra></extra>"), row=1, col=col, secondary_y=False)
@@ -134,13 +139,13 @@ def roofline_figure(bandwidth: float, peak_flops: float, marks: list[dict]) -> g
     x = np.logspace(np.log10(lo), np.log10(hi), 200)
     roof = np.minimum(peak_flops, x * bandwidth)
     fig = go.Figure(go.Scatter(x=x, y=roof / 1e9, mode="lines", name="roof: min(peak, intensity × bandwidth)",
-                               line=dict(color="#495057"), hovertemplate="%{y:.1f} GFLOP/s<extra></extra>"))
+                               line=dict(color=palette.INK), hovertemplate="%{y:.1f} GFLOP/s<extra></extra>"))
     ridge = peak_flops / bandwidth
-    fig.add_vline(x=ridge, line=dict(color="#98a2b3", dash="dot"))
+    fig.add_vline(x=ridge, line=dict(color=palette.MUTED, dash="dot"))
     # annotations on log axes take log10 coordinates
     fig.add_annotation(x=np.log10(ridge), y=np.log10(peak_flops / 1e9), text=f"ridge {ridge:.1f} FLOP/byte",
-                       showarrow=False, yshift=14, xanchor="left", font=dict(color="#868e96"))
-    colors = [CACHED_COLOR, NAIVE_COLOR, "#2f9e44", "#ae3ec9"]
+                       showarrow=False, yshift=14, xanchor="left", font=dict(color=palette.RAW))
+    colors = [CACHED_COLOR, NAIVE_COLOR, palette.GOOD, palette.CUMULATIVE]
     for i, m in enumerate(marks):
         fig.add_trace(go.Scatter(x=[m["intensity"]], y=[m["achieved"] / 1e9], mode="markers+text",
                                  name=m["name"], text=[m["name"]], textposition="bottom center",
@@ -157,12 +162,12 @@ def roofline_figure(bandwidth: float, peak_flops: float, marks: list[dict]) -> g
 
 
 def bytes_figure(weights: int, cache: int, title: str) -> go.Figure:
-    """What one decode step reads: every weight once, plus the whole KV cache."""
+    """What one decode step reads: every weight once, plus the whole KV cache (in MiB)."""
     fig = go.Figure()
-    for name, value, color in (("weights", weights, "#868e96"), ("KV cache", cache, CACHED_COLOR)):
-        fig.add_trace(go.Bar(y=["bytes read"], x=[value / 1e6], name=name, orientation="h", marker_color=color,
-                             hovertemplate=f"{name}: %{{x:.1f}} MB<extra></extra>"))
+    for name, value, color in (("weights", weights, palette.INK), ("KV cache", cache, CACHED_COLOR)):
+        fig.add_trace(go.Bar(y=["bytes read"], x=[value / MIB], name=name, orientation="h", marker_color=color,
+                             hovertemplate=f"{name}: {human_bytes(value)}<extra></extra>"))
     fig.update_layout(barmode="stack", title=title, height=180, margin=dict(l=80, r=20, t=50, b=40),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
-    fig.update_xaxes(title="MB")
+    fig.update_xaxes(title="MiB")
     return fig

@@ -1,0 +1,180 @@
+"""The race controller with a plain dict as state: run, stop (an interrupted script), recover, resume."""
+from __future__ import annotations
+
+import pytest
+
+from autoreg_core import cost
+from autoreg_core.spec import ModelSpec
+from autoreg_ui import keys, messages, race
+
+QUICK = dict(warmup=False, cached_repeats=(1, 1), naive_repeats=(1, 1))
+SPEC = ModelSpec(name="hand", n_layers=2, n_heads=4, n_kv_heads=2, head_dim=16, hidden=64, vocab=100,
+                 n_params=7400, body_params=1000, max_positions=256)
+
+
+class Interrupted(BaseException):
+    """What Streamlit raises inside a running script when Stop is clicked (a BaseException too)."""
+
+
+def _point(L: int, cached: float = 1.0, naive: float = 2.0) -> cost.CostPoint:
+    return cost.CostPoint(L, cached, naive, 1, 1, L - 1)
+
+
+def test_key_is_a_frozen_tuple_of_setup_and_length(tiny):
+    key = race.RaceKey.of(tiny, 32)
+    assert key == race.RaceKey("tiny-llama", "cpu", "float32", 32)
+    assert {key: 1}[race.RaceKey("tiny-llama", "cpu", "float32", 32)] == 1
+    assert key.same_setup(race.RaceKey.of(tiny, 64)) and key != race.RaceKey.of(tiny, 64)
+    assert not key.same_setup(race.RaceKey("other", "cpu", "float32", 32))
+
+
+def test_length_choices():
+    assert race.length_choices(256) == ([16, 32, 64, 128, 256], 256)
+    assert race.length_choices(8192) == (race.LENGTH_CHOICES, 512)
+    assert race.length_choices(10) == ([10], 10)
+
+
+def test_run_keeps_the_result_and_reports_progress(tiny):
+    state, seen = {}, []
+    key = race.RaceKey.of(tiny, 8)
+    result = race.run(state, tiny, key, on_progress=lambda f, pts: seen.append([p.length for p in pts]), **QUICK)
+    assert [p.length for p in result.points] == [1, 2, 3, 4, 5, 6, 7, 8] and result.complete
+    assert race.race(state).results == {key: result} and race.race(state).running is None
+    assert seen == [[1, 2, 3, 4, 5, 6, 7, 8][:n] for n in range(1, 9)]
+    assert messages.take(state) == []
+
+
+def test_stop_keeps_the_points_and_resume_measures_the_rest(tiny):
+    state = {}
+    key = race.RaceKey.of(tiny, 8)
+
+    def stop_after_three(fraction, points):
+        if len(points) == 3:
+            raise Interrupted
+
+    with pytest.raises(Interrupted):
+        race.run(state, tiny, key, on_progress=stop_after_three, **QUICK)
+    assert [p.length for p in race.race(state).running.points] == [1, 2, 3]
+    race.recover(state)  # the next run of the page
+    stopped = race.race(state).results[key]
+    assert race.race(state).running is None
+    assert stopped.stopped_early and [p.length for p in stopped.points] == [1, 2, 3]
+    assert stopped.remaining == [4, 5, 6, 7, 8]
+    assert any("Stopped early at length 3" in w for w in race.warnings(stopped))
+    seen = []
+    resumed = race.run(state, tiny, key, resume=True, on_progress=lambda f, pts: seen.append(len(pts)), **QUICK)
+    assert [p.length for p in resumed.points] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert resumed.complete and resumed.lengths == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert [p.cache_positions for p in resumed.points] == [0, 1, 2, 3, 4, 5, 6, 7]
+    assert seen == [4, 5, 6, 7, 8]  # the page's live chart sees the earlier points too
+    assert race.race(state).results[key] is resumed
+
+
+def test_recover_without_points_says_so():
+    state = {}
+    key = race.RaceKey("m", "cpu", "float32", 64)
+    race.race(state).running = race.Running(key, [1, 64], started=0.0)
+    race.recover(state)
+    assert race.race(state).results == {} and race.race(state).running is None
+    assert messages.take(state) == [("warning", "The race was stopped before the first length was measured.")]
+    race.recover(state)  # nothing left to recover
+    assert messages.take(state) == []
+
+
+def test_time_budget_and_failure_become_messages(tiny):
+    state = {}
+    assert race.run(state, tiny, race.RaceKey.of(tiny, 8), budget_s=0.0, **QUICK) is None
+    assert messages.take(state) == [("warning", "The race was stopped before the first length was measured.")]
+    too_long = race.RaceKey.of(tiny, tiny.max_positions * 2)
+    assert race.run(state, tiny, too_long, **QUICK) is None
+    assert race.race(state).results == {} and race.race(state).running is None
+    [(level, text)] = messages.take(state)
+    assert level == "warning" and text.startswith("The measurement failed: ValueError")
+
+
+def test_other_lengths_and_forget():
+    state = {}
+    results = race.race(state).results
+    for n in (64, 16, 32):
+        results[race.RaceKey("m", "cpu", "float32", n)] = cost.SweepResult("m", "cpu", "float32", [1, n])
+    results[race.RaceKey("other", "cpu", "float32", 8)] = cost.SweepResult("other", "cpu", "float32", [1, 8])
+    assert race.other_lengths(state, race.RaceKey("m", "cpu", "float32", 32)) == [16, 64]
+    race.forget(state)
+    assert race.race(state).results == {} and isinstance(state[keys.COST_RACE], race.Race)
+
+
+def test_merge_sorts_points_and_adds_times():
+    before = cost.SweepResult("m", "cpu", "float32", [1, 2, 4], [_point(1), _point(2)], stopped_early=True,
+                              prefill_ms=1.0, seconds=2.0)
+    after = cost.SweepResult("m", "cpu", "float32", [4], [_point(4)], prefill_ms=3.0, seconds=5.0)
+    merged = race.merge(before, after)
+    assert [p.length for p in merged.points] == [1, 2, 4] and merged.lengths == [1, 2, 4]
+    assert (merged.prefill_ms, merged.seconds, merged.complete) == (4.0, 7.0, True)
+    assert race.merge(None, after) is after
+
+
+# ---------------------------------------------------------------- what the page says
+def test_count_rows_show_the_attention_that_remains():
+    rows = {r["quantity"]: r for r in race.count_rows(SPEC, 1000)}
+    positions = rows["token positions processed (projections, MLP)"]
+    assert (positions["naive"], positions["KV cache"], positions["naive ÷ cache"]) == ("500,500", "1,000", "500.5×")
+    per_head = rows["attention dot products per layer and head"]
+    assert (per_head["naive"], per_head["KV cache"]) == ("167,167,000", "500,500")
+    assert rows["FLOPs"]["KV cache"].endswith(" G") or rows["FLOPs"]["KV cache"].endswith(" M")
+    assert len(rows) == 4
+
+
+def test_naive_counts_sentence_names_both_counts():
+    text = race.naive_counts_sentence(1000)
+    assert "T² = 1,000,000" in text and "T(T+1)/2 = 500,500" in text
+    assert "rough" in text and "exact" in text
+
+
+def test_headline_total_and_file_name():
+    result = cost.SweepResult("org/model name", "cpu", "float32", [1, 4], [_point(1, 2.0, 2.0), _point(4, 2.0, 8.0)],
+                              seconds=3.25)
+    assert race.headline(result) == [("Naive step at L = 4", "8 ms"), ("Cached step at L = 4", "2 ms"),
+                                     ("Speedup at L = 4", "4.0×"), ("Race took", "3.2 s")]
+    # steps 1..4: cached 2+2+2+2 = 8 ms; naive 2+4+6+8 = 20 ms (interpolated)
+    assert race.total_time_sentence(result.points) == (
+        "Generating **4 tokens** one after another: about **0.0 s** naive vs **0.0 s** with the cache, **2.5×** "
+        "faster (per-step times interpolated between the measured lengths and summed).")
+    assert race.total_time_sentence([]) is None
+    assert race.csv_name(result) == "kv_cache_race_org_model_name_cpu_4.csv"
+    assert race.warnings(result) == []
+
+
+def test_fit_lines():
+    pts = [cost.CostPoint(L, 5.0 + 0.01 * L, 1.0 + 0.5 * L + 0.002 * L * L, 1, 1) for L in (1, 10, 50, 100)]
+    lines = race.fit_lines(cost.fits(pts))
+    assert lines == ["- naive: 1.00 +0.5000·L +2.00e-03·L² ms (R² = 1.000)",
+                     "- cached: 5.00 +0.01000·L ms (R² = 1.000)"]
+    assert race.fit_lines(cost.fits(pts[:1])) == []
+
+
+def test_decode_budget_by_hand():
+    b = race.decode_budget(SPEC, 10, bandwidth=1e9, peak_flops=1e10)
+    # weights (1000 + 64·100)·4 = 29,600 bytes; cache 10 positions · 512 = 5,120; FLOPs 2000 + 12,800 + 5,120
+    assert (b.weight_bytes, b.cache_bytes, b.bytes_read, b.flops) == (29_600, 5_120, 34_720, 19_920)
+    assert b.intensity == pytest.approx(19_920 / 34_720) and b.ridge == pytest.approx(10.0)
+    assert b.memory_ms == pytest.approx(34_720 / 1e9 * 1000) and b.compute_ms == pytest.approx(19_920 / 1e10 * 1000)
+
+
+@pytest.mark.parametrize("measured, says", [
+    (None, "Run the race to compare"),
+    (100.0, "well above both limits"),
+    (0.001, "Closer to the compute limit"),
+    (3.0, "Most of a decode step is spent streaming bytes"),
+])
+def test_verdict(measured, says):
+    b = race.DecodeBudget(L=10, weight_bytes=1_000_000, cache_bytes=0, flops=1_000_000, bandwidth=1e9, peak_flops=1e10)
+    # memory limit 1 ms, compute limit 0.1 ms
+    text = race.verdict(b, measured)
+    assert says in text and "**1.0 ms**" in text
+
+
+def test_roofline_marks_use_the_counts():
+    marks = race.roofline_marks(SPEC, cost.CostPoint(10, 2.0, 4.0, 1, 1, 9))
+    assert [m["name"] for m in marks] == ["decode step, L=10", "naive step, L=10"]
+    assert [m["achieved"] for m in marks] == [19_920 / 0.002, 60_960 / 0.004]
+    assert [m["intensity"] for m in marks] == [19_920 / 34_720, 60_960 / 29_600]  # FLOPs / bytes read
