@@ -26,9 +26,12 @@ from .tokens import TokenView, sequence_text, token_views
 
 TOP_STORED = 50  # top tokens (by the model's own probability) kept with every record
 FULL_LOGITS_KEPT = 32  # the last this-many records keep their full [vocab] logits
-# Attention is kept in float16 per tab; these bounds keep that memory to tens of MB.
-MAX_PREFILL_CAPTURE = 384  # prefill capture stores [layers, heads, P, P]
-MAX_DECODE_CAPTURE = 1024  # decode capture stores [layers, heads, cache_len] per step
+# Captured attention is float16, and one decode row costs 2 B × layers × heads × cache length
+# (540 B per position on SmolLM2), so a tab keeps at most ATTENTION_BUDGET bytes of it: the oldest
+# decode rows are dropped first (the page shows them as not captured and can recompute them).
+ATTENTION_BUDGET = 24 * 2**20
+MAX_PREFILL_CAPTURE = 160  # prefill capture stores [layers, heads, P, P]: 13.2 MiB on SmolLM2 at 160
+MAX_DECODE_CAPTURE = 1024  # no decode row is captured past this cache length
 
 
 class SessionError(ValueError):
@@ -232,6 +235,7 @@ class Session:
             record.attention = None if att is None else att[:, :, 0, :]
             record.stop = self.stop_reason(config)
             self.records.append(record)
+            self._trim_attention()
             if len(self.records) > FULL_LOGITS_KEPT:
                 self.records[-FULL_LOGITS_KEPT - 1].logits = None  # older steps keep their summary only
             return record
@@ -281,25 +285,46 @@ class Session:
             return record
 
 
+    def attention_bytes(self) -> int:
+        """Bytes of captured attention this tab holds (prefill triangle + decode rows)."""
+        held = [r.attention for r in self.records] + [None if self.prefill_record is None
+                                                      else self.prefill_record.attention]
+        return sum(t.numel() * t.element_size() for t in held if t is not None)
+
+    def _trim_attention(self) -> None:
+        """Drop the oldest decode rows (then the prefill triangle) until the tab is within its budget."""
+        total = self.attention_bytes()
+        for rec in self.records:
+            if total <= ATTENTION_BUDGET:
+                return
+            if rec.attention is not None:
+                total -= rec.attention.numel() * rec.attention.element_size()
+                rec.attention = None
+        if total > ATTENTION_BUDGET and self.prefill_record is not None:
+            self.prefill_record.attention = None
+
     def fill_attention(self, full: torch.Tensor) -> int:
-        """Fill the attention rows that were not captured from one full-sequence pass.
+        """Fill the attention rows that were not captured from one full-sequence pass, within the budget.
 
         ``full`` is float [layers, heads, N, N] for the first N tokens of ``ids`` (row q = the query
-        at position q). Returns how many rows were filled; captured rows are left as they were.
+        at position q). The newest rows are filled first; captured rows are left as they were.
+        Returns how many rows were filled.
         """
         with self._lock:
             pre, n = self.prefill_record, int(full.shape[2])
             if pre is None:
                 return 0
-            full = full.to(torch.float16)
+            full, room = full.to(torch.float16), ATTENTION_BUDGET - self.attention_bytes()
             filled = 0
-            if pre.attention is None and n >= pre.n_tokens:
+            for pos in range(min(n, pre.n_tokens + len(self.records)) - 1, pre.n_tokens - 1, -1):
+                rec = self.records[pos - pre.n_tokens]
+                row_bytes = full[:, :, pos, :pos + 1].numel() * 2
+                if rec.attention is None and row_bytes <= room:
+                    rec.attention, room, filled = full[:, :, pos, :pos + 1].clone(), room - row_bytes, filled + 1
+            triangle_bytes = full[:, :, :pre.n_tokens, :pre.n_tokens].numel() * 2
+            if pre.attention is None and n >= pre.n_tokens and triangle_bytes <= room:
                 pre.attention = full[:, :, :pre.n_tokens, :pre.n_tokens].clone()
                 filled += pre.n_tokens
-            for pos, rec in enumerate(self.records, start=pre.n_tokens):
-                if rec.attention is None and pos < n:
-                    rec.attention = full[:, :, pos, :pos + 1].clone()
-                    filled += 1
             return filled
 
 

@@ -235,3 +235,20 @@ def test_attention_capture_is_bounded(tiny, monkeypatch):
     long = Session(tiny, "The cat sat on the mat", capture_attention=True)
     long.prefill()
     assert long.prefill_record.attention is None
+
+
+def test_captured_attention_stays_within_the_tab_budget(tiny, monkeypatch):
+    import autoreg_core.session as session_module
+
+    s = Session(tiny, "The cat sat on", capture_attention=True)
+    s.generate(6, SamplingConfig(temperature=0))
+    layers, heads = tiny.n_layers, tiny.n_heads
+    row = lambda length: 2 * layers * heads * length  # noqa: E731 - float16 bytes of one decode row
+    P = s.prompt_len
+    full_bytes = 2 * layers * heads * P * P + sum(row(P + i) for i in range(1, 7))
+    assert s.attention_bytes() == full_bytes
+    budget = 2 * layers * heads * P * P + row(P + 6) + row(P + 7)  # room for the triangle and two rows
+    monkeypatch.setattr(session_module, "ATTENTION_BUDGET", budget)
+    s.step(SamplingConfig(temperature=0))  # a seventh row arrives: the oldest go
+    assert [r.attention is not None for r in s.records] == [False] * 5 + [True] * 2
+    assert s.attention_bytes() <= budget and s.prefill_record.attention is not None
