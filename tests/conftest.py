@@ -17,6 +17,47 @@ def tiny():
 
 
 @pytest.fixture(scope="session")
+def tiny_folder(tmp_path_factory):
+    """The tiny model saved to a folder, so the app can load it as an allowlisted model."""
+    folder = tmp_path_factory.mktemp("tiny_model")
+    bundle = tiny_bundle()
+    bundle.model.save_pretrained(folder)
+    bundle.tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.fixture
+def open_page(tiny_folder, monkeypatch):
+    """``open_page("pages/4_cost.py")``: the app under AppTest on the tiny model, switched to that page."""
+    from streamlit.testing.v1 import AppTest
+
+    from autoreg_ui import keys
+
+    def _open(page: str, timeout: float = 120):
+        monkeypatch.setenv("AUTOREG_ALLOWED_MODELS", tiny_folder)
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
+        at.session_state[keys.MODEL] = tiny_folder
+        at.run()
+        at.switch_page(page)
+        at.run()
+        assert not at.exception, at.exception
+        return at
+
+    return _open
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Two cores shared by many: one torch thread avoids thrashing (measured 100× faster under load)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session")
 def embedded():
     """The embedded SmolLM2-135M-Instruct, converted once into the cache dir."""
     from autoreg_core import load_model

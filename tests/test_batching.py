@@ -8,7 +8,8 @@ import torch
 
 from autoreg_core import batching, decode
 from autoreg_core.cache import measured_bytes
-from test_scheduler import one_thread  # noqa: F401 - the module's autouse fixture
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.mark.parametrize("bad", [0, -1, 33, 2.5])

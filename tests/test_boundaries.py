@@ -2,7 +2,6 @@
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 from conftest import ROOT
 
@@ -34,3 +33,14 @@ def test_no_engine_file_mentions_a_presentation_library_or_html():
 def test_the_engine_has_no_subpackages_left_for_figures():
     assert not (ENGINE / "figures").exists()
     assert sorted(p.name for p in ENGINE.iterdir() if p.is_dir() and p.name != "__pycache__") == []
+
+
+def test_no_engine_function_runs_past_sixty_lines():
+    import ast
+
+    long = []
+    for path in sorted(ENGINE.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 60:
+                long.append(f"{path.name}:{node.name} ({node.end_lineno - node.lineno + 1} lines)")
+    assert long == []

@@ -1,39 +1,19 @@
 """The "Naive vs KV cache" page under Streamlit's AppTest, on the tiny model (allowlisted from a folder)."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from autoreg_core import cost
 from autoreg_ui import keys, race
 from autoreg_ui.format import BYTE_UNITS_NOTE
-from tiny import tiny_bundle
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGE = "pages/4_cost.py"
 
 
-@pytest.fixture(scope="module")
-def tiny_folder(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("tiny_model")
-    bundle = tiny_bundle()
-    bundle.model.save_pretrained(folder)
-    bundle.tokenizer.save_pretrained(folder)
-    return str(folder)
-
-
 @pytest.fixture
-def page(tiny_folder, monkeypatch):
-    monkeypatch.setenv("AUTOREG_ALLOWED_MODELS", tiny_folder)
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state[keys.MODEL] = tiny_folder
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+def page(open_page):
+    return open_page(PAGE)
 
 
 def _frame(at, column: str):

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from autoreg_core import SamplingConfig, scheduler, speculative
 from autoreg_ui import keys, messages, serving
 from autoreg_ui.figures import serving as figs
-from test_scheduler import one_thread  # noqa: F401 - the module's autouse fixture
 from tiny import tiny_bundle
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGE = "pages/6_serving.py"
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 # ---------------------------------------------------------------- one measurement at a time per server
@@ -183,25 +181,9 @@ def test_batching_work_and_sentences(tiny):
 
 
 # ---------------------------------------------------------------- the page under AppTest
-@pytest.fixture(scope="module")
-def tiny_folder(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("tiny_model")
-    bundle = tiny_bundle()
-    bundle.model.save_pretrained(folder)
-    bundle.tokenizer.save_pretrained(folder)
-    return str(folder)
-
-
 @pytest.fixture
-def page(tiny_folder, monkeypatch):
-    monkeypatch.setenv("AUTOREG_ALLOWED_MODELS", tiny_folder)
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.session_state[keys.MODEL] = tiny_folder
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+def page(open_page):
+    return open_page(PAGE, timeout=300)
 
 
 def _columns(at) -> list[list[str]]:

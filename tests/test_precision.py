@@ -8,7 +8,9 @@ from torch import nn
 
 from autoreg_core import decode, precision
 from autoreg_core.cache import measured_bytes
-from test_scheduler import one_thread, varied_bundle  # noqa: F401 - one_thread: the module's autouse fixture
+from tiny import varied_bundle
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from functools import lru_cache
 
 import pytest
 import torch
@@ -11,36 +10,12 @@ from transformers.generation.configuration_utils import ContinuousBatchingConfig
 
 from autoreg_core import bundle_from_model, scheduler
 from autoreg_core.scheduler import CONTINUOUS, DECODE, PREFILL, STATIC, WAITING, Request
-from tiny import tiny_model, tiny_tokenizer
+from tiny import tiny_tokenizer, varied_bundle, varied_model
 
 TEXTS = ["The cat sat on the mat.", "Once upon", "def add(a, b):\n    return a + b", "A bird",
          "The dog sat on the log. A bird flew over", "x", "Émile a mangé une crème", "print(add(2, 3))"]
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Two cores shared by many: one torch thread avoids thrashing (measured 100× faster under load)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-def varied_model(seed: int = 0):
-    """The tiny Llama with larger random weights, so its greedy output depends on the whole context
-    (the default initialisation repeats one token whatever the prompt)."""
-    model = tiny_model(seed)
-    generator = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, param in model.named_parameters():
-            if param.dim() == 2:
-                param.copy_(torch.randn(param.shape, generator=generator) * (1.0 if "embed" in name else 0.25))
-    return model
-
-
-@lru_cache(maxsize=1)
-def varied_bundle():
-    return bundle_from_model(varied_model(), tiny_tokenizer(), name="tiny-llama-varied")
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def queue(bundle, max_news: list[int]) -> list[Request]:

@@ -9,12 +9,13 @@ import torch
 from transformers import GenerationConfig
 
 from autoreg_core import SamplingConfig, bundle_from_model, decode, speculative
-from test_scheduler import one_thread, varied_bundle, varied_model  # noqa: F401 - one_thread: autouse fixture
-from tiny import sentencepiece_tokenizer, tiny_tokenizer
+from tiny import sentencepiece_tokenizer, tiny_tokenizer, varied_bundle, varied_model
 
 GREEDY = SamplingConfig(temperature=0.0)
 PROMPTS = ["The cat sat on the mat. The dog sat on the", "Once upon a time there was a small village by the sea",
            "def add(a, b):\n    return a + b\n\nprint(add("]
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _ids(bundle, text: str) -> list[int]:

@@ -70,3 +70,20 @@ def sentencepiece_tokenizer() -> PreTrainedTokenizerFast:
                                   show_progress=False)
     tok.train_from_iterator(CORPUS, trainer)
     return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", bos_token="<s>", eos_token="</s>")
+
+
+def varied_model(seed: int = 0):
+    """The tiny Llama with larger random weights, so its greedy output depends on the whole context
+    (the default initialisation repeats one token whatever the prompt)."""
+    model = tiny_model(seed)
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if param.dim() == 2:
+                param.copy_(torch.randn(param.shape, generator=generator) * (1.0 if "embed" in name else 0.25))
+    return model
+
+
+@lru_cache(maxsize=1)
+def varied_bundle():
+    return bundle_from_model(varied_model(), tiny_tokenizer(), name="tiny-llama-varied")
