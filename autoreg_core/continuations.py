@@ -105,7 +105,7 @@ def sample_continuations(bundle: ModelBundle, prefix: Prefix, config: SamplingCo
     """
     k = int(min(max(int(k), 1), MAX_CONTINUATIONS))
     m = int(min(max(int(m), 1), MAX_CONTINUATION_TOKENS))
-    config, _ = config.normalized(bundle.vocab_size)
+    config, _ = config.normalized(bundle.spec.vocab)
     t0 = time.perf_counter()
     cache = decode.copy_cache(prefix.cache, bundle)
     cache.batch_repeat_interleave(k)

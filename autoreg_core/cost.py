@@ -168,9 +168,9 @@ def sweep(bundle: ModelBundle, lengths: list[int], *, should_stop: Callable[[], 
     lengths = sorted({int(L) for L in lengths})
     if not lengths or lengths[0] < 1:
         raise ValueError("Lengths must be positive.")
-    if lengths[-1] > bundle.max_positions:
-        raise ValueError(f"{bundle.name} reads at most {bundle.max_positions} positions; asked for {lengths[-1]}.")
-    ids = torch.randint(0, bundle.vocab_size, (1, lengths[-1]), generator=torch.Generator().manual_seed(seed))
+    if lengths[-1] > bundle.spec.max_positions:
+        raise ValueError(f"{bundle.name} reads at most {bundle.spec.max_positions} positions; asked for {lengths[-1]}.")
+    ids = torch.randint(0, bundle.spec.vocab, (1, lengths[-1]), generator=torch.Generator().manual_seed(seed))
     result = SweepResult(model=bundle.name, device=str(bundle.device), dtype=dtype_name(bundle.dtype),
                          lengths=lengths)
     total_work, done_work = float(sum(lengths)), 0.0

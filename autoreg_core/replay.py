@@ -62,7 +62,7 @@ def recipe_of(session: Session, config: SamplingConfig | None = None) -> Recipe:
 def replay(bundle, recipe: Recipe, on_step: Callable[[StepRecord], None] | None = None,
            should_stop: Callable[[], bool] | None = None) -> Session:
     """A new session that took the recipe's steps; stops early (keeping what ran) on ``should_stop``."""
-    check(recipe, bundle.vocab_size)
+    check(recipe, bundle.spec.vocab)
     try:
         session = Session(bundle, recipe.prompt, chat=recipe.chat)
     except SessionError as exc:

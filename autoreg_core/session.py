@@ -210,7 +210,7 @@ class Session:
     def step(self, config: SamplingConfig, capture_attention: bool | None = None,
              force_token: int | None = None) -> StepRecord:
         """One decode step: choose the next token from the pending logits, then feed it in."""
-        config, _ = config.normalized(self.bundle.vocab_size)
+        config, _ = config.normalized(self.bundle.spec.vocab)
         with self._lock:
             if self.seed is None:  # a session replays exactly: the seed is fixed at its first step
                 self.seed = int(config.seed)
@@ -250,7 +250,7 @@ class Session:
                  should_stop: Callable[[], bool] | None = None) -> list[StepRecord]:
         """Up to ``n`` steps; ends early on a stop condition or when ``should_stop()`` says so."""
         done: list[StepRecord] = []
-        if self.stop_reason(config.normalized(self.bundle.vocab_size)[0]) is not None:
+        if self.stop_reason(config.normalized(self.bundle.spec.vocab)[0]) is not None:
             return done  # already stopped; afterwards each record says whether it stopped
         for _ in range(max(0, int(n))):
             if should_stop is not None and should_stop():
@@ -359,10 +359,10 @@ def encode_prompt(bundle: ModelBundle, prompt: str, chat: bool) -> list[int]:
         ids = tok(prompt)["input_ids"]
     if not ids:
         raise SessionError("The prompt produced no tokens.")
-    limit = bundle.max_positions - 1
+    limit = bundle.spec.max_positions - 1
     if len(ids) > limit:
         raise SessionError(f"The prompt is {len(ids)} tokens long; {bundle.name} reads at most "
-                           f"{bundle.max_positions} positions, and one must be left to generate into.")
+                           f"{bundle.spec.max_positions} positions, and one must be left to generate into.")
     return [int(i) for i in ids]
 
 

@@ -48,7 +48,7 @@ def long_prompt_text() -> str:
 def measurement_prompt(bundle, session, choice: str, room: int) -> list[int]:
     """The tab's prompt or the long example as ids, cut so ``room`` more positions still fit the model."""
     ids = session.prompt_ids if choice == TAB_PROMPT else bundle.tokenizer(long_prompt_text())["input_ids"]
-    return [int(i) for i in ids[:max(1, bundle.max_positions - room)]]
+    return [int(i) for i in ids[:max(1, bundle.spec.max_positions - room)]]
 
 
 def prompt_caption(prompt_ids: list[int], choice: str) -> str:

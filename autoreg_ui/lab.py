@@ -203,7 +203,7 @@ def beam_settings(state: MutableMapping) -> BeamSettings:
 
 def fits(source: LabSource, bundle, new_tokens: int) -> bool:
     """Room in the model's positions for ``new_tokens`` more after the context."""
-    return len(source.ids) + int(new_tokens) <= bundle.max_positions
+    return len(source.ids) + int(new_tokens) <= bundle.spec.max_positions
 
 
 # ---------------------------------------------------------------- results that outlive a rerun

@@ -44,14 +44,14 @@ def test_recomputed_weights_equal_eager_attention_float32(tiny, eager):
     fwd = decode.forward(tiny, ids, decode.new_cache(tiny), hidden_states=True)  # prefill: every row at once
     with torch.inference_mode():
         full = attention_weights(tiny.model, fwd.hidden_states, fwd.cache, q_start=0)
-    assert full.shape == reference.shape == (tiny.n_layers, tiny.n_heads, len(ids), len(ids))
+    assert full.shape == reference.shape == (tiny.spec.n_layers, tiny.spec.n_heads, len(ids), len(ids))
     torch.testing.assert_close(full, reference, atol=1e-5, rtol=0)
     cache = decode.new_cache(tiny)  # decode: the prompt minus its last token, then that token on the cache
     decode.forward(tiny, ids[:-1], cache)
     fwd = decode.forward(tiny, ids[-1:], cache, hidden_states=True)
     with torch.inference_mode():
         row = attention_weights(tiny.model, fwd.hidden_states, fwd.cache, q_start=len(ids) - 1)
-    assert row.shape == (tiny.n_layers, tiny.n_heads, 1, len(ids))
+    assert row.shape == (tiny.spec.n_layers, tiny.spec.n_heads, 1, len(ids))
     torch.testing.assert_close(row[:, :, 0], reference[:, :, -1], atol=1e-5, rtol=0)
 
 
@@ -74,10 +74,10 @@ def test_full_recomputation_equals_eager(tiny, eager):
     s.generate(5, GREEDY)
     full = av.compute_full_attention(s)
     N = s.prompt_len + 5
-    assert full.shape == (tiny.n_layers, tiny.n_heads, N, N)
+    assert full.shape == (tiny.spec.n_layers, tiny.spec.n_heads, N, N)
     torch.testing.assert_close(full, _eager_attentions(eager, s.ids[:N]), atol=1e-5, rtol=0)
     prompt_only = av.compute_full_attention(s, s.prompt_len)
-    assert prompt_only.shape == (tiny.n_layers, tiny.n_heads, s.prompt_len, s.prompt_len)
+    assert prompt_only.shape == (tiny.spec.n_layers, tiny.spec.n_heads, s.prompt_len, s.prompt_len)
     assert s.cache_len == N  # the session's own cache was not touched
 
 
@@ -90,14 +90,14 @@ def test_capture_does_not_change_tokens(tiny):
     assert len(a.ids) == len(b.ids) == a.prompt_len + 15
     assert a.ids == b.ids
     assert [tuple(r.attention.shape) for r in a.records] == [
-        (tiny.n_layers, tiny.n_heads, a.prompt_len + i) for i in range(1, 16)]
+        (tiny.spec.n_layers, tiny.spec.n_heads, a.prompt_len + i) for i in range(1, 16)]
     assert [r.attention for r in b.records] == [None] * 15
 
 
 def test_rows_sum_to_one_have_cache_length_and_mask_the_future(tiny):
     s = Session(tiny, PROMPT, capture_attention=True)
     s.generate(5, GREEDY)
-    L, H, P = tiny.n_layers, tiny.n_heads, s.prompt_len
+    L, H, P = tiny.spec.n_layers, tiny.spec.n_heads, s.prompt_len
     pre = s.prefill_record.attention.float()
     assert pre.shape == (L, H, P, P)
     future = torch.triu(torch.ones(P, P, dtype=torch.bool), diagonal=1)

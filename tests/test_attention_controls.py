@@ -56,7 +56,7 @@ def test_read_is_one_consistent_picture(tiny):
     assert (pic.n_rows, pic.n_steps, pic.positions) == (N, 4, N)
     assert len(pic.labels) == N and pic.labels == [v.label for v in s.views()]
     assert pic.z.shape == (N, N) and pic.sources == [av.PREFILL] * s.prompt_len + [av.DECODE] * 4
-    assert pic.latest[0] == N - 1 and pic.latest[1].shape == (tiny.n_layers, tiny.n_heads, N)
-    assert pic.measured == tiny.spec.cache_bytes(N) and len(pic.shapes) == tiny.n_layers
+    assert pic.latest[0] == N - 1 and pic.latest[1].shape == (tiny.spec.n_layers, tiny.spec.n_heads, N)
+    assert pic.measured == tiny.spec.cache_bytes(N) and len(pic.shapes) == tiny.spec.n_layers
     assert [p.positions for p in pic.timeline] == [s.prompt_len + i for i in range(5)]
     assert pic.times.decode_steps == 4

@@ -28,7 +28,7 @@ def test_next_token_report_on_tiny(tiny):
 def test_naive_vs_cached_report_carries_the_spec_counts(tiny):
     out = run.naive_vs_cached(tiny, [16, 4])
     assert [p["length"] for p in out["points"]] == [4, 16]
-    V = tiny.vocab_size
+    V = tiny.spec.vocab
     # the tiny model: 2·74,048 weights-FLOPs per position + 2·64·V for the logits + 4·2·4·16 per cached key
     assert [p["cached_flops"] for p in out["points"]] == [148_096 + 128 * V + 512 * L for L in (4, 16)]
     assert [p["naive_flops"] for p in out["points"]] == [L * 148_096 + 128 * V + 512 * L * (L + 1) // 2
@@ -50,7 +50,7 @@ def test_tab_memory_on_tiny_reaches_every_checkpoint(tiny):
     snaps = out["checkpoints"]
     assert [s["generated_tokens"] for s in snaps] == [8, 40]
     assert [s["records_with_full_logits"] for s in snaps] == [8, FULL_LOGITS_KEPT]
-    V, prompt = tiny.vocab_size, out["prompt_tokens"]
+    V, prompt = tiny.spec.vocab, out["prompt_tokens"]
     assert [s["record_bytes"]["logits"] for s in snaps] == [8 * V * 4, FULL_LOGITS_KEPT * V * 4]
     # top ids (int32) + raw and filtered probabilities (float32) of TOP_STORED tokens per record
     assert [s["record_bytes"]["top_tokens"] for s in snaps] == [n * TOP_STORED * 12 for n in (8, 40)]

@@ -31,11 +31,11 @@ def test_measured_bytes_equal_formula(tiny, steps):
     formula = 512 * positions
     assert kvc.measured_bytes(s.cache) == formula == tiny.spec.cache_bytes(positions) == s.cache_bytes
     shapes = kvc.layer_shapes(s.cache)
-    assert [row.layer for row in shapes] == list(range(tiny.n_layers))
+    assert [row.layer for row in shapes] == list(range(tiny.spec.n_layers))
     for row in shapes:
-        assert row.keys == row.values == (1, tiny.n_kv_heads, positions, tiny.head_dim)
+        assert row.keys == row.values == (1, tiny.spec.n_kv_heads, positions, tiny.spec.head_dim)
         assert row.dtype == "float32"
-        assert row.nbytes == formula // tiny.n_layers
+        assert row.nbytes == formula // tiny.spec.n_layers
 
 
 def test_no_cache_measures_zero():

@@ -85,5 +85,5 @@ def test_allowlisted_local_folder_loads(monkeypatch, tmp_path, tiny):
     monkeypatch.setenv(ENV_ALLOWED, str(folder))
     bundle = load_model(str(folder), device="cpu")
     assert bundle.name == str(folder) and bundle.device.type == "cpu" and bundle.dtype == torch.float32
-    assert bundle.n_layers == tiny.n_layers and bundle.vocab_size == tiny.vocab_size
+    assert bundle.spec.n_layers == tiny.spec.n_layers and bundle.spec.vocab == tiny.spec.vocab
     assert not bundle.model.training

@@ -57,7 +57,7 @@ def test_sweep_rejects_bad_lengths(tiny):
     with pytest.raises(ValueError):
         cost.sweep(tiny, [0, 4])
     with pytest.raises(ValueError):
-        cost.sweep(tiny, [tiny.max_positions + 1])
+        cost.sweep(tiny, [tiny.spec.max_positions + 1])
 
 
 def test_should_stop_keeps_what_was_measured(tiny):

@@ -26,7 +26,7 @@ def odd_norm():
 def test_last_layer_equals_the_models_logits(tiny):
     fwd = decode.forward(tiny, _ids(tiny), None, hidden_states=True)
     per_layer = lens.layer_logits(tiny, fwd.hidden_states)
-    assert per_layer.shape == (tiny.n_layers + 1, tiny.vocab_size)
+    assert per_layer.shape == (tiny.spec.n_layers + 1, tiny.spec.vocab)
     assert torch.allclose(per_layer[-1], fwd.logits[0], atol=1e-5)
 
 
@@ -58,7 +58,7 @@ def test_the_lens_agrees_with_a_cached_session(tiny):
     record = session.records[-1]
     reading = lens.logit_lens(tiny, session.ids[:record.context_len], record.token_id)
     assert reading.context_len == record.context_len and reading.target_id == record.token_id
-    assert reading.depth == tiny.n_layers + 1
+    assert reading.depth == tiny.spec.n_layers + 1
     assert reading.target_ranks[-1] == record.rank == 1
     assert reading.target_probs[-1] == pytest.approx(record.prob, abs=1e-5)
     assert reading.last_gap < 1e-5
@@ -69,7 +69,7 @@ def test_default_target_is_the_models_favourite(tiny):
     ids = _ids(tiny)
     reading = lens.logit_lens(tiny, ids, k=5)
     assert reading.target_id == int(torch.argmax(decode.forward(tiny, ids).logits[0]))
-    assert reading.top_ids.shape == reading.top_probs.shape == (tiny.n_layers + 1, 5)
+    assert reading.top_ids.shape == reading.top_probs.shape == (tiny.spec.n_layers + 1, 5)
     assert reading.target_ranks[-1] == 1 and reading.settles_at is not None
 
 

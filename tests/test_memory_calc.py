@@ -18,9 +18,9 @@ def choices(tiny):
 def test_presets_start_with_the_loaded_model_at_full_context(tiny, choices):
     assert list(choices) == [memory_calc.LOADED, *PRESETS]
     here = choices[memory_calc.LOADED]
-    assert here.seq_len == tiny.max_positions == 256
+    assert here.seq_len == tiny.spec.max_positions == 256
     assert here.cache_bytes() == 2 * 2 * 2 * 16 * 256 * 4 == 131_072
-    assert here.weight_bytes == tiny.n_params * 4
+    assert here.weight_bytes == tiny.spec.n_params * 4
     assert memory_calc.preset_label(memory_calc.LOADED, "tiny") == "Loaded model (tiny)"
     assert memory_calc.preset_label("GPT-2 Small", "tiny") == "GPT-2 Small"
 

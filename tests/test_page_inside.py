@@ -104,7 +104,7 @@ def test_a_stopped_sweep_keeps_what_it_measured(page):
     """A Stop click reruns the script mid-sweep; the next run keeps the points measured so far."""
     bundle = page.session_state[keys.SESSION].bundle
     prompt = inside.measurement_prompt(bundle, None, inside.LONG_PROMPT, room=inside.MAX_NEW)
-    lengths = sweep_lengths(len(prompt), bundle.max_positions)
+    lengths = sweep_lengths(len(prompt), bundle.spec.max_positions)
     sweep = inside.sweep_start(page.session_state, inside.stamp(bundle, tuple(prompt[:lengths[-1]])), lengths)
     inside.sweep_add(sweep, PrefillPoint(8, 2.0, 1.0))
     page.run()

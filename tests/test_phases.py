@@ -106,7 +106,7 @@ def test_measure_prefill_stays_inside_the_prompt(tiny):
 
 def test_worked_example_counts(tiny):
     counts = phases.worked_counts(tiny.spec, 50, 100)
-    heads = tiny.n_layers * tiny.n_heads
+    heads = tiny.spec.n_layers * tiny.spec.n_heads
     assert counts.naive_positions == sum(range(50, 150)) == 9950
     assert counts.cached_positions == 50 + 99
     assert counts.naive_dot_products == heads * sum(L * (L + 1) // 2 for L in range(50, 150))

@@ -10,7 +10,7 @@ def test_prefill_gives_the_same_logits_as_a_session(tiny):
     made = prefix.prefill(tiny, session.prompt_ids)
     lent = prefix.of_session(session)  # prefills the session (it had not run yet)
     assert session.prefill_record is not None and lent.ids == made.ids == tuple(session.prompt_ids)
-    assert torch.allclose(made.logits, lent.logits, atol=1e-5) and made.logits.shape == (tiny.vocab_size,)
+    assert torch.allclose(made.logits, lent.logits, atol=1e-5) and made.logits.shape == (tiny.spec.vocab,)
     assert made.cache.get_seq_length() == len(made.ids)
     with pytest.raises(ValueError):
         prefix.prefill(tiny, [])

@@ -85,7 +85,7 @@ def test_time_budget_and_failure_become_messages(tiny):
     state = {}
     assert race.run(state, tiny, race.RaceKey.of(tiny, 8), budget_s=0.0, **QUICK) is None
     assert messages.take(state) == [("warning", "The race was stopped before the first length was measured.")]
-    too_long = race.RaceKey.of(tiny, tiny.max_positions * 2)
+    too_long = race.RaceKey.of(tiny, tiny.spec.max_positions * 2)
     assert race.run(state, tiny, too_long, **QUICK) is None
     assert race.race(state).results == {} and race.race(state).running is None
     [(level, text)] = messages.take(state)

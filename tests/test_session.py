@@ -192,7 +192,7 @@ def test_records_hold_what_the_page_needs(tiny):
     assert rec.time_ms >= rec.forward_ms > 0
     assert int(rec.top_ids[0]) == int(torch.argmax(rec.logits))
     assert rec.prob_filtered == pytest.approx(float(s.pipeline(rec).probs[rec.token_id]))
-    assert 0 < rec.kept <= tiny.vocab_size
+    assert 0 < rec.kept <= tiny.spec.vocab
     assert s.sequence_logprob() == pytest.approx(rec.logprob)
     assert s.perplexity() == pytest.approx(float(torch.exp(torch.tensor(-rec.logprob))), rel=1e-5)
 
@@ -242,7 +242,7 @@ def test_captured_attention_stays_within_the_tab_budget(tiny, monkeypatch):
 
     s = Session(tiny, "The cat sat on", capture_attention=True)
     s.generate(6, SamplingConfig(temperature=0))
-    layers, heads = tiny.n_layers, tiny.n_heads
+    layers, heads = tiny.spec.n_layers, tiny.spec.n_heads
     row = lambda length: 2 * layers * heads * length  # noqa: E731 - float16 bytes of one decode row
     P = s.prompt_len
     full_bytes = 2 * layers * heads * P * P + sum(row(P + i) for i in range(1, 7))

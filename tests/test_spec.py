@@ -30,7 +30,7 @@ def smollm2() -> ModelSpec:
 # ---------------------------------------------------------------- the tiny test model
 def test_tiny_shape_by_hand(tiny):
     spec = tiny.spec
-    V = tiny.vocab_size
+    V = tiny.spec.vocab
     # per layer: q 64·64 + k 64·32 + v 64·32 + o 64·64 + MLP 3·64·128 + two norms 2·64 = 36,992
     assert spec.body_params == 2 * 36_992 + 64 == 74_048
     assert spec.n_params == 74_048 + V * 64  # tied embedding / LM head counted once

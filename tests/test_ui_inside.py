@@ -13,7 +13,7 @@ GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=200)
 
 def test_long_prompt_is_hundreds_of_tokens_of_real_text(embedded):
     ids = embedded.tokenizer(inside.long_prompt_text())["input_ids"]
-    assert 500 <= len(ids) < embedded.max_positions - inside.MAX_NEW
+    assert 500 <= len(ids) < embedded.spec.max_positions - inside.MAX_NEW
     assert len(inside.worked_prompt(embedded)) == inside.WORKED_PROMPT
 
 
@@ -21,8 +21,8 @@ def test_measurement_prompt_fits_the_model(tiny):
     session = Session(tiny, "The cat sat on the")
     assert inside.measurement_prompt(tiny, session, inside.TAB_PROMPT, room=10) == session.prompt_ids
     long = inside.measurement_prompt(tiny, session, inside.LONG_PROMPT, room=100)
-    assert long == tiny.tokenizer(inside.long_prompt_text())["input_ids"][:tiny.max_positions - 100]
-    assert len(long) == tiny.max_positions - 100  # the tiny tokenizer makes the long text longer than 156
+    assert long == tiny.tokenizer(inside.long_prompt_text())["input_ids"][:tiny.spec.max_positions - 100]
+    assert len(long) == tiny.spec.max_positions - 100  # the tiny tokenizer makes the long text longer than 156
 
 
 def test_kept_results_show_only_for_what_they_measured(tiny):
@@ -49,7 +49,7 @@ def test_rank_token(tiny):
     token = inside.rank_token(session, GREEDY, 20)
     assert probs[token] == probs[order[19]]
     with pytest.raises(SessionError):
-        inside.rank_token(session, GREEDY, tiny.vocab_size + 1)
+        inside.rank_token(session, GREEDY, tiny.spec.vocab + 1)
 
 
 def test_exposure_branch_and_teacher_rows(tiny):

@@ -106,7 +106,7 @@ def test_results_are_kept_for_the_logits_they_came_from(tiny):
     assert lab.stored(state, keys.LAB_CONT_RESULT, source).result is results
     session.step(SamplingConfig(temperature=0))
     assert lab.stored(state, keys.LAB_CONT_RESULT, lab.session_source(session)) is None  # stale
-    assert lab.fits(source, tiny, 3) and not lab.fits(source, tiny, tiny.max_positions)
+    assert lab.fits(source, tiny, 3) and not lab.fits(source, tiny, tiny.spec.max_positions)
 
 
 def test_the_sweep_is_cached_per_set_of_logits():

@@ -50,7 +50,7 @@ def test_the_window_is_a_banded_attention_mask(tiny):
 
 def test_sliding_cache_layers(tiny):
     cache = window.sliding_cache(tiny, 8)
-    assert len(cache.layers) == tiny.n_layers
+    assert len(cache.layers) == tiny.spec.n_layers
     assert all(isinstance(layer, DynamicSlidingWindowLayer) and layer.sliding_window == 8 for layer in cache.layers)
     assert not hasattr(tiny.config, "sliding_window") or tiny.config.sliding_window is None  # a copy was changed
     with pytest.raises(ValueError):
