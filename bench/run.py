@@ -4,6 +4,7 @@
     python -m bench --tokens 32 --lengths 64,256
     python -m bench --memory   # only the per-tab memory (a few minutes: 2 × 2,048 decode steps)
     python -m bench --memory --memory-tokens 128,512 --memory-attention
+    python -m bench --serving  # only the serving page's figures (several minutes)
 
 What the default run measures (about a minute on a quiet 2-core CPU):
 
@@ -14,6 +15,10 @@ What the default run measures (about a minute on a quiet 2-core CPU):
 * ``naive_vs_cached``: one cached decode step vs one full recompute at a few lengths
   (``autoreg_core.cost.sweep``), the speedup, and each step's counts from ``bundle.spec``;
 * ``machine``: CPU, threads, torch version, device, dtype; and the copy bandwidth / matmul peak.
+
+``--serving`` measures instead what the serving page shows (``bench/serving.py``): decode-step time
+for batch sizes 1–32, a queue served by static and by continuous batching, speculative decoding with
+prompt lookup and the early-exit self-draft on two prompts, and fp32 / bf16 / int8 / fp8-cache side by side.
 
 ``--memory`` measures instead what one browser tab holds (``bench/memory.py``): a ``Session``
 generating 512 and 2,048 tokens, greedy and sampled, reporting the bytes of its step records
@@ -158,6 +163,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="measure only the memory one tab holds (records and KV cache), a few minutes")
     parser.add_argument("--memory-tokens", default="512,2048", help="generated-token counts to measure at")
     parser.add_argument("--memory-attention", action="store_true", help="capture attention while generating")
+    parser.add_argument("--serving", action="store_true",
+                        help="measure only the serving page's figures (batching, continuous batching, "
+                             "speculative decoding, precision), several minutes")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads for --serving")
     args = parser.parse_args(argv)
     started = time.perf_counter()
 
@@ -173,6 +182,10 @@ def main(argv: list[str] | None = None) -> int:
 
         checkpoints = tuple(int(x) for x in args.memory_tokens.split(",") if x.strip())
         report["tab_memory"] = memory_report(bundle, PROMPT, checkpoints, args.memory_attention)
+    elif args.serving:
+        from bench.serving import measure_serving
+
+        report["serving"] = measure_serving(bundle, threads=args.threads)
     else:
         if not args.skip_cold_start:
             report["cold_start"] = cold_start()

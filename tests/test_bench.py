@@ -88,3 +88,15 @@ def test_help_runs_without_loading_anything():
                           timeout=60)
     assert proc.returncode == 0
     assert "--lengths" in proc.stdout and "--memory" in proc.stdout and "--memory-tokens" in proc.stdout
+
+
+def test_serving_report_on_tiny_has_every_table(tiny):
+    from bench.serving import measure_serving
+
+    out = measure_serving(tiny, threads=1, largest_batch=4)
+    assert [row["batch"] for row in out["batching"]] == [1, 2, 4]
+    assert [row["batching"] for row in out["static_vs_continuous"]] == ["static", "continuous"]
+    assert all(row["requests served"] == "10 of 10" for row in out["static_vs_continuous"])
+    assert len(out["speculative"]) == 6 and all(row["same tokens as plain"] for row in out["speculative"])
+    assert [row["stored as"] for row in out["precision"]] == ["float32", "bfloat16", "int8", "float32 + fp8 KV cache"]
+    assert out["torch_threads"] == 1 and out["copy_bandwidth_gib_s"] > 0
