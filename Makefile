@@ -23,7 +23,7 @@ install: $(VENV)/.installed
 run: install
 	@(sleep 5; $(PY) -m webbrowser -t http://localhost:$(PORT) >/dev/null 2>&1 || true) &
 	@echo "autoreg: open http://localhost:$(PORT) (the first start converts the model, about 20 s)"
-	$(PY) -m streamlit run app.py --server.port $(PORT)
+	$(PY) -m autoreg_ui.serve --server.port $(PORT)
 
 # Browser tests need Debian's chromium; install it when missing and we are allowed to.
 chromium:

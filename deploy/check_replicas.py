@@ -118,7 +118,7 @@ def main() -> None:
         env = {**os.environ, "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(16)}
         ports = [free_port(), free_port()]
         for i, port in enumerate(ports, start=1):
-            start(stack, [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+            start(stack, [sys.executable, "-m", "autoreg_ui.serve", "--server.port", str(port),
                           "--server.address", "127.0.0.1", "--server.headless", "true"], tmp / f"r{i}.log", env)
         for port in ports:
             wait_healthy(f"http://127.0.0.1:{port}")

@@ -23,13 +23,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url():
+def start_server(log_name: str) -> tuple[subprocess.Popen, str]:
+    """A fresh app server on a free port (the way `make run` starts it); waits until it is healthy."""
     port = _free_port()
     ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "streamlit-server.log", "w")
+    log = open(ARTIFACTS / log_name, "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+        [sys.executable, "-m", "autoreg_ui.serve", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -37,16 +37,23 @@ def app_url():
     while time.time() < deadline:
         try:
             if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read().strip() == b"ok":
-                break
+                return proc, url
         except OSError:
             time.sleep(0.5)
-    else:
-        proc.terminate()
-        pytest.fail("the app did not start; see test-artifacts/streamlit-server.log")
-    yield url
+    proc.terminate()
+    pytest.fail(f"the app did not start; see test-artifacts/{log_name}")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
     proc.terminate()
     proc.wait(timeout=20)
-    log.close()
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    proc, url = start_server("streamlit-server.log")
+    yield url
+    stop_server(proc)
 
 
 @pytest.fixture(scope="session")
