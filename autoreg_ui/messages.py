@@ -37,7 +37,7 @@ def show(state: MutableMapping | None = None) -> None:
         getattr(st, level)(plain(text))
 
 
-_MARKDOWN = re.compile(r"([\\`*_\[\]()#|~<>$:])")  # emphasis, code, links, headings, tables, math, :emoji:
+_MARKDOWN = re.compile(r"([\\`*_\[\]()#|~<>$]|:(?=[\w/+-]+:))")  # emphasis, code, links, headings, math, :emoji:
 
 
 def plain(text: str) -> str:

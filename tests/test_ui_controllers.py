@@ -55,5 +55,6 @@ def test_a_refused_step_becomes_a_message_and_changes_nothing(tiny, monkeypatch)
 def test_messages_show_user_text_as_plain_text():
     text = "' **bold** [x](http://a) :smile: <b>x</b> $1' is not a single token"
     shown = messages.plain(text)
-    assert "**" not in shown and "](" not in shown and ":smile:" not in shown and "<b>" not in shown
+    assert "**" not in shown and "](" not in shown and "<b>" not in shown and "\\:smile:" in shown
+    assert messages.plain("a plain sentence: nothing to escape") == "a plain sentence: nothing to escape"
     assert shown.replace("\\", "") == text
