@@ -1,22 +1,37 @@
 """autoreg: watch a real language model write, one token at a time.
 
-Entry point: ``streamlit run app.py``. It builds the navigation and the shared sidebar, then runs
-the chosen page from ``pages/``.
+Entry point: ``streamlit run app.py``. It reads the link (once), builds the navigation and the shared
+sidebar, replays what the link or a loaded file asks for, keeps the URL current, then runs the chosen
+page from ``pages/``.
 """
 import streamlit as st
 
-from autoreg_ui.sidebar import render_sidebar
+from autoreg_ui import links, messages, presenter
+from autoreg_ui.sidebar import render_sidebar, render_tools
+from autoreg_ui.state import current_bundle
 
-st.set_page_config(page_title="autoreg — how LLMs generate text", page_icon="🔁", layout="wide")
+presenting = presenter.read_link(st.query_params, st.session_state)
+st.set_page_config(page_title="autoreg — how LLMs generate text", page_icon="🔁", layout="wide",
+                   initial_sidebar_state="collapsed" if presenting else "auto")
+link_notes = links.read_on_load(st.session_state, st.query_params)  # before the bound widgets take the URL
 
 PAGES = [
     st.Page("pages/1_step.py", title="Step through generation", icon=":material/play_arrow:", url_path="step", default=True),
     st.Page("pages/2_attention.py", title="Attention and the KV cache", icon=":material/visibility:", url_path="attention"),
     st.Page("pages/3_sampling.py", title="Sampling lab", icon=":material/casino:", url_path="sampling"),
     st.Page("pages/4_cost.py", title="Naive vs KV cache", icon=":material/timer:", url_path="cost"),
+    st.Page("pages/5_inside.py", title="Inside generation", icon=":material/science:", url_path="inside"),
+    st.Page("pages/6_serving.py", title="How servers go fast", icon=":material/speed:", url_path="serving"),
 ]
 
 page = st.navigation(PAGES)
 with st.sidebar:
     render_sidebar()
+presenter.apply()
+for note in link_notes:
+    st.warning(messages.plain(note))
+links.replay_pending(current_bundle(), st.session_state)
+render_tools()
+links.sync_url()
 page.run()
+links.sync_url()

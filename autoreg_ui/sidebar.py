@@ -1,12 +1,16 @@
-"""The sidebar every page shares: model line and sampling settings."""
+"""The sidebar every page shares: model line, sampling settings (bound to the URL), teacher's tools."""
 from __future__ import annotations
 
 import streamlit as st
 
 from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models
 
-from . import keys, links
-from .state import current_bundle
+from . import charts, export, keys, links, presenter
+from .state import current_bundle, session_or_start
+
+URL = "query-params"  # Streamlit's own binding: the widget's value lives in the URL (left out at its default)
+DEFAULT = links.SIDEBAR_DEFAULTS
+RANGE = {s.key: (s.kind(s.low), s.kind(s.high)) for s in links.SETTINGS}
 
 
 def render_sidebar() -> SamplingConfig:
@@ -25,22 +29,25 @@ def render_sidebar() -> SamplingConfig:
         sb.caption(bundle.describe())
 
     sb.header("Sampling")
-    temperature = sb.slider("Temperature (0 = greedy)", 0.0, 3.0, 0.8, 0.05, key=keys.CFG_TEMPERATURE,
+    temperature = sb.slider("Temperature (0 = greedy)", *RANGE[keys.CFG_TEMPERATURE], DEFAULT.temperature, 0.05,
+                            key=keys.CFG_TEMPERATURE, bind=URL,
                             help="Logits are divided by T before the softmax. T → 0 is greedy (argmax).")
-    top_k = sb.number_input("Top-k (0 = off)", min_value=0, max_value=10_000_000, value=50, step=1,
-                            key=keys.CFG_TOP_K, help="Keep only the k most likely tokens.")
-    top_p = sb.slider("Top-p / nucleus (1 = off)", 0.0, 1.0, 0.95, 0.01, key=keys.CFG_TOP_P,
+    top_k = sb.number_input("Top-k (0 = off)", *RANGE[keys.CFG_TOP_K], DEFAULT.top_k, step=1,
+                            key=keys.CFG_TOP_K, bind=URL, help="Keep only the k most likely tokens.")
+    top_p = sb.slider("Top-p / nucleus (1 = off)", *RANGE[keys.CFG_TOP_P], DEFAULT.top_p, 0.01,
+                      key=keys.CFG_TOP_P, bind=URL,
                       help="Keep the smallest set of top tokens whose probabilities add up to p.")
-    min_p = sb.slider("Min-p (0 = off)", 0.0, 1.0, 0.0, 0.01, key=keys.CFG_MIN_P,
+    min_p = sb.slider("Min-p (0 = off)", *RANGE[keys.CFG_MIN_P], DEFAULT.min_p, 0.01, key=keys.CFG_MIN_P, bind=URL,
                       help="Drop tokens less likely than min-p × the top token's probability.")
-    rep = sb.slider("Repetition penalty (1 = off)", 0.5, 2.0, 1.0, 0.05, key=keys.CFG_REPETITION,
+    rep = sb.slider("Repetition penalty (1 = off)", *RANGE[keys.CFG_REPETITION], DEFAULT.repetition_penalty, 0.05,
+                    key=keys.CFG_REPETITION, bind=URL,
                     help="Scores of tokens already in the text are divided (or multiplied) by this.")
-    seed = sb.number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key=keys.CFG_SEED,
+    seed = sb.number_input("Seed", *RANGE[keys.CFG_SEED], DEFAULT.seed, step=1, key=keys.CFG_SEED, bind=URL,
                            help="Same seed and settings → the same tokens, every time.")
-    max_new = sb.number_input("Max new tokens", min_value=1, max_value=2048, value=64, step=1,
-                              key=keys.CFG_MAX_NEW)
+    max_new = sb.number_input("Max new tokens", *RANGE[keys.CFG_MAX_NEW], DEFAULT.max_new_tokens, step=1,
+                              key=keys.CFG_MAX_NEW, bind=URL)
     stops = sb.text_area("Stop sequences (one per line, \\n = newline)", value="", key=keys.CFG_STOPS,
-                         height=68)
+                         height=68, bind=URL)
     raw = SamplingConfig(temperature=float(temperature), top_k=int(top_k), top_p=float(top_p),
                          min_p=float(min_p), repetition_penalty=float(rep), seed=int(seed),
                          max_new_tokens=int(max_new),
@@ -52,4 +59,20 @@ def render_sidebar() -> SamplingConfig:
     if config.greedy:
         sb.caption("Temperature 0: greedy decoding, top-k/top-p/min-p play no part.")
     st.session_state[keys.CONFIG] = config
+
+    sb.header("Teach with it")
+    presenter.toggle(sb)
+    sb.caption("Keys on every page: **N** next token · **G** generate N · **U** undo · **X** reset · "
+               "**A** draw again (sampling lab) or run the race (cost page). The address bar always holds "
+               "a link that rebuilds this moment.")
     return config
+
+
+def render_tools() -> None:
+    """Share and save (drawn after a link or file was replayed, so it offers the rebuilt session).
+
+    The files are made when clicked, from the session as it is then: steps taken since (in a fragment,
+    which does not redraw the sidebar) are in them.
+    """
+    export.sidebar_tools(st.sidebar, session_or_start(), st.session_state.get(keys.CONFIG),
+                         charts.kept_store(st.session_state))

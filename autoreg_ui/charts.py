@@ -1,0 +1,148 @@
+"""Every chart goes through ``show_chart``: presenter styling, PNG/SVG buttons, and a place in the hand-out.
+
+``style`` is pure (a figure in, a restyled copy out) so tests check it without Streamlit. The export
+buttons run in the browser: plotly.js, already loaded to draw the chart, writes the PNG or SVG of the
+chart as it is on screen (no image server, no extra package).
+"""
+from __future__ import annotations
+
+import html
+import re
+from collections import OrderedDict
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from . import keys, presenter
+
+# presenter mode: sizes in px (plotly's unit); the tick labels are what the back of the room reads
+LARGE = dict(font=20, title=26, axis_title=22, ticks=19, legend=19, annotations=19, text=17, hover=18)
+HEIGHT_GROWTH = 1.25
+KEEP_CHARTS = 24  # the newest charts of a tab, for the hand-out
+TRANSPARENT = "rgba(0,0,0,0)"
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+
+EXPORT_JS = """
+<script>
+(function () {
+  if (window.__autoregExport) return;
+  window.__autoregExport = true;
+  document.addEventListener("click", function (event) {
+    const button = event.target.closest("button[data-autoreg-chart]");
+    if (!button) return;
+    const box = document.querySelector(".st-key-" + CSS.escape(button.dataset.autoregChart));
+    const chart = box && box.querySelector(".js-plotly-plot");
+    if (!chart || !window.Plotly) return;
+    const format = button.dataset.format;
+    window.Plotly.downloadImage(chart, {format: format, filename: button.dataset.filename,
+                                        scale: format === "png" ? 2 : 1});
+  });
+})();
+</script>
+<style>
+.autoreg-export { display: flex; justify-content: flex-end; gap: 0.4rem; margin-top: -0.4rem; }
+.autoreg-export button { border: 1px solid rgba(128,128,128,.45); border-radius: 0.4rem; background: transparent;
+  color: inherit; font: inherit; font-size: 0.8rem; padding: 0.1rem 0.6rem; cursor: pointer; opacity: 0.85; }
+.autoreg-export button:hover { opacity: 1; border-color: rgba(128,128,128,.9); }
+</style>
+"""
+
+
+def file_name(name: str) -> str:
+    """A chart's download name: 'autoreg-' + the name with anything but letters, digits, - and _ dropped."""
+    clean = _UNSAFE_NAME.sub("-", name).strip("-")[:80] or "chart"
+    return clean if clean.startswith("autoreg") else f"autoreg-{clean}"
+
+
+def style(fig: go.Figure, *, large: bool, dark: bool) -> go.Figure:
+    """The figure as shown: unchanged normally; a restyled copy with large type and/or for a dark page.
+
+    Streamlit's chart theme already follows a dark page; only a background the figure sets itself needs
+    clearing, so a dark page copies nothing else.
+    """
+    dark = dark and bool(fig.layout.plot_bgcolor or fig.layout.paper_bgcolor)
+    if not (large or dark):
+        return fig
+    out = go.Figure(fig)
+    if large:
+        out.update_layout(font_size=LARGE["font"], title_font_size=LARGE["title"],
+                          legend_font_size=LARGE["legend"], hoverlabel_font_size=LARGE["hover"])
+        out.update_xaxes(tickfont_size=LARGE["ticks"], title_font_size=LARGE["axis_title"])
+        out.update_yaxes(tickfont_size=LARGE["ticks"], title_font_size=LARGE["axis_title"])
+        out.update_annotations(font_size=LARGE["annotations"])
+        for trace in out.data:
+            if "textfont" in trace:
+                trace.textfont.size = LARGE["text"]
+            if "colorbar" in trace:
+                trace.colorbar.tickfont.size = LARGE["ticks"]
+        if out.layout.height:
+            out.update_layout(height=int(out.layout.height * HEIGHT_GROWTH))
+    if dark:
+        out.update_layout(paper_bgcolor=TRANSPARENT, plot_bgcolor=TRANSPARENT)
+    return out
+
+
+def chart_config(filename: str) -> dict:
+    """plotly.js options: the hover toolbar's camera saves a 2× PNG under the same sensible name."""
+    return {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2}}
+
+
+def export_buttons_html(key: str, filename: str) -> str:
+    """Two visible buttons under a chart; the script (installed once per page) saves what is on screen."""
+    key_attr = html.escape(re.sub(r"[^A-Za-z0-9_-]", "-", key.strip()))  # as Streamlit names the st-key- class
+    name_attr = html.escape(filename)
+    buttons = "".join(f'<button type="button" data-autoreg-chart="{key_attr}" data-format="{fmt}" '
+                      f'data-filename="{name_attr}" title="Save this chart as {fmt.upper()}">⬇ {fmt.upper()}</button>'
+                      for fmt in ("png", "svg"))
+    return f'<div class="autoreg-export">{buttons}</div>' + EXPORT_JS
+
+
+def show_chart(fig: go.Figure, key: str, filename: str, *, where=None, export: bool = True, keep: bool = True,
+               **plotly_kwargs):
+    """``st.plotly_chart`` with presenter styling, PNG/SVG buttons and a copy for the hand-out.
+
+    ``where`` is a column, container or ``st.empty()`` placeholder (default: the page); ``export=False``
+    and ``keep=False`` for live charts redrawn while something runs. Returns the chart's selection event.
+    """
+    box = (where if where is not None else st).container()
+    name = file_name(filename)
+    shown = style(fig, large=presenter.active(), dark=presenter.dark())
+    event = box.plotly_chart(shown, key=key, config=chart_config(name), **plotly_kwargs)
+    if export:
+        box.html(export_buttons_html(key, name), unsafe_allow_javascript=True)
+    if keep:
+        remember(st.session_state, name, fig)
+    return event
+
+
+def kept_store(state) -> OrderedDict:
+    """This tab's charts, newest last (slot → (name, figure)), created when missing; the hand-out reads it when
+    clicked."""
+    kept = state.get(keys.HANDOUT_CHARTS)
+    if not isinstance(kept, OrderedDict):
+        kept = state[keys.HANDOUT_CHARTS] = OrderedDict()
+    return kept
+
+
+def remember(state, name: str, fig: go.Figure) -> None:
+    """Keep the newest figure of each kind for the hand-out (at most ``KEEP_CHARTS``).
+
+    Names that differ only in their numbers (step-3-top-tokens, step-4-top-tokens) are one kind: the
+    hand-out shows the latest, as the page did.
+    """
+    kept = kept_store(state)
+    slot = re.sub(r"\d+", "#", name)
+    kept.pop(slot, None)
+    kept[slot] = (name, fig)
+    while len(kept) > KEEP_CHARTS:
+        kept.popitem(last=False)
+
+
+def kept_charts(kept: OrderedDict) -> list[tuple[str, go.Figure]]:
+    """A snapshot of the kept charts as (name, figure), oldest first (retried if the page adds one meanwhile)."""
+    for _ in range(5):
+        try:
+            return list(kept.values())
+        except RuntimeError:  # changed size during iteration: the page is drawing a chart right now
+            continue
+    return []
