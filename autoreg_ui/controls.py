@@ -1,17 +1,35 @@
-"""Next token / Generate N / Undo / Reset: the same buttons on every page that steps."""
+"""Next token / Generate N / Undo / Reset: the same row of buttons on every page, each with a key.
+
+Keys (Streamlit reserves C and R): N next token, G generate N, U undo, X reset, A the page's own "advance"
+(draw again in the sampling lab, run the race on the cost page). Every change to the session also
+rewrites the URL, so the address bar always holds a link that rebuilds this moment.
+"""
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass, field
 from typing import Callable
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from autoreg_core import SessionError
 
-from . import keys, messages
+from . import keys, limits, links, messages
 from .state import current_config, current_session, session_or_start
 
-NEXT_SHORTCUT = "N"
+NEXT_SHORTCUT, GENERATE_SHORTCUT, UNDO_SHORTCUT, RESET_SHORTCUT, ADVANCE_SHORTCUT = "N", "G", "U", "X", "A"
 MAX_GENERATE = 512
+
+
+@dataclass(frozen=True)
+class Advance:
+    """A page's own "next" (key A): a button label, its callback and the callback's arguments."""
+
+    label: str
+    on_click: Callable
+    args: tuple = field(default_factory=tuple)
+    help: str | None = None
 
 
 def _on_session(action: Callable, *args, start: bool = False) -> None:
@@ -23,6 +41,8 @@ def _on_session(action: Callable, *args, start: bool = False) -> None:
         action(session, *args)
     except SessionError as exc:
         messages.say(str(exc))
+    if get_script_run_ctx() is not None:  # in the app (not a plain unit test): keep the link current
+        links.sync_url()
 
 
 def next_token(capture_attention: bool = False) -> None:
@@ -45,16 +65,30 @@ def reset() -> None:
     _on_session(lambda s: s.reset())
 
 
+REDRAW_EVERY_S = 0.25  # while generating, the strip is redrawn at most this often (and after the last step)
+
+
 def generate(n: int, capture_attention: bool = False, on_step: Callable | None = None) -> None:
-    """Up to ``n`` steps with a progress bar; ``on_step(record)`` may redraw as tokens arrive."""
+    """Up to ``n`` steps with a progress bar; ``on_step(record)`` redraws the page as tokens arrive.
+
+    ``on_step`` runs at most every ``REDRAW_EVERY_S`` and once after the last step: each redraw sends
+    the whole strip to the browser, so redrawing on every one of 512 steps would send it 512 times.
+    The operator's cap on new tokens (``limits.max_new_tokens``) bounds ``n``.
+    """
     session = session_or_start()
     if session is None:
         return
-    n = max(1, min(int(n), MAX_GENERATE))
+    n = max(1, min(int(n), MAX_GENERATE, limits.max_new_tokens()))
     start = len(session.records)
     bar = st.progress(0.0, text=f"Generating up to {n} tokens…")
+    last_redraw = [time.perf_counter()]
 
     def progress(record) -> None:
+        now = time.perf_counter()
+        done = record.index - start >= n or record.stop is not None
+        if now - last_redraw[0] < REDRAW_EVERY_S and not done:
+            return
+        last_redraw[0] = now
         bar.progress(min(1.0, (record.index - start) / n), text=f"step {record.index}")
         if on_step is not None:
             on_step(record)
@@ -64,21 +98,36 @@ def generate(n: int, capture_attention: bool = False, on_step: Callable | None =
     bar.empty()
 
 
-def step_buttons(page: str, capture_attention: bool = False, with_generate: bool = True) -> int | None:
-    """Next token (key N) · Generate N · Undo · Reset in one row; ``page`` keeps widget ids unique.
+def step_buttons(page: str, capture_attention: bool = False, with_generate: bool = True,
+                 advance: Advance | None = None) -> int | None:
+    """Next token · Generate N · Undo · Reset (· the page's advance) in one row, each with its key.
 
-    Returns N when Generate was pressed (the caller runs ``generate`` where the progress bar belongs).
+    ``page`` keeps widget ids unique. Returns N when Generate was pressed (the caller runs ``generate``
+    where the progress bar belongs). The row wraps rather than cut a label short; in presenter mode its
+    buttons are big (CSS on its key).
     """
-    cols = st.columns([1.2, 1, 1.2, 0.8, 0.8] if with_generate else [1.2, 0.8, 0.8], vertical_alignment="bottom")
-    cols[0].button("Next token", key=f"{page}_next", type="primary", on_click=next_token,
-                   kwargs={"capture_attention": capture_attention}, shortcut=NEXT_SHORTCUT,
-                   help="One decode step: pick a token, feed it in, the KV cache grows by one row. Key: N")
+    row = st.container(key=f"teacher_row_{page}", horizontal=True, vertical_alignment="bottom", gap="medium")
+    row.button("Next token", key=f"{page}_next", type="primary", on_click=next_token,
+               kwargs={"capture_attention": capture_attention}, shortcut=NEXT_SHORTCUT,
+               help="One decode step: pick a token, feed it in, the KV cache grows by one row.")
     pressed = None
     if with_generate:
-        n = cols[1].number_input("N", min_value=1, max_value=MAX_GENERATE, value=10, key=f"{page}_{keys.GENERATE_N}")
-        if cols[2].button(f"Generate {n}", key=f"{page}_generate"):
+        n = row.number_input("N", min_value=1, max_value=MAX_GENERATE, value=10, key=f"{page}_{keys.GENERATE_N}",
+                             width=130)
+        if row.button(f"Generate {n}", key=f"{page}_generate", shortcut=GENERATE_SHORTCUT,
+                      help="N decode steps in a row, with a progress bar."):
             pressed = int(n)
-    cols[-2].button("Undo", key=f"{page}_undo", on_click=undo,
-                    help="Drop the last token: the cache is cropped by one row, nothing is recomputed.")
-    cols[-1].button("Reset", key=f"{page}_reset", on_click=reset, help="Back to the prompt alone.")
+    row.button("Undo", key=f"{page}_undo", on_click=undo, shortcut=UNDO_SHORTCUT,
+               help="Drop the last token: the cache is cropped by one row, nothing is recomputed.")
+    row.button("Reset", key=f"{page}_reset", on_click=reset, shortcut=RESET_SHORTCUT, help="Back to the prompt alone.")
+    if advance:
+        row.button(advance.label, key=f"{page}_advance", on_click=advance.on_click, args=advance.args,
+                   shortcut=ADVANCE_SHORTCUT, help=advance.help)
     return pressed
+
+
+def step_row(page: str, capture_attention: bool = False, advance: Advance | None = None) -> None:
+    """The step buttons for a page that has no place of its own for generating: N steps run right here."""
+    n = step_buttons(page, capture_attention=capture_attention, advance=advance)
+    if n:
+        generate(n, capture_attention=capture_attention)

@@ -11,6 +11,7 @@ SESSION = "session"  # this tab's Session
 MESSAGES = "messages"  # one channel for warnings shown at the next redraw: list of (level, text)
 MODEL_LINK_SEEN = "model_link_seen"
 MODEL_LINK_ERROR = "model_link_error"
+CLASS_FULL_RETRY = "class_full_retry"  # the "Try again" button of the class-is-full page (limits.gate)
 
 # sidebar widgets
 CFG_TEMPERATURE = "cfg_temperature"
@@ -21,6 +22,18 @@ CFG_REPETITION = "cfg_rep"
 CFG_SEED = "cfg_seed"
 CFG_MAX_NEW = "cfg_max_new"
 CFG_STOPS = "cfg_stops"
+
+# teacher's tools: links, presenter mode, export (every page)
+LINK_SEEN = "link_seen"  # the link parameters last applied or written: a link is read once
+LINK_OTHERS_SEEN = "link_others_seen"  # the other parameters whose messages were shown
+LINK_PENDING = "link_pending"  # a recipe (from a link) or a session file waiting to be replayed
+PRESENT = "present"  # presenter mode toggle
+PRESENT_SEEN = "present_seen"  # the ?present= value last applied
+THEME_RELOAD = "theme_reload"  # presenter mode changed: reload once in the matching theme
+SAVE_SESSION = "save_session"
+LOAD_SESSION = "load_session"
+HANDOUT = "handout"
+HANDOUT_CHARTS = "handout_charts"  # the charts this tab showed, newest last: key → (page, title, figure)
 
 # ---------------------------------------------------------------- step page
 PROMPT_KEPT = "prompt_text"
@@ -150,6 +163,7 @@ INSIDE_WORKED_COUNTS = "inside_worked_counts"
 INSIDE_WINDOW_FIG = "inside_window_fig"
 
 # ---------------------------------------------------------------- how servers go fast
+SRV_PAGE = "srv"  # prefix of the shared step buttons' keys on this page
 SRV_BATCH = "srv_batch"  # kept: the batching sweep (points arrive while it runs)
 SRV_BATCH_MAX = "srv_batch_max"
 SRV_BATCH_RUN = "srv_batch_run"
@@ -181,6 +195,4 @@ SRV_DIAL = "srv_dial"  # prefix: one kept dial curve per grouping
 SRV_DIAL_GROUPING = "srv_dial_grouping"
 SRV_DIAL_RUN = "srv_dial_run"
 SRV_DIAL_STOP = "srv_dial_stop"
-SRV_DIAL_TABLE = "srv_dial_table"
 SRV_CHART = "srv_chart"  # prefix of every chart on the page (one suffix per chart)
-SRV_LIVE = "srv_live"  # prefix: live charts while a measurement runs

@@ -1,11 +1,24 @@
-"""Where the app keeps things: one model per server, one session per browser tab."""
+"""Where the app keeps things: one model per server, one session per browser tab.
+
+The server is tuned for many tabs at once (measured in ``bench/click_cost.py`` and
+``bench/classroom.py``): each tab's forward pass runs on one core (``AUTOREG_TORCH_THREADS``,
+default 1), because every script thread that asks torch for all the cores oversubscribes the
+machine as soon as two students click together; and once the model is loaded, everything alive is
+moved out of the garbage collector's sight (``gc.freeze``), so the collections that still run walk
+only what the tabs made since, not torch, transformers and the weights.
+"""
 from __future__ import annotations
 
+import gc
+import os
+from dataclasses import replace
+
 import streamlit as st
+import torch
 
 from autoreg_core import EMBEDDED_MODEL, ModelBundle, ModelLoadError, SamplingConfig, Session, SessionError, load_model
 
-from . import keys, messages
+from . import keys, limits, messages
 
 DEFAULT_PROMPT = "The cat sat on the"
 EXAMPLE_PROMPTS = [
@@ -18,10 +31,34 @@ EXAMPLE_PROMPTS = [
 ]
 
 
+ENV_TORCH_THREADS = "AUTOREG_TORCH_THREADS"
+DEFAULT_TORCH_THREADS = 1
+
+
+def torch_threads(environ=os.environ) -> int:
+    """Intra-op threads for one forward pass: the operator's ``AUTOREG_TORCH_THREADS``, else 1."""
+    try:
+        return max(1, int(environ.get(ENV_TORCH_THREADS, DEFAULT_TORCH_THREADS)))
+    except ValueError:
+        return DEFAULT_TORCH_THREADS
+
+
+def configure_torch() -> int:
+    """Apply the thread count (process-wide in torch; script threads started later inherit it)."""
+    threads = torch_threads()
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    return threads
+
+
 @st.cache_resource(show_spinner="Loading the model (the very first start converts it, about 20 s)…")
 def shared_bundle(name: str) -> ModelBundle:
     """Loaded once per server process and shared read-only by every tab."""
-    return load_model(name)
+    configure_torch()
+    bundle = load_model(name)
+    gc.collect()
+    gc.freeze()  # long-lived from here on: later collections skip it (see the module docstring)
+    return bundle
 
 
 def current_bundle() -> ModelBundle | None:
@@ -35,7 +72,10 @@ def current_bundle() -> ModelBundle | None:
 
 
 def current_config() -> SamplingConfig:
-    return st.session_state.get(keys.CONFIG) or SamplingConfig()
+    """The sidebar's settings, with max new tokens held to the operator's cap (``limits``)."""
+    config = st.session_state.get(keys.CONFIG) or SamplingConfig()
+    cap = limits.max_new_tokens()
+    return config if config.max_new_tokens <= cap else replace(config, max_new_tokens=cap)
 
 
 def current_session() -> Session | None:
@@ -64,6 +104,7 @@ def start_session(prompt: str, chat: bool) -> Session | None:
         messages.say(str(exc), "error")
         return None
     st.session_state[keys.SESSION] = session
+    limits.hold(session)  # an idle tab's session is cleared to give its memory back
     return session
 
 

@@ -3,14 +3,16 @@ import streamlit as st
 
 from autoreg_core.generate_call import generate_snippet
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, keys, messages
+from autoreg_ui import controls, export, keys, messages
+from autoreg_ui.charts import show_chart
 from autoreg_ui.figures.step import (history_frame, logprob_figure, token_strip_html, top_of_pipeline,
                                      top_of_record, topn_figure)
+from autoreg_ui.presenter import explain
 from autoreg_ui.prompt import prompt_box
 from autoreg_ui.state import current_bundle, current_config
 
 st.title("Step through generation")
-st.markdown(
+explain(
     "A language model writes by repeating one small loop: read everything so far, turn the last "
     "position's hidden state into **logits** (one score per vocabulary token), make them "
     "probabilities with a softmax, pick one token, append it, go again. The first pass over the "
@@ -32,11 +34,17 @@ if session is None:
 @st.fragment
 def stepper() -> None:
     n = controls.step_buttons("step")
+    notes, strip = st.container(), st.empty()  # Generate N streams its tokens into the strip as they come
+
+    def draw_strip(_record=None) -> None:
+        strip.markdown(token_strip_html(session.views(), session.records, session.prompt_len),
+                       unsafe_allow_html=True)
     if n:
-        controls.generate(n)
-    messages.show()
+        controls.generate(n, on_step=draw_strip)
+    with notes:
+        messages.show()
     records = session.records
-    st.markdown(token_strip_html(session.views(), records, session.prompt_len), unsafe_allow_html=True)
+    draw_strip()
     st.caption(f"{session.prompt_len} prompt tokens (grey, dashed) · {len(records)} generated, coloured by the "
                "probability the model's own softmax gave them when chosen (red unlikely → green confident). "
                "Hover a token for its id, that probability, its probability after the filters, rank and log-prob.")
@@ -61,16 +69,17 @@ def stepper() -> None:
         how = "forced" if last.forced else ("greedy" if last.config.greedy else "sampled")
         title = (f"Step {last.index}: {how} “{session.views()[-1].label}” (p = {last.prob:.3f} in the model's "
                  f"softmax, {last.prob_filtered:.3f} after the filters, rank {last.rank}, {last.kept} tokens kept)")
-        st.plotly_chart(topn_figure(bundle.tokenizer, top_of_record(last, top_n), title),
-                        key=f"last_chart_{last.index}")
+        show_chart(topn_figure(bundle.tokenizer, top_of_record(last, top_n), title),
+                   key=f"last_chart_{last.index}", filename=f"step-{last.index}-top-tokens")
     else:
         st.info("Press **Next token** (or the N key) to run the first decode step.")
 
     st.subheader("What could come next — click a bar to force that token")
     pipeline = session.next_pipeline(current_config())
-    event = st.plotly_chart(topn_figure(bundle.tokenizer, top_of_pipeline(pipeline, top_n),
-                                        "Candidates for the next token (nothing drawn yet)"),
-                            key=f"next_chart_{len(records)}", on_select="rerun", selection_mode="points")
+    event = show_chart(topn_figure(bundle.tokenizer, top_of_pipeline(pipeline, top_n),
+                                   "Candidates for the next token (nothing drawn yet)"),
+                       key=f"next_chart_{len(records)}", filename=f"step-{len(records) + 1}-candidates",
+                       on_select="rerun", selection_mode="points")
     picked = [p.get("customdata") for p in (event.selection.points if event and event.selection else []) or []]
     picked = [i for i in picked if isinstance(i, int) and i >= 0]
     if picked:
@@ -83,12 +92,13 @@ def stepper() -> None:
 
     if records:
         st.subheader("The chain rule, running")
-        st.plotly_chart(logprob_figure(records), key=f"logprob_{len(records)}")
+        show_chart(logprob_figure(records), key=f"logprob_{len(records)}", filename="step-chain-rule")
         st.subheader("History")
         frame = history_frame(bundle.tokenizer, records)
         st.dataframe(frame, hide_index=True, key=keys.HISTORY)
-        st.download_button("Download CSV", frame.to_csv(index=False).encode("utf-8"),
-                           file_name="autoreg_steps.csv", mime="text/csv", key=keys.HISTORY_CSV)
+        st.download_button("Download CSV (with the prompt and settings of every step)",
+                           lambda: export.history_csv(session), file_name="autoreg_steps.csv", mime="text/csv",
+                           key=keys.HISTORY_CSV, on_click="ignore")
 
 
 stepper()

@@ -6,7 +6,9 @@ from autoreg_core.attention import supports_attention
 from autoreg_core.cache import worked_example
 from autoreg_core.spec import PRESETS, dtype_name
 from autoreg_ui import attention_controls as ac, keys, links, memory_calc, messages
-from autoreg_ui.controls import step_buttons
+from autoreg_ui.charts import show_chart
+from autoreg_ui.controls import step_row
+from autoreg_ui.presenter import explain
 from autoreg_ui.figures import attention as fig_att, cache as fig_cache
 from autoreg_ui.format import BYTE_UNITS_NOTE, human_bytes
 from autoreg_ui.state import current_bundle, session_or_start
@@ -28,7 +30,7 @@ spec = bundle.spec
 L, H, KV, D = spec.n_layers, spec.n_heads, spec.n_kv_heads, spec.head_dim
 capturable = supports_attention(bundle.model)
 
-step_buttons(keys.ATT_STEP, capture_attention=capturable, with_generate=False)
+step_row(keys.ATT_STEP, capture_attention=capturable)
 links.apply_layer_head(st.query_params, st.session_state, L, H)
 ac.settle_layer_head(st.session_state, L, H)
 messages.show()
@@ -70,22 +72,22 @@ with left:
             weights = av.select_heads(row, layer, head)
             st.markdown(fig_att.attention_strip_html(pic.labels[:qpos + 1], weights, qpos, P),
                         unsafe_allow_html=True)
-            st.plotly_chart(fig_att.attention_bar_figure(pic.labels, weights, P, f"{where}: query {qpos} over "
-                                                         f"{qpos + 1} cached keys"),
-                            key=keys.ATT_BAR_CHART, width="stretch")
+            show_chart(fig_att.attention_bar_figure(pic.labels, weights, P, f"{where}: query {qpos} over "
+                                                    f"{qpos + 1} cached keys"),
+                       key=keys.ATT_BAR_CHART, filename=f"attention-layer{layer}-query{qpos}", width="stretch")
             if st.toggle("Show all heads of this layer", key=keys.ATT_ALL_HEADS):
-                st.plotly_chart(fig_att.heads_grid_figure(pic.labels, row[layer].numpy(), gqa.kv_of_query,
-                                f"Layer {layer}: all {H} heads for query {qpos} (colour = shared K/V head)"),
-                                key=keys.ATT_HEADS_CHART, width="stretch")
+                show_chart(fig_att.heads_grid_figure(pic.labels, row[layer].numpy(), gqa.kv_of_query,
+                           f"Layer {layer}: all {H} heads for query {qpos} (colour = shared K/V head)"),
+                           key=keys.ATT_HEADS_CHART, filename=f"attention-layer{layer}-all-heads", width="stretch")
 
 st.header("2 · The triangle, one row per step")
 if N == 0:
     st.info("Nothing has been through the model yet.")
 else:
-    st.markdown(f"Row $q$ is where the token at position $q$ looked; columns are the cached keys. The **{P} prefill "
-                "rows** (grey strip) came from one pass over the prompt; each **decode step** (blue strip) added one "
-                f"row, one key longer. Above the diagonal is the future: masked, weight 0. Now: {N} rows, "
-                f"{pic.n_steps} decode steps.")
+    explain(f"Row $q$ is where the token at position $q$ looked; columns are the cached keys. The **{P} prefill "
+            "rows** (grey strip) came from one pass over the prompt; each **decode step** (blue strip) added one "
+            f"row, one key longer. Above the diagonal is the future: masked, weight 0. Now: {N} rows, "
+            f"{pic.n_steps} decode steps.")
     n_missing = pic.sources.count(av.MISSING)
     if n_missing:
         st.warning(f"{n_missing} of {N} rows were not captured (steps taken with attention capture off). "
@@ -95,13 +97,14 @@ else:
     if first:
         st.caption(f"The sequence has {N} positions; the chart shows the last {MAX_TRIANGLE} queries and keys "
                    f"(positions {first}–{N - 1}) so the page stays light.")
-    st.plotly_chart(fig_att.triangle_figure(pic.z[first:, first:], pic.labels[first:N], pic.sources[first:], P,
-                                            f"{where}: {N - first} queries × {N - first} keys", first=first),
-                    key=keys.ATT_TRIANGLE_CHART, width="stretch")
+    show_chart(fig_att.triangle_figure(pic.z[first:, first:], pic.labels[first:N], pic.sources[first:], P,
+                                       f"{where}: {N - first} queries × {N - first} keys", first=first),
+               key=keys.ATT_TRIANGLE_CHART, filename=f"attention-triangle-layer{layer}", width="stretch")
 
 st.header("3 · Grouped-query attention")
 c1, c2 = st.columns([3, 2])
-c1.plotly_chart(fig_att.gqa_figure(gqa.kv_of_query, KV, head), key=keys.ATT_GQA_CHART, width="stretch")
+show_chart(fig_att.gqa_figure(gqa.kv_of_query, KV, head), key=keys.ATT_GQA_CHART, filename="attention-gqa",
+           where=c1, width="stretch")
 now = max(N, 1)
 with_gqa, without_gqa = spec.cache_bytes(now), spec.without_gqa().cache_bytes(now)
 c2.markdown(f"{bundle.name} has **{H} query heads** but caches only **{KV} K/V heads**: each group of {gqa.group} "
@@ -127,8 +130,8 @@ with c1:
     if pic.shapes:
         st.markdown(f"Per layer: K `{list(pic.shapes[0].keys)}` and V `{list(pic.shapes[0].values)}` = "
                     f"[batch, kv_heads, positions, head_dim], {pic.shapes[0].dtype}.")
-c2.plotly_chart(fig_cache.cache_growth_figure(pic.timeline, spec.cache_bytes_per_position),
-                key=keys.ATT_GROWTH_CHART, width="stretch")
+show_chart(fig_cache.cache_growth_figure(pic.timeline, spec.cache_bytes_per_position),
+           key=keys.ATT_GROWTH_CHART, filename="kv-cache-growth", where=c2, width="stretch")
 with st.expander(f"K and V shapes in all {len(pic.shapes)} layers at this step"):
     st.dataframe(fig_cache.shapes_table(pic.shapes), hide_index=True, key=keys.ATT_SHAPES_TABLE)
 ex = worked_example(spec)
@@ -157,7 +160,8 @@ def memory_calculator() -> None:
                 "sequence in the batch; the weights do not, and quantising the weights leaves the cache as it is."
                 + (f" Without GQA ({calc.n_heads} K/V heads) the cache would be {human_bytes(no_gqa)}."
                    if no_gqa != cache_b else ""))
-    c2.plotly_chart(fig_cache.memory_figure(calc), key=keys.ATT_MEMORY_CHART, width="stretch")
+    show_chart(fig_cache.memory_figure(calc), key=keys.ATT_MEMORY_CHART, filename="kv-cache-memory-calculator",
+               where=c2, width="stretch")
     big = PRESETS["70B model with GQA, 128K context"]
     st.caption(f"At long context the cache outgrows everything: a 70B model with GQA keeps "
                f"{human_bytes(big.cache_bytes())} of 16-bit cache for one 128K-token sequence.")
@@ -171,8 +175,9 @@ if times is None:
     st.info("Take a decode step (Next token) to compare its time with the prefill.")
 else:
     c1, c2 = st.columns([3, 2])
-    c1.plotly_chart(fig_cache.phase_times_figure(times.prefill_ms_per_token, times.decode_ms_median,
-                                                 times.prefill_tokens), key=keys.ATT_PHASE_CHART, width="stretch")
+    show_chart(fig_cache.phase_times_figure(times.prefill_ms_per_token, times.decode_ms_median,
+                                            times.prefill_tokens), key=keys.ATT_PHASE_CHART,
+               filename="prefill-vs-decode-times", where=c1, width="stretch")
     c2.markdown(f"Prefill: {times.prefill_ms:.1f} ms for {times.prefill_tokens} prompt tokens = "
                 f"**{times.prefill_ms_per_token:.2f} ms per token**. Decode step: **{times.decode_ms_median:.2f} "
                 f"ms** (median of {times.decode_steps} forward passes), {times.ratio:.1f}× the prefill cost per token."

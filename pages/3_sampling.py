@@ -13,23 +13,25 @@ from autoreg_core.lab import compare_strategies, draw_many, inverse_cdf_draw, sh
 from autoreg_core.tokens import sequence_text
 from autoreg_ui import keys, lab, messages
 from autoreg_ui import lab_text as text
-from autoreg_ui.controls import step_buttons
+from autoreg_ui.charts import show_chart
+from autoreg_ui.controls import Advance, step_row
 from autoreg_ui.figures.beam import beam_tree_figure, beams_frame
 from autoreg_ui.figures.sampling import draw_figure, draws_figure, pipeline_figure, strategies_figure, sweep_figure
+from autoreg_ui.presenter import explain
 from autoreg_ui.state import current_bundle, kept_prompt
 
 st.title("Sampling lab")
-st.markdown("The model only gives **logits**, one score per token of the vocabulary. How the next token is "
-            "*chosen* from them is a separate, cheap piece of arithmetic: **temperature**, **top-k**, **top-p "
-            "(nucleus)** and **min-p** reshape the distribution, then one token is drawn. Everything here works "
-            "on one cached set of logits, so moving a slider never runs the model.")
+explain("The model only gives **logits**, one score per token of the vocabulary. How the next token is "
+        "*chosen* from them is a separate, cheap piece of arithmetic: **temperature**, **top-k**, **top-p "
+        "(nucleus)** and **min-p** reshape the distribution, then one token is drawn. Everything here works "
+        "on one cached set of logits, so moving a slider never runs the model.")
 bundle = current_bundle()
 if bundle is None:
     st.stop()
 state = st.session_state
 lab.restore(state, lab.defaults(lab.sidebar_config(state), *kept_prompt()))
 label = text.labeler(bundle.tokenizer)
-step_buttons(keys.LAB_STEP, with_generate=False)
+step_row(keys.LAB_STEP, advance=Advance("Draw again", lab.redraw, (state,), "The next draw, with the next seed."))
 source = lab.source_picker(bundle, state)
 if source is None:
     st.stop()
@@ -50,9 +52,9 @@ def pipeline_section() -> None:
     messages.show()
     ids = shown_ids(pipe, int(state[keys.LAB_TOP_N]), also=draw.token_id)
     left, right = st.columns([5, 2])
-    left.plotly_chart(pipeline_figure(pipe, ids, [label(i) for i in ids], chosen=draw.token_id),
-                      key=keys.LAB_PIPELINE_CHART)
-    left.caption(text.shown_caption(pipe, ids, bundle.vocab_size))
+    show_chart(pipeline_figure(pipe, ids, [label(i) for i in ids], chosen=draw.token_id),
+               key=keys.LAB_PIPELINE_CHART, filename="sampling-pipeline", where=left)
+    left.caption(text.shown_caption(pipe, ids, bundle.spec.vocab))
     with right:
         st.markdown("**Softmax with temperature**")
         st.latex(r"p_i = \frac{e^{z_i/T}}{\sum_j e^{z_j/T}}")
@@ -66,8 +68,8 @@ def pipeline_section() -> None:
 
     st.subheader("The draw")
     left, right = st.columns([5, 2])
-    left.plotly_chart(draw_figure(draw, pipe.probs, {i: label(i) for i in draw.order[:60].tolist()}),
-                      key=keys.LAB_DRAW_CHART)
+    show_chart(draw_figure(draw, pipe.probs, {i: label(i) for i in draw.order[:60].tolist()}),
+               key=keys.LAB_DRAW_CHART, filename=f"sampling-draw-seed{seed}", where=left)
     right.markdown(text.draw_text(draw, pipe, seed, label))
     right.markdown("Inverse CDF: line the kept tokens up, each owning an interval as wide as its probability; "
                    "draw u uniformly in [0, 1) and take the token whose interval holds it.")
@@ -82,13 +84,15 @@ def pipeline_section() -> None:
     with left:
         messages.show()
     top = top_token_ids(pipe.probs, min(int(state[keys.LAB_TOP_N]), int(pipe.kept)))
-    right.plotly_chart(draws_figure(top, [label(i) for i in top], pipe.probs, many), key=keys.LAB_DRAWS_CHART)
+    show_chart(draws_figure(top, [label(i) for i in top], pipe.probs, many), key=keys.LAB_DRAWS_CHART,
+               filename="sampling-many-draws", where=right)
     left.markdown(text.draws_text(many, pipe.probs, seed))
 
     st.header("3 · Temperature sweep")
     sweep = lab.sweep(source.logits)
     left, right = st.columns([5, 2])
-    left.plotly_chart(sweep_figure(sweep, cfg.temperature), key=keys.LAB_SWEEP_CHART)
+    show_chart(sweep_figure(sweep, cfg.temperature), key=keys.LAB_SWEEP_CHART, filename="sampling-temperature-sweep",
+               where=left)
     right.markdown(text.sweep_text(sweep))
     right.markdown("As T → 0 the top token takes all the mass (greedy); as T grows the distribution flattens "
                    "towards uniform. The dashed line is the lab's temperature.")
@@ -102,23 +106,24 @@ def strategies_section() -> None:
     lab.strategy_controls(state)
     rows = compare_strategies(source.logits, lab.strategies(state))
     ids = top_token_ids(source.logits, 12)
-    st.plotly_chart(strategies_figure(rows, ids, [label(i) for i in ids]), key=keys.LAB_STRATEGIES_CHART)
+    show_chart(strategies_figure(rows, ids, [label(i) for i in ids]), key=keys.LAB_STRATEGIES_CHART,
+               filename="sampling-strategies")
     st.dataframe(text.strategies_table(rows), hide_index=True, key=keys.LAB_STRATEGIES_TABLE)
     st.caption("Same logits, temperature 1 unless named. Entropy H = −Σ p log₂ p in bits: 0 means certain; a "
-               f"uniform choice over all {bundle.vocab_size:,} tokens would be "
-               f"{text.uniform_bits(bundle.vocab_size):.1f}.")
+               f"uniform choice over all {bundle.spec.vocab:,} tokens would be "
+               f"{text.uniform_bits(bundle.spec.vocab):.1f}.")
 
 
 @st.fragment
 def continuations_section() -> None:
     st.header("5 · Continuations")
-    st.markdown("K continuations of M tokens under two strategies, all K in one batch on one KV cache (one forward "
-                "pass per step). Greedy is deterministic: its K continuations are identical and often loop; high "
-                "temperature drifts away from the topic.")
+    explain("K continuations of M tokens under two strategies, all K in one batch on one KV cache (one forward "
+            "pass per step). Greedy is deterministic: its K continuations are identical and often loop; high "
+            "temperature drifts away from the topic.")
     configs = lab.presets(state)
     run = lab.continuation_controls(state, list(configs))
     if not lab.fits(source, bundle, run.m):
-        messages.say(f"The context is too long for {run.m} more tokens ({bundle.max_positions} positions at most).")
+        messages.say(f"The context is too long for {run.m} more tokens ({bundle.spec.max_positions} positions at most).")
         messages.show()
     elif st.button("Generate continuations", key=keys.LAB_CONT_RUN, type="primary"):
         bar = st.progress(0.0, text="Generating…")
@@ -147,13 +152,13 @@ def continuations_section() -> None:
 @st.fragment
 def beam_section() -> None:
     st.header("6 · Beam search")
-    st.markdown("Keep the B best partial sequences, extend each by every token, and keep the B best of all "
-                "extensions. A beam that emits EOS (or reaches the last step) is set aside as a finished hypothesis. "
-                "Width 1 is (almost) greedy.")
+    explain("Keep the B best partial sequences, extend each by every token, and keep the B best of all "
+            "extensions. A beam that emits EOS (or reaches the last step) is set aside as a finished hypothesis. "
+            "Width 1 is (almost) greedy.")
     st.latex(r"\text{score}(y) = \frac{1}{|y|^{\alpha}}\sum_{t=1}^{|y|} \log p(y_t \mid x, y_{<t})")
-    st.markdown("Running beams are ranked by the raw sum of log-probs; the length penalty (sum log p / length^α) "
-                "is applied to finished hypotheses. α > 0 favours longer finished hypotheses; α = 0 ranks them by "
-                "the plain sum too.")
+    explain("Running beams are ranked by the raw sum of log-probs; the length penalty (sum log p / length^α) "
+            "is applied to finished hypotheses. α > 0 favours longer finished hypotheses; α = 0 ranks them by "
+            "the plain sum too.")
     settings, tree = lab.beam_controls(state), st.empty()
     context_label = "…" + text.context_text(bundle.tokenizer, source.ids, last=3)
     if not lab.fits(source, bundle, settings.max_new_tokens):
@@ -161,8 +166,9 @@ def beam_section() -> None:
         messages.show()
     elif st.button("Run beam search", key=keys.LAB_BEAM_RUN, type="primary"):
         def live(partial) -> None:
-            tree.plotly_chart(beam_tree_figure(partial, text.beam_labels(partial, label), context_label),
-                              key=f"{keys.LAB_BEAM_LIVE}_{partial.steps}")
+            show_chart(beam_tree_figure(partial, text.beam_labels(partial, label), context_label),
+                       key=f"{keys.LAB_BEAM_LIVE}_{partial.steps}", filename="beam-tree", where=tree,
+                       export=False, keep=False)
         with st.spinner("Beam search on the model…"):
             lab.store(state, keys.LAB_BEAM_RESULT, source, settings,
                       beam_search(bundle, source.prefix, settings, on_step=live))
@@ -172,7 +178,8 @@ def beam_section() -> None:
                    "reordering the KV cache to follow the surviving beams.")
         return
     res = kept.result
-    tree.plotly_chart(beam_tree_figure(res, text.beam_labels(res, label), context_label), key=keys.LAB_BEAM_CHART)
+    show_chart(beam_tree_figure(res, text.beam_labels(res, label), context_label), key=keys.LAB_BEAM_CHART,
+               filename="beam-tree", where=tree)
     if kept.settings != settings:
         st.caption("Shown: the last run; its settings differ from the sliders (press the button to redo).")
     st.dataframe(beams_frame(res, lambda ids: sequence_text(bundle.tokenizer, ids)), hide_index=True,

@@ -4,14 +4,16 @@ import streamlit as st
 from autoreg_core import lens, phases, teacher, window
 from autoreg_ui import controls, inside, keys, messages
 from autoreg_ui.figures import inside as figs
+from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE, ratio
+from autoreg_ui.presenter import explain
 from autoreg_ui.state import current_bundle, session_or_start
 
 state = st.session_state
 st.title("Inside generation")
-st.markdown("Four things one decode step does not show: why training is fast and generation is not, what the "
-            "layers guess before the last one, what prefill and decode cost in seconds, and what a server does "
-            "when the KV cache no longer fits. Everything below is computed on the loaded model, in this tab.")
+explain("Four things one decode step does not show: why training is fast and generation is not, what the "
+        "layers guess before the last one, what prefill and decode cost in seconds, and what a server does "
+        "when the KV cache no longer fits. Everything below is computed on the loaded model, in this tab.")
 bundle = current_bundle()
 session = session_or_start() if bundle is not None else None
 if session is None:
@@ -32,7 +34,7 @@ def side_by_side(captions: tuple[str, str], first: list[int], second: list[int])
 
 
 st.header("1 · Training reads the whole text at once; generation cannot")
-st.markdown(
+explain(
     "Once a text exists, the model can score all of it in **one** forward pass: the causal mask lets position "
     "t see only positions ≤ t, so every position predicts its next token from the *true* text before it. "
     "That is **teacher forcing**, and it is why training is parallel. Generating needs the token at t before "
@@ -59,8 +61,9 @@ if kept is not None:
     metrics(inside.teacher_numbers(session, scored))
     if len(scored.ids) < len(session.ids):
         st.caption(f"One pass reads at most {teacher.MAX_TOKENS} tokens here; later steps are not scored.")
-    st.plotly_chart(figs.teacher_figure([r.index for r in records], [r.logprob for r in records],
-                                        scored.logprobs, [r.forced for r in records]), key=keys.INSIDE_TEACHER_FIG)
+    show_chart(figs.teacher_figure([r.index for r in records], [r.logprob for r in records],
+                                   scored.logprobs, [r.forced for r in records]), key=keys.INSIDE_TEACHER_FIG,
+               filename="teacher-forcing-vs-steps")
     if branch is None:
         st.info("Force an unlikely token above (then generate a few more) to see exposure bias.")
     else:
@@ -74,7 +77,7 @@ if kept is not None:
     st.dataframe(inside.teacher_rows(tok, records, scored), hide_index=True, key=keys.INSIDE_TEACHER_ROWS)
 
 st.header("2 · The logit lens: a guess after every layer")
-st.markdown(
+explain(
     "The last layer's hidden state goes through the final norm and the LM head to become logits. Send the "
     "hidden state after *any* layer through the same two modules and you read what the model would say if it "
     "stopped there. Early layers mostly echo the input token; the answer usually appears late. (transformers "
@@ -94,11 +97,11 @@ if st.button("Read every layer", key=keys.INSIDE_LENS_RUN):
 reading = inside.kept(state, keys.INSIDE_LENS, lens_on)
 if reading is not None:
     st.write(inside.lens_summary(tok, reading))
-    st.plotly_chart(figs.lens_target_figure(tok, reading), key=keys.INSIDE_LENS_TARGET_FIG)
-    st.plotly_chart(figs.lens_figure(tok, reading), key=keys.INSIDE_LENS_GRID_FIG)
+    show_chart(figs.lens_target_figure(tok, reading), key=keys.INSIDE_LENS_TARGET_FIG, filename="logit-lens-target")
+    show_chart(figs.lens_figure(tok, reading), key=keys.INSIDE_LENS_GRID_FIG, filename="logit-lens-grid")
 
 st.header("3 · Prefill vs decode, in the units people quote")
-st.markdown(
+explain(
     "A server is judged by **time to first token** (TTFT: the prefill over the whole prompt, then one choice) "
     "and **tokens per second** after it (one decode pass per token). The prefill pushes many positions through "
     "each weight matrix at once, so it is limited by arithmetic; a decode step reads every weight, and the "
@@ -117,7 +120,7 @@ run = inside.kept(state, keys.INSIDE_PHASES, phases_on)
 if run is not None:
     metrics(inside.phase_numbers(run))
 
-lengths = phases.sweep_lengths(len(prompt_ids), bundle.max_positions)
+lengths = phases.sweep_lengths(len(prompt_ids), bundle.spec.max_positions)
 sweep_on = inside.stamp(bundle, tuple(prompt_ids[:lengths[-1]]))
 go_col, stop_col = st.columns([3, 1])
 start = go_col.button(f"Sweep the prefill over L = {', '.join(map(str, lengths))}", key=keys.INSIDE_SWEEP_RUN)
@@ -135,7 +138,7 @@ if sweep is not None and sweep.points:
     best = sweep.points[-1]
     st.write(f"At L = {best.length}, one decode step costs as much as **{ratio(best.decode_over_prefill)}** "
              f"prompt tokens inside the prefill ({best.decode_ms:.1f} ms vs {best.prefill_ms_per_token:.2f} ms).")
-    st.plotly_chart(figs.sweep_figure(sweep.points), key=keys.INSIDE_SWEEP_FIG)
+    show_chart(figs.sweep_figure(sweep.points), key=keys.INSIDE_SWEEP_FIG, filename="prefill-sweep")
 
 st.subheader(f"The worked example: a {inside.WORKED_PROMPT}-token prompt and {inside.WORKED_NEW} new tokens")
 counts = phases.worked_counts(bundle.spec, inside.WORKED_PROMPT, inside.WORKED_NEW)
@@ -152,7 +155,7 @@ if worked is not None:
     metrics(inside.phase_numbers(worked))
 
 st.header("4 · When the cache runs out")
-st.markdown(
+explain(
     "The cache grows by one position per token per request; on a busy server it, not the weights, fills the "
     "memory first. A server then can **queue** new requests, **preempt** one (drop its cache and recompute it "
     "later, or swap it to CPU memory), or **bound** each request's cache by **evicting** old positions: a "
@@ -162,7 +165,7 @@ st.markdown(
     "`DynamicSlidingWindowLayer` keeping W − 1 positions, so each new token sees itself and the last W − 1. "
     "The prompt itself is still read with full attention in the prefill; the window bites from the first "
     "decode step on.")
-max_window = min(512, bundle.max_positions)
+max_window = min(512, bundle.spec.max_positions)
 inside.clamp(state, keys.INSIDE_WINDOW_SIZE, 2, max_window, min(64, max_window))
 width = int(st.slider("Window W (positions each new token sees)", 2, max_window, key=keys.INSIDE_WINDOW_SIZE))
 window_on = inside.stamp(bundle, tuple(prompt_ids), n_new, width)
@@ -174,6 +177,6 @@ if compared is not None:
     metrics(inside.window_numbers(compared))
     side_by_side(("Full cache (▌ marks where the texts part)", f"Sliding window, W = {width}"),
                  compared.full.generated_ids, compared.windowed.generated_ids)
-    st.plotly_chart(figs.window_bytes_figure(compared.full.cache_bytes, compared.windowed.cache_bytes, width),
-                    key=keys.INSIDE_WINDOW_FIG)
+    show_chart(figs.window_bytes_figure(compared.full.cache_bytes, compared.windowed.cache_bytes, width),
+               key=keys.INSIDE_WINDOW_FIG, filename=f"sliding-window-W{width}")
     st.caption(BYTE_UNITS_NOTE)

@@ -23,35 +23,34 @@ def cache_growth_figure(points: list[CachePoint], bytes_per_position: float) -> 
     The line starts at an empty cache, jumps by the whole prompt at the prefill, then climbs one
     position per decode step. Both axes share one scale (bytes = positions × bytes per position),
     so the measured byte markers sit exactly on the length line when the formula holds.
+    Built in one constructor call from dicts: it is redrawn on every click.
     """
-    fig = go.Figure()
     if not points:
-        fig.update_layout(title="No forward pass yet: the cache is empty", height=300)
-        return fig
+        return go.Figure(layout=dict(title=dict(text="No forward pass yet: the cache is empty"), height=300))
     xs = [0] + [p.step for p in points]
     lengths = [0] + [p.positions for p in points]
-    fig.add_trace(go.Scatter(x=xs, y=lengths, mode="lines", line_shape="vh", name="cache length",
-                             line=dict(color=DECODE_COLOR, width=2),
-                             hovertemplate="after step %{x}: %{y} positions<extra></extra>"))
-    fig.add_trace(go.Scatter(
-        x=[p.step for p in points], y=[p.measured_bytes for p in points], yaxis="y2", mode="markers",
-        name="measured bytes", marker=dict(color=CACHE_COLOR, size=7, symbol="circle-open"),
-        customdata=[[p.phase, human_bytes(p.measured_bytes), p.formula_bytes, p.positions] for p in points],
-        hovertemplate=("%{customdata[0]} %{x}: %{customdata[3]} positions<br>measured %{y:,} B "
-                       "(%{customdata[1]})<br>formula %{customdata[2]:,} B<extra></extra>")))
+    traces = [
+        dict(type="scatter", x=xs, y=lengths, mode="lines", line=dict(color=DECODE_COLOR, width=2, shape="vh"),
+             name="cache length", hovertemplate="after step %{x}: %{y} positions<extra></extra>"),
+        dict(type="scatter", x=[p.step for p in points], y=[p.measured_bytes for p in points], yaxis="y2",
+             mode="markers", name="measured bytes", marker=dict(color=CACHE_COLOR, size=7, symbol="circle-open"),
+             customdata=[[p.phase, human_bytes(p.measured_bytes), p.formula_bytes, p.positions] for p in points],
+             hovertemplate=("%{customdata[0]} %{x}: %{customdata[3]} positions<br>measured %{y:,} B "
+                            "(%{customdata[1]})<br>formula %{customdata[2]:,} B<extra></extra>")),
+    ]
     top = max(lengths) * 1.08 + 1
-    fig.update_layout(
-        title="KV cache: prefill jump, then +1 row per step", height=340,
-        margin=dict(l=50, r=60, t=50, b=40), legend=dict(orientation="h", y=-0.2),
-        xaxis=dict(title="decode step (0 = prefill)", rangemode="tozero", tickformat="d",
-                   dtick=max(1, -(-points[-1].step // 10))),
-        yaxis=dict(title="positions in the cache", range=[0, top]),
-        yaxis2=dict(title="bytes (measured)", overlaying="y", side="right",
-                    range=[0, top * bytes_per_position], showgrid=False))
     first = points[0]
-    fig.add_annotation(x=0, y=first.positions, text=f"prefill: +{first.positions} at once",
-                       showarrow=True, arrowhead=2, ax=50, ay=-10)
-    return fig
+    layout = dict(
+        title=dict(text="KV cache: prefill jump, then +1 row per step"), height=340,
+        margin=dict(l=50, r=60, t=50, b=40), legend=dict(orientation="h", y=-0.2),
+        xaxis=dict(title=dict(text="decode step (0 = prefill)"), rangemode="tozero", tickformat="d",
+                   dtick=max(1, -(-points[-1].step // 10))),
+        yaxis=dict(title=dict(text="positions in the cache"), range=[0, top]),
+        yaxis2=dict(title=dict(text="bytes (measured)"), overlaying="y", side="right",
+                    range=[0, top * bytes_per_position], showgrid=False),
+        annotations=[dict(x=0, y=first.positions, text=f"prefill: +{first.positions} at once",
+                          showarrow=True, arrowhead=2, ax=50, ay=-10)])
+    return go.Figure(data=traces, layout=layout)
 
 
 FORMULA_LATEX = (r"\text{bytes} = 2 \times \text{layers} \times \text{batch} \times \text{kv\_heads} \times "
@@ -81,30 +80,28 @@ def memory_figure(spec: ModelSpec, max_len: int | None = None) -> go.Figure:
     max_len = max(int(max_len or 0), seq_len * 2, 16)
     xs = sorted({0, *[round(max_len * i / 64) for i in range(65)], seq_len})
     here = spec.cache_bytes(seq_len, batch)
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=xs, y=[spec.cache_bytes(x, batch) / GIB for x in xs], mode="lines", name="KV cache",
-                             line=dict(color=CACHE_COLOR, width=3),
-                             hovertemplate="%{x:,} tokens: %{y:.3f} GiB of cache<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[xs[0], xs[-1]], y=[spec.weight_bytes / GIB] * 2, mode="lines", name="weights",
-                             line=dict(color=WEIGHT_COLOR, dash="dash"),
-                             hovertemplate="weights: %{y:.3f} GiB<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[seq_len], y=[here / GIB], mode="markers", name="chosen length",
-                             marker=dict(color=CACHE_COLOR, size=12),
-                             hovertemplate=f"{seq_len:,} tokens × batch {batch}: {human_bytes(here)}<extra></extra>"))
-    fig.update_layout(title=f"{html.escape(spec.name)}: cache grows linearly with tokens (batch {batch})",
-                      height=340, margin=dict(l=50, r=10, t=50, b=40),
-                      xaxis=dict(title="sequence length (tokens)"), yaxis=dict(title="GiB", rangemode="tozero"),
-                      legend=dict(orientation="h", y=-0.2))
-    return fig
+    traces = [
+        dict(type="scatter", x=xs, y=[spec.cache_bytes(x, batch) / GIB for x in xs], mode="lines", name="KV cache",
+             line=dict(color=CACHE_COLOR, width=3), hovertemplate="%{x:,} tokens: %{y:.3f} GiB of cache<extra></extra>"),
+        dict(type="scatter", x=[xs[0], xs[-1]], y=[spec.weight_bytes / GIB] * 2, mode="lines", name="weights",
+             line=dict(color=WEIGHT_COLOR, dash="dash"), hovertemplate="weights: %{y:.3f} GiB<extra></extra>"),
+        dict(type="scatter", x=[seq_len], y=[here / GIB], mode="markers", name="chosen length",
+             marker=dict(color=CACHE_COLOR, size=12),
+             hovertemplate=f"{seq_len:,} tokens × batch {batch}: {human_bytes(here)}<extra></extra>"),
+    ]
+    layout = dict(title=dict(text=f"{html.escape(spec.name)}: cache grows linearly with tokens (batch {batch})"),
+                  height=340, margin=dict(l=50, r=10, t=50, b=40),
+                  xaxis=dict(title=dict(text="sequence length (tokens)")),
+                  yaxis=dict(title=dict(text="GiB"), rangemode="tozero"), legend=dict(orientation="h", y=-0.2))
+    return go.Figure(data=traces, layout=layout)
 
 
 def phase_times_figure(prefill_ms_per_token: float, decode_ms: float, n_prompt: int) -> go.Figure:
     """Measured: milliseconds per token inside the prefill vs for one decode step."""
-    fig = go.Figure(go.Bar(
-        x=[f"prefill ({n_prompt} tokens), per token", "decode step (1 token)"],
-        y=[prefill_ms_per_token, decode_ms], marker_color=[PREFILL_COLOR, DECODE_COLOR],
-        text=[f"{prefill_ms_per_token:.2f} ms", f"{decode_ms:.2f} ms"], textposition="outside",
-        hovertemplate="%{x}: %{y:.3f} ms<extra></extra>"))
-    fig.update_layout(title="Time per token, measured in this session", height=320,
-                      margin=dict(l=50, r=10, t=50, b=40), yaxis=dict(title="ms per token", rangemode="tozero"))
-    return fig
+    bar = dict(type="bar", x=[f"prefill ({n_prompt} tokens), per token", "decode step (1 token)"],
+               y=[prefill_ms_per_token, decode_ms], marker=dict(color=[PREFILL_COLOR, DECODE_COLOR]),
+               text=[f"{prefill_ms_per_token:.2f} ms", f"{decode_ms:.2f} ms"], textposition="outside",
+               hovertemplate="%{x}: %{y:.3f} ms<extra></extra>")
+    layout = dict(title=dict(text="Time per token, measured in this session"), height=320,
+                  margin=dict(l=50, r=10, t=50, b=40), yaxis=dict(title=dict(text="ms per token"), rangemode="tozero"))
+    return go.Figure(data=[bar], layout=layout)

@@ -207,26 +207,46 @@ def strategies_figure(rows: list[StrategyRow], ids: list[int], labels: list[str]
     return fig
 
 
+# Three stacked panels sharing the temperature axis, as make_subplots(rows=3, cols=1, shared_xaxes=True,
+# vertical_spacing=0.07) lays them out: (x axis, y axis, the panel's bottom and top).
+_SWEEP_PANELS = (("x", "y", 0.7133333333333334, 1.0), ("x2", "y2", 0.3566666666666667, 0.6433333333333333),
+                 ("x3", "y3", 0.0, 0.2866666666666667))
+
+
 def sweep_figure(sweep: Sweep, current_temperature: float | None = None) -> go.Figure:
-    """Entropy, top-token probability and the size of the ``sweep.mass`` set against temperature."""
-    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.07,
-                        subplot_titles=("entropy (bits)", "probability of the top token",
-                                        f"tokens needed to cover {sweep.mass:.0%} of the mass"))
+    """Entropy, top-token probability and the size of the ``sweep.mass`` set against temperature.
+
+    Built in one constructor call from dicts (the lab redraws it on every slider move and draw):
+    make_subplots + add_vline cost several times more.
+    """
     t = sweep.temperatures
-    for row, (values, color, hover) in enumerate(((sweep.entropy_bits, KEPT_COLOR, "%{y:.2f} bits"),
-                                                  (sweep.top_prob, CHOSEN_COLOR, "%{y:.4f}"),
-                                                  (sweep.cover, CUM_COLOR, "%{y} tokens")), start=1):
-        fig.add_trace(go.Scatter(x=t, y=values, mode="lines", line_color=color, showlegend=False,
-                                 hovertemplate=f"T %{{x:.2f}}: {hover}<extra></extra>"), row=row, col=1)
-    fig.update_yaxes(type="log", row=3, col=1)
-    fig.update_yaxes(range=[0, 1.02], row=2, col=1)
-    fig.add_vline(x=1.0, line_dash="dot", line_color=RAW_COLOR)
+    series = ((sweep.entropy_bits, KEPT_COLOR, "%{y:.2f} bits"), (sweep.top_prob, CHOSEN_COLOR, "%{y:.4f}"),
+              (sweep.cover, CUM_COLOR, "%{y} tokens"))
+    traces = [dict(type="scatter", x=t, y=values, mode="lines", line=dict(color=color), showlegend=False,
+                   hovertemplate=f"T %{{x:.2f}}: {hover}<extra></extra>", xaxis=xa, yaxis=ya)
+              for (values, color, hover), (xa, ya, _, _) in zip(series, _SWEEP_PANELS)]
+    titles = ("entropy (bits)", "probability of the top token", f"tokens needed to cover {sweep.mass:.0%} of the mass")
+    annotations = [dict(text=title, x=0.5, xanchor="center", xref="paper", y=top, yanchor="bottom", yref="paper",
+                        showarrow=False, font=dict(size=16)) for title, (_, _, _, top) in zip(titles, _SWEEP_PANELS)]
+    marks = [(1.0, dict(color=RAW_COLOR, dash="dot"))]
     if current_temperature is not None and current_temperature > 0:
-        fig.add_vline(x=current_temperature, line_dash="dash", line_color=CHOSEN_COLOR,
-                      annotation_text=f"T = {current_temperature:g}", annotation_position="top right")
-    fig.update_xaxes(title_text="temperature", row=3, col=1)
-    fig.update_layout(height=620, margin=dict(l=40, r=20, t=40, b=40))
-    return fig
+        marks.append((current_temperature, dict(color=CHOSEN_COLOR, dash="dash")))
+        annotations += [dict(text=f"T = {current_temperature:g}", x=current_temperature, xanchor="left", xref=xa,
+                             y=1, yanchor="top", yref=f"{ya} domain", showarrow=False)
+                        for xa, ya, _, _ in _SWEEP_PANELS]
+    shapes = [dict(type="line", x0=x, x1=x, xref=xa, y0=0, y1=1, yref=f"{ya} domain", line=line)
+              for x, line in marks for xa, ya, _, _ in _SWEEP_PANELS]
+    layout = dict(height=620, margin=dict(l=40, r=20, t=40, b=40), annotations=annotations, shapes=shapes)
+    for n, (xa, ya, bottom, top) in enumerate(_SWEEP_PANELS, start=1):
+        suffix = "" if n == 1 else str(n)
+        layout[f"xaxis{suffix}"] = dict(anchor=ya, domain=[0.0, 1.0])
+        layout[f"yaxis{suffix}"] = dict(anchor=xa, domain=[bottom, top])
+    for suffix in ("", "2"):
+        layout[f"xaxis{suffix}"].update(matches="x3", showticklabels=False)
+    layout["yaxis2"]["range"] = [0, 1.02]
+    layout["yaxis3"]["type"] = "log"
+    layout["xaxis3"]["title"] = dict(text="temperature")
+    return go.Figure(data=traces, layout=layout)
 
 
 def draws_figure(ids: list[int], labels: list[str], probs: torch.Tensor, draws: ManyDraws) -> go.Figure:

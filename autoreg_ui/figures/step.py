@@ -91,26 +91,29 @@ def topn_figure(tokenizer, top: TopN, title: str = "") -> go.Figure:
     """Top-n of the full-vocabulary softmax, before and after the sampling filters.
 
     One extra bar holds the mass of every token not shown, so each series adds up to 1. Each bar
-    carries its token id as customdata, so a click can force that token.
+    carries its token id as customdata, so a click can force that token. Built in one constructor
+    call from plain dicts: plotly's ``add_bar``/``update_layout`` path parsing cost ~4× more per
+    click (``bench/click_cost.py``).
     """
     labels = unique_labels(tokenizer, top.ids) + [OTHER_LABEL]
     before = top.before + [max(0.0, 1.0 - sum(top.before))]
     after = top.after + [max(0.0, 1.0 - sum(top.after))]
     custom = top.ids + [-1]
     outline = dict(color=palette.HIGHLIGHT, width=[3 if i == top.chosen else 0 for i in custom])
-    fig = go.Figure()
-    fig.add_bar(name="model softmax (before filters)", x=labels, y=before, customdata=custom,
-                marker=dict(color=palette.SOFT_ACCENT, line=outline),
-                hovertemplate="%{x}<br>id %{customdata}<br>p = %{y:.4f}<extra>before</extra>")
-    fig.add_bar(name="after temperature / top-k / top-p / min-p", x=labels, y=after, customdata=custom,
-                marker=dict(color=[palette.HIGHLIGHT if i == top.chosen else palette.ACCENT for i in custom],
-                            line=outline),
-                hovertemplate="%{x}<br>id %{customdata}<br>p = %{y:.4f}<extra>after</extra>")
-    fig.update_layout(barmode="group", title=title, yaxis_title="probability", xaxis_title="token",
-                      legend=dict(orientation="h", y=1.12), margin=dict(t=60, b=40, l=50, r=10),
-                      height=380, clickmode="event+select")
-    fig.update_xaxes(tickangle=-45, type="category")
-    return fig
+    bars = [
+        dict(type="bar", name="model softmax (before filters)", x=labels, y=before, customdata=custom,
+             marker=dict(color=palette.SOFT_ACCENT, line=outline),
+             hovertemplate="%{x}<br>id %{customdata}<br>p = %{y:.4f}<extra>before</extra>"),
+        dict(type="bar", name="after temperature / top-k / top-p / min-p", x=labels, y=after, customdata=custom,
+             marker=dict(color=[palette.HIGHLIGHT if i == top.chosen else palette.ACCENT for i in custom],
+                         line=outline),
+             hovertemplate="%{x}<br>id %{customdata}<br>p = %{y:.4f}<extra>after</extra>"),
+    ]
+    layout = dict(barmode="group", title=dict(text=title), yaxis=dict(title=dict(text="probability")),
+                  xaxis=dict(title=dict(text="token"), tickangle=-45, type="category"),
+                  legend=dict(orientation="h", y=1.12), margin=dict(t=60, b=40, l=50, r=10),
+                  height=380, clickmode="event+select")
+    return go.Figure(data=bars, layout=layout)
 
 
 def logprob_figure(records: list[StepRecord]) -> go.Figure:
@@ -118,13 +121,13 @@ def logprob_figure(records: list[StepRecord]) -> go.Figure:
     steps = [r.index for r in records]
     logprobs = [r.logprob for r in records]
     running = torch.tensor(logprobs, dtype=torch.float64).cumsum(0).tolist()
-    fig = go.Figure()
-    fig.add_bar(x=steps, y=logprobs, name="log-prob of the step's token", marker_color=palette.SOFT_ACCENT)
-    fig.add_scatter(x=steps, y=running, name="sequence log-prob (running sum)", mode="lines+markers",
-                    line=dict(color=palette.ACCENT))
-    fig.update_layout(height=280, xaxis_title="step", yaxis_title="nats", margin=dict(t=30, b=40, l=50, r=10),
-                      legend=dict(orientation="h", y=1.15))
-    return fig
+    traces = [dict(type="bar", x=steps, y=logprobs, name="log-prob of the step's token",
+                   marker=dict(color=palette.SOFT_ACCENT)),
+              dict(type="scatter", x=steps, y=running, name="sequence log-prob (running sum)",
+                   mode="lines+markers", line=dict(color=palette.ACCENT))]
+    layout = dict(height=280, xaxis=dict(title=dict(text="step")), yaxis=dict(title=dict(text="nats")),
+                  margin=dict(t=30, b=40, l=50, r=10), legend=dict(orientation="h", y=1.15))
+    return go.Figure(data=traces, layout=layout)
 
 
 HISTORY_COLUMNS = ["step", "token", "piece", "id", "probability", "probability after filters", "rank",

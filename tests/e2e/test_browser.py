@@ -48,6 +48,8 @@ def test_next_token_five_times(page, app_url):
 
 def test_keyboard_shortcut_steps(page, app_url):
     _open_app(page, app_url)
+    # a key pressed while the script is still running may be dropped: wait until the run is over
+    page.wait_for_function("document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'")
     page.locator("h1").first.click()  # focus the page, not a text box
     page.keyboard.press("n")
     page.wait_for_function("document.querySelectorAll('.tokstrip .gen').length >= 1")

@@ -1,0 +1,225 @@
+"""Operator limits for a classroom server: seats, idle tabs, and per-tab caps.
+
+One server holds every student's session in its own memory and shares two cores (or one GPU)
+between their clicks. Past some number of students everyone gets slow, so the operator sets a
+number of **seats**: a tab that arrives when all are taken gets a clear "the class is full, try
+again" page (``gate``) instead of a slow server for everyone. A seat is freed when its tab closes
+(Streamlit no longer lists the session as active) or after ``AUTOREG_IDLE_MINUTES`` without a
+click; an idle tab's generation is also cleared then (its KV cache and step records: the memory
+goes back), and the student is told why when they come back. Caps bound what one tab can ask for:
+new tokens per generation, and the longest length of the cost page's race.
+
+Every setting is an environment variable (the README's operator table):
+
+- ``AUTOREG_MAX_SESSIONS`` (30): seats, the tabs served at once; 0 = no cap.
+- ``AUTOREG_IDLE_MINUTES`` (20): a tab idle this long loses its seat and its generation; 0 = never.
+- ``AUTOREG_MAX_NEW_TOKENS`` (512): cap on max new tokens and on Generate N, per tab.
+- ``AUTOREG_MAX_RACE_LENGTH`` (1024): cap on the longest length of the naive-vs-cache race, per tab.
+
+``Seats`` is plain Python with an injectable clock and liveness check, tested without Streamlit.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+ENV_MAX_SESSIONS = "AUTOREG_MAX_SESSIONS"
+ENV_IDLE_MINUTES = "AUTOREG_IDLE_MINUTES"
+ENV_MAX_NEW_TOKENS = "AUTOREG_MAX_NEW_TOKENS"
+ENV_MAX_RACE_LENGTH = "AUTOREG_MAX_RACE_LENGTH"
+FULL_TITLE = "The class is full"
+SWEEP_EVERY_S = 30.0  # how often idle tabs are looked for when nobody clicks
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_sessions: int = 30  # 0 = no cap
+    idle_minutes: float = 20.0  # 0 = never
+    max_new_tokens: int = 512
+    max_race_length: int = 1024
+
+    @property
+    def idle_seconds(self) -> float | None:
+        return self.idle_minutes * 60.0 if self.idle_minutes > 0 else None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Limits":
+        """The operator's settings; a missing, malformed or negative value keeps the default."""
+        default = cls()
+
+        def read(name: str, kind, fallback, low=0):
+            try:
+                value = kind(environ.get(name, fallback))
+            except (TypeError, ValueError):
+                return fallback
+            return value if value >= low else fallback
+
+        return cls(max_sessions=read(ENV_MAX_SESSIONS, int, default.max_sessions),
+                   idle_minutes=read(ENV_IDLE_MINUTES, float, default.idle_minutes),
+                   max_new_tokens=read(ENV_MAX_NEW_TOKENS, int, default.max_new_tokens, low=1),
+                   max_race_length=read(ENV_MAX_RACE_LENGTH, int, default.max_race_length, low=1))
+
+
+@dataclass(frozen=True)
+class Admission:
+    admitted: bool
+    returning_after_idle: bool = False  # this tab's generation was cleared while it was away
+    in_use: int = 0  # seats taken, this tab included when admitted
+
+
+@dataclass
+class _Seat:
+    last_active: float
+    sessions: "weakref.WeakSet"  # the tab's autoreg Sessions, cleared when it goes idle
+
+
+class Seats:
+    """Which tabs hold a seat, keyed by Streamlit's session id. Thread-safe.
+
+    ``clock`` gives seconds (monotonic); ``is_alive(session_id)`` says whether Streamlit still has
+    the tab (closed tabs give their seat back at the next sweep).
+    """
+
+    def __init__(self, limits: Limits, clock: Callable[[], float] = time.monotonic,
+                 is_alive: Callable[[str], bool] | None = None):
+        self.limits = limits
+        self._clock = clock
+        self._is_alive = is_alive or (lambda _sid: True)
+        self._lock = threading.Lock()
+        self._seats: dict[str, _Seat] = {}
+        self._cleared: set[str] = set()  # tabs whose generation was cleared while idle
+
+    @property
+    def in_use(self) -> int:
+        with self._lock:
+            return len(self._seats)
+
+    def admit(self, session_id: str) -> Admission:
+        """A script run of this tab: keep or give it a seat (refused when all are taken)."""
+        self.sweep()
+        with self._lock:
+            returning = session_id in self._cleared
+            seat = self._seats.get(session_id)
+            if seat is None:
+                cap = self.limits.max_sessions
+                if cap and len(self._seats) >= cap:
+                    return Admission(False, returning, len(self._seats))
+                seat = self._seats[session_id] = _Seat(self._clock(), weakref.WeakSet())
+            seat.last_active = self._clock()
+            self._cleared.discard(session_id)
+            return Admission(True, returning, len(self._seats))
+
+    def hold(self, session_id: str, session) -> None:
+        """Remember a tab's autoreg ``Session`` so that going idle clears it (weakly: no leak)."""
+        with self._lock:
+            seat = self._seats.get(session_id)
+            if seat is not None:
+                seat.sessions.add(session)
+
+    def release(self, session_id: str) -> None:
+        with self._lock:
+            self._seats.pop(session_id, None)
+
+    def sweep(self) -> list[str]:
+        """Give back the seats of closed tabs and of tabs idle too long; clear the idle ones' sessions.
+
+        Returns the ids whose generation was cleared. Clearing is ``Session.reset()`` under the
+        session's own lock: its KV cache and step records are dropped, the prompt is kept.
+        """
+        now, idle = self._clock(), self.limits.idle_seconds
+        with self._lock:
+            closed = [sid for sid in self._seats if not self._is_alive(sid)]
+            for sid in closed:
+                del self._seats[sid]
+            stale = [sid for sid, seat in self._seats.items() if idle is not None and now - seat.last_active > idle]
+            to_clear = [self._seats.pop(sid) for sid in stale]
+            self._cleared.update(stale)
+        for seat in to_clear:
+            for session in list(seat.sessions):
+                session.reset()
+        return stale
+
+
+# ---------------------------------------------------------------- the server's one instance
+_shared: Seats | None = None
+_shared_lock = threading.Lock()
+
+
+def _streamlit_is_alive(session_id: str) -> bool:
+    from streamlit import runtime
+
+    if not runtime.exists():  # AppTest and bare mode: no runtime to ask
+        return True
+    return runtime.get_instance().is_active_session(session_id)
+
+
+def shared_seats() -> Seats:
+    """The process-wide seats, read from the environment once; a daemon thread sweeps them."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = Seats(Limits.from_env(), is_alive=_streamlit_is_alive)
+            if _shared.limits.max_sessions or _shared.limits.idle_seconds:
+                threading.Thread(target=_sweep_forever, args=(_shared,), name="autoreg-seats",
+                                 daemon=True).start()
+        return _shared
+
+
+def _sweep_forever(seats: Seats) -> None:
+    while True:
+        time.sleep(SWEEP_EVERY_S)
+        try:
+            seats.sweep()
+        except Exception:  # noqa: BLE001 - a sweep must never kill the sweeper
+            pass
+
+
+def max_new_tokens() -> int:
+    return shared_seats().limits.max_new_tokens
+
+
+def max_race_length() -> int:
+    return shared_seats().limits.max_race_length
+
+
+def _session_id() -> str | None:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return None if ctx is None else ctx.session_id
+
+
+def hold(session) -> None:
+    """Called when this tab starts an autoreg ``Session`` (``state.start_session``)."""
+    sid = _session_id()
+    if sid is not None:
+        shared_seats().hold(sid, session)
+
+
+def gate() -> None:
+    """First thing on every run (``app.py``): admit this tab, or show the class-is-full page and stop."""
+    import streamlit as st
+
+    from . import keys
+
+    sid = _session_id()
+    if sid is None:
+        return
+    seats = shared_seats()
+    admission = seats.admit(sid)
+    if admission.admitted:
+        if admission.returning_after_idle:
+            st.info(f"You were away for more than {seats.limits.idle_minutes:g} minutes, so this tab's "
+                    "generation was cleared to free the server's memory for the class. Start again below.")
+        return
+    st.title(FULL_TITLE)
+    st.markdown(f"This server takes **{seats.limits.max_sessions} students at once**, and every seat is "
+                "taken right now. A seat frees up as soon as someone closes their tab, or after "
+                f"{seats.limits.idle_minutes:g} minutes without a click. **Try again in a minute.**")
+    st.button("Try again", key=keys.CLASS_FULL_RETRY, type="primary")
+    st.caption("For the operator: the number of seats is AUTOREG_MAX_SESSIONS (see the README).")
+    st.stop()

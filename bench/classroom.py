@@ -1,0 +1,476 @@
+"""A class of simulated students against the real app, each its own Streamlit session, over the websocket.
+
+    python -m bench.classroom                          # 30 students, 5 minutes, on a server it starts
+    python -m bench.classroom --students 5 --seconds 30
+    python -m bench.classroom --url http://127.0.0.1:8501 --pid 1234   # a server already running
+
+Each student is what a browser tab is to the server, minus the rendering: it opens the step page
+(a ``rerun_script`` request, Streamlit's own ``BackMsg`` protobuf), sets its own seed in the
+sidebar, then acts about every 2 s (with random jitter) for the set duration: mostly **Next token**
+(the button's widget id with a trigger value, in its fragment), sometimes a sidebar temperature
+move, an **Undo** or a **Reset**. It reads the token ids back from the token strip in the
+``ForwardMsg`` deltas and times each action from the request to ``script_finished``.
+
+Printed as JSON: actions served and their response times (p50/p95/max, all and per kind), errors,
+the server's resident memory over time with its slope after warm-up, and the isolation check:
+after the run, every student's action log is replayed alone on a fresh ``Session`` (one thread,
+like the server) and every token strip the student saw must equal the replay's tokens at that
+point, whole sequence and length. A student who saw another's tokens, or lost its own, fails it.
+
+Bounded and local: connects to 127.0.0.1 only, stops after ``--seconds`` (at most 15 minutes),
+and stops the server it started.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import statistics
+import sys
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # `python bench/classroom.py` from anywhere
+    sys.path.insert(0, str(ROOT))
+
+from bench.server import free_port, local_url, start_server, stop_server  # noqa: E402
+
+MAX_SECONDS = 900
+ACTION_TIMEOUT_S = 120.0
+STEP_PAGE = ""  # the default page's url path
+TEMPERATURES = (0.5, 0.7, 0.9, 1.1)
+TOKEN_ID = re.compile(r'class="tok gen"[^>]*?title="position \d+ · id (\d+)')
+FULL_MARK = "The class is full"
+
+NEXT, UNDO, RESET, SLIDER, OPEN = "next token", "undo", "reset", "temperature slider", "open"
+
+
+# ---------------------------------------------------------------- one tab over the websocket
+@dataclass
+class Widget:
+    id: str
+    kind: str  # the element type: button, slider, number_input ...
+    label: str
+    fragment_id: str
+    default: object = None
+
+
+@dataclass
+class RunResult:
+    seconds: float
+    status: int  # ForwardMsg.script_finished
+    exceptions: list[str]
+    tokens: list[int] | None  # generated token ids of the last token strip drawn, None if none drawn
+    full: bool  # the "class is full" page was shown
+    bytes: int
+
+
+class AppClient:
+    """One browser tab as the server sees it: a websocket, widget ids, and the last token strip."""
+
+    def __init__(self, url: str, page: str = STEP_PAGE):
+        parts = urllib.parse.urlsplit(url)
+        if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+            raise ValueError("the classroom bench only talks to a server on this machine")
+        self.ws_url = f"ws://{parts.netloc}/_stcore/stream"
+        self.page = page
+        self.page_hash = ""
+        self.widgets: dict[str, Widget] = {}  # by the widget's user key
+        self.ws = None
+
+    async def connect(self) -> None:
+        import websockets
+
+        self.ws = await websockets.connect(self.ws_url, subprotocols=["streamlit"], max_size=None,
+                                           open_timeout=ACTION_TIMEOUT_S, ping_interval=None)
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+
+    async def open(self) -> RunResult:
+        """Load the page, as a browser does on its first request."""
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
+        msg = BackMsg()
+        msg.rerun_script.query_string = ""
+        msg.rerun_script.page_name = self.page
+        return await self._send(msg)
+
+    async def press(self, key: str) -> RunResult:
+        """Click the button whose widget key is ``key`` (in its fragment, like the browser)."""
+        widget = self.widgets[key]
+        return await self._rerun([(widget, "trigger_value", True)], widget.fragment_id)
+
+    async def set_value(self, key: str, value) -> RunResult:
+        """Move a slider or type into a number box: the new value, a whole-page rerun."""
+        widget = self.widgets[key]
+        if widget.kind == "slider":
+            return await self._rerun([(widget, "double_array_value", [float(value)])], widget.fragment_id)
+        return await self._rerun([(widget, "int_value", int(value))], widget.fragment_id)
+
+    async def _rerun(self, states, fragment_id: str) -> RunResult:
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
+        msg = BackMsg()
+        client_state = msg.rerun_script
+        client_state.page_script_hash = self.page_hash
+        client_state.page_name = self.page
+        if fragment_id:
+            client_state.fragment_id = fragment_id
+        for widget, field_name, value in states:
+            state = client_state.widget_states.widgets.add()
+            state.id = widget.id
+            if field_name == "double_array_value":
+                state.double_array_value.data.extend(value)
+            else:
+                setattr(state, field_name, value)
+        return await self._send(msg)
+
+    async def _send(self, msg) -> RunResult:
+        t0 = time.perf_counter()
+        await self.ws.send(msg.SerializeToString())
+        return await asyncio.wait_for(self._until_finished(t0), ACTION_TIMEOUT_S)
+
+    async def _until_finished(self, t0: float) -> RunResult:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        exceptions, tokens, full, n_bytes = [], None, False, 0
+        while True:
+            data = await self.ws.recv()
+            n_bytes += len(data)
+            fwd = ForwardMsg()
+            fwd.ParseFromString(data)
+            kind = fwd.WhichOneof("type")
+            if kind == "navigation":  # st.navigation names the page that ran: later reruns ask for it
+                self.page_hash = fwd.navigation.page_script_hash or self.page_hash
+            elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
+                element = fwd.delta.new_element
+                etype = element.WhichOneof("type")
+                body = getattr(element, etype)
+                if etype == "exception":
+                    exceptions.append(f"{body.type}: {body.message}"[:300])
+                elif etype == "markdown" and 'class="tokstrip"' in body.body:
+                    tokens = [int(t) for t in TOKEN_ID.findall(body.body)]
+                elif etype in ("heading", "markdown") and FULL_MARK in body.body:
+                    full = True
+                widget_id = getattr(body, "id", "") if etype != "exception" else ""
+                if widget_id.startswith("$$ID-"):
+                    key = widget_id.split("-", 2)[2]
+                    default = list(body.default) if etype == "slider" else getattr(body, "default", None)
+                    self.widgets[key] = Widget(widget_id, etype, getattr(body, "label", ""),
+                                               fwd.delta.fragment_id, default)
+            elif kind == "script_finished":
+                return RunResult(time.perf_counter() - t0, int(fwd.script_finished), exceptions, tokens, full,
+                                 n_bytes)
+
+
+# ---------------------------------------------------------------- a student
+@dataclass
+class Action:
+    kind: str
+    seconds: float
+    at: float  # seconds since the class started
+    tokens: list[int] | None  # what the strip showed afterwards
+    value: float | None = None  # the temperature, for a slider move
+    error: str | None = None
+
+
+@dataclass
+class Student:
+    index: int
+    seed: int
+    url: str
+    rng: random.Random
+    actions: list[Action] = field(default_factory=list)
+    defaults: dict = field(default_factory=dict)  # sidebar widget defaults, by key
+    refused: bool = False
+    open_seconds: float | None = None
+    errors: list[str] = field(default_factory=list)
+
+    def next_kind(self, n_tokens: int, max_new: int) -> str:
+        if n_tokens >= max_new - 1:
+            return RESET
+        roll = self.rng.random()
+        if roll < 0.08:
+            return SLIDER
+        if roll < 0.16 and n_tokens:
+            return UNDO
+        if roll < 0.20:
+            return RESET
+        return NEXT
+
+
+async def run_student(student: Student, started: float, stop_at: float, period: float, jitter: float) -> None:
+    """Open the page, set this student's seed, then act every ``period`` ± ``jitter`` s until ``stop_at``."""
+    from autoreg_ui import keys
+
+    client = AppClient(student.url)
+    try:
+        await client.connect()
+        opened = await client.open()
+        student.open_seconds = opened.seconds
+        if opened.full:
+            student.refused = True
+            return
+        if opened.exceptions:
+            student.errors += opened.exceptions
+        student.defaults = {k: w.default for k, w in client.widgets.items()}
+        seeded = await client.set_value(keys.CFG_SEED, student.seed)
+        student.errors += seeded.exceptions
+        tokens = seeded.tokens or []
+        buttons = {NEXT: "step_next", UNDO: "step_undo", RESET: "step_reset"}
+        max_new = int(student.defaults.get(keys.CFG_MAX_NEW) or 64)
+        next_at = time.perf_counter() + student.rng.uniform(0, period)
+        while True:
+            await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
+            if time.perf_counter() >= stop_at:
+                break
+            kind = student.next_kind(len(tokens), max_new)
+            value = None
+            try:
+                if kind == SLIDER:
+                    value = student.rng.choice(TEMPERATURES)
+                    result = await client.set_value(keys.CFG_TEMPERATURE, value)
+                else:
+                    result = await client.press(buttons[kind])
+                error = "; ".join(result.exceptions) or None
+                if result.tokens is not None:
+                    tokens = result.tokens
+                elif error is None:
+                    error = "no token strip in the response"
+                student.actions.append(Action(kind, result.seconds, time.perf_counter() - started,
+                                              list(tokens), value, error))
+            except Exception as exc:  # noqa: BLE001 - a failed action is a finding, counted as an error
+                student.actions.append(Action(kind, float("nan"), time.perf_counter() - started, None, value,
+                                              f"{type(exc).__name__}: {exc}"[:300]))
+                break
+            next_at += period + student.rng.uniform(-jitter, jitter)
+            next_at = max(next_at, time.perf_counter())
+    except Exception as exc:  # noqa: BLE001
+        student.errors.append(f"{type(exc).__name__}: {exc}"[:300])
+    finally:
+        await client.close()
+
+
+# ---------------------------------------------------------------- the solo replay
+def sidebar_config(defaults: dict, seed: int, temperature: float | None):
+    """The ``SamplingConfig`` the sidebar builds from its widgets' values (defaults unless moved)."""
+    from autoreg_core import SamplingConfig
+    from autoreg_ui import keys
+
+    def first(key, fallback):
+        value = defaults.get(key, fallback)
+        return value[0] if isinstance(value, list) and value else (fallback if value is None else value)
+
+    return SamplingConfig(
+        temperature=float(temperature if temperature is not None else first(keys.CFG_TEMPERATURE, 1.0)),
+        top_k=int(first(keys.CFG_TOP_K, 0)), top_p=float(first(keys.CFG_TOP_P, 1.0)),
+        min_p=float(first(keys.CFG_MIN_P, 0.0)), repetition_penalty=float(first(keys.CFG_REPETITION, 1.0)),
+        seed=int(seed), max_new_tokens=int(first(keys.CFG_MAX_NEW, 64)))
+
+
+def replay_student(bundle, student: Student, prompt: str) -> dict:
+    """Replay one student's actions alone; count the strips that differ from the replay's tokens."""
+    from autoreg_core import Session, SessionError
+
+    session = Session(bundle, prompt)
+    temperature = None
+    mismatches, first_mismatch = 0, None
+    for n, action in enumerate(student.actions):
+        if action.tokens is None:
+            continue
+        config, _ = sidebar_config(student.defaults, student.seed, temperature).normalized(bundle.vocab_size)
+        if action.kind == SLIDER:
+            temperature = action.value
+        elif action.kind == NEXT:
+            try:
+                session.step(config)
+            except SessionError:
+                pass  # the page refused too (a stop condition): it shows a message, no token
+        elif action.kind == UNDO:
+            session.undo()
+        elif action.kind == RESET:
+            session.reset()
+        expected = session.generated_ids
+        if action.tokens != expected or len(action.tokens) != len(expected):
+            mismatches += 1
+            if first_mismatch is None:
+                first_mismatch = {"action": n, "kind": action.kind, "saw": action.tokens, "replay": expected}
+    return {"student": student.index, "strips_checked": sum(a.tokens is not None for a in student.actions),
+            "mismatches": mismatches, "first_mismatch": first_mismatch}
+
+
+def check_isolation(students: list[Student]) -> dict:
+    from autoreg_core import load_model
+    from autoreg_ui.state import DEFAULT_PROMPT, configure_torch
+
+    configure_torch()  # the server's thread count: the same arithmetic, bit for bit
+    bundle = load_model()
+    t0 = time.perf_counter()
+    per_student = [replay_student(bundle, s, DEFAULT_PROMPT) for s in students if not s.refused]
+    return {"students_checked": len(per_student),
+            "strips_checked": sum(r["strips_checked"] for r in per_student),
+            "mismatched_strips": sum(r["mismatches"] for r in per_student),
+            "every_student_equals_solo_replay": all(r["mismatches"] == 0 for r in per_student),
+            "first_mismatches": [r for r in per_student if r["mismatches"]][:3],
+            "replay_seconds": round(time.perf_counter() - t0, 1)}
+
+
+# ---------------------------------------------------------------- memory and the summary
+async def sample_rss(pid: int | None, started: float, stop: asyncio.Event, every: float, out: list) -> None:
+    if pid is None:
+        return
+    import psutil
+
+    proc = psutil.Process(pid)
+    while True:
+        try:
+            out.append((round(time.perf_counter() - started, 1), round(proc.memory_info().rss / 2**20, 1)))
+        except psutil.Error:
+            return
+        try:
+            await asyncio.wait_for(stop.wait(), every)
+            return
+        except asyncio.TimeoutError:
+            pass
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
+
+
+def latency(values: list[float]) -> dict:
+    ms = [v * 1000 for v in values]
+    return {"n": len(ms), "p50_ms": _round(percentile(ms, 50)), "p95_ms": _round(percentile(ms, 95)),
+            "max_ms": _round(max(ms) if ms else None)}
+
+
+def _round(x):
+    return None if x is None else round(x, 1)
+
+
+def rss_summary(samples: list[tuple[float, float]], warmup_s: float) -> dict:
+    """Memory over time, and its trend after the warm-up (a least-squares slope, MiB per minute)."""
+    after = [(t, m) for t, m in samples if t >= warmup_s]
+    slope = None
+    if len(after) >= 3:
+        ts, ms = [t for t, _ in after], [m for _, m in after]
+        t_mean, m_mean = statistics.fmean(ts), statistics.fmean(ms)
+        var = sum((t - t_mean) ** 2 for t in ts)
+        slope = sum((t - t_mean) * (m - m_mean) for t, m in zip(ts, ms)) / var * 60 if var else 0.0
+    return {"samples_s_mib": samples, "warmup_s": warmup_s,
+            "after_warmup_first_mib": after[0][1] if after else None,
+            "after_warmup_last_mib": after[-1][1] if after else None,
+            "after_warmup_max_mib": max((m for _, m in after), default=None),
+            "after_warmup_slope_mib_per_min": _round(slope)}
+
+
+def summarize(students: list[Student], seconds: float, rss: list, warmup_s: float, isolation: dict | None,
+              load: tuple[float, float, float]) -> dict:
+    actions = [a for s in students for a in s.actions]
+    served = [a for a in actions if a.error is None]
+    by_kind = {kind: latency([a.seconds for a in served if a.kind == kind]) for kind in (NEXT, SLIDER, UNDO, RESET)}
+    errors = [a.error for a in actions if a.error] + [e for s in students for e in s.errors]
+    return {
+        "students": len(students), "refused_class_full": sum(s.refused for s in students),
+        "seconds": round(seconds, 1), "load_average_at_start": load,
+        "actions_served": len(served), "actions_per_s": round(len(served) / seconds, 2) if seconds else None,
+        "next_token_clicks_served": by_kind[NEXT]["n"],
+        "response_time": latency([a.seconds for a in served]),
+        "response_time_by_action": by_kind,
+        "open_page": latency([s.open_seconds for s in students if s.open_seconds is not None]),
+        "errors": len(errors), "error_examples": errors[:5],
+        "server_rss": rss_summary(rss, warmup_s),
+        "isolation": isolation,
+    }
+
+
+# ---------------------------------------------------------------- the whole class
+async def warm_up(url: str) -> None:
+    """One page load before the class: the model loads on the server's first page, not a student's."""
+    client = AppClient(url)
+    await client.connect()
+    try:
+        await client.open()
+    finally:
+        await client.close()
+
+
+async def run_class(url: str, pid: int | None, n_students: int, seconds: float, period: float, jitter: float,
+                    seed: int, ramp_s: float) -> tuple[list[Student], list, float]:
+    await warm_up(url)
+    rng = random.Random(seed)
+    students = [Student(i, 1000 + i, url, random.Random(rng.random())) for i in range(n_students)]
+    started = time.perf_counter()
+    stop_at = started + seconds
+    rss: list = []
+    stop_rss = asyncio.Event()
+    sampler = asyncio.create_task(sample_rss(pid, started, stop_rss, max(2.0, seconds / 60), rss))
+
+    async def arrive(student: Student) -> None:
+        await asyncio.sleep(ramp_s * student.index / max(1, n_students))  # students arrive over ramp_s
+        await run_student(student, started, stop_at, period, jitter)
+
+    await asyncio.gather(*(arrive(s) for s in students))
+    elapsed = time.perf_counter() - started
+    await asyncio.sleep(min(10.0, seconds / 10))  # the tabs are closed: one last sample after they leave
+    stop_rss.set()
+    await sampler
+    return students, rss, elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=30)
+    parser.add_argument("--seconds", type=float, default=300.0)
+    parser.add_argument("--period", type=float, default=2.0, help="seconds between a student's actions")
+    parser.add_argument("--jitter", type=float, default=0.5, help="± random seconds on each period")
+    parser.add_argument("--ramp", type=float, default=10.0, help="students arrive over this many seconds")
+    parser.add_argument("--warmup", type=float, default=None, help="seconds before memory should be flat")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--url", help="a server already running on this machine (default: start one)")
+    parser.add_argument("--pid", type=int, help="that server's process id, for its memory")
+    parser.add_argument("--no-replay", action="store_true", help="skip the solo-replay check")
+    parser.add_argument("--streamlit-option", action="append", default=[], metavar="NAME=VALUE",
+                        help="passed to the server it starts, e.g. runner.postScriptGC=true")
+    args = parser.parse_args(argv)
+    if not 1 <= args.students <= 200:
+        parser.error("--students must lie between 1 and 200")
+    if not 1 <= args.seconds <= MAX_SECONDS:
+        parser.error(f"--seconds must lie between 1 and {MAX_SECONDS}")
+    warmup = args.warmup if args.warmup is not None else min(60.0, args.seconds / 3)
+    load = tuple(round(x, 2) for x in os.getloadavg())
+    server = None
+    try:
+        if args.url:
+            url, pid = args.url, args.pid
+        else:
+            server = start_server(ROOT / "app.py", free_port(), args.streamlit_option)
+            url, pid = local_url(server), server.pid
+        students, rss, elapsed = asyncio.run(run_class(url, pid, args.students, args.seconds, args.period,
+                                                       args.jitter, args.seed, min(args.ramp, args.seconds / 2)))
+    finally:
+        if server is not None:
+            stop_server(server)
+    isolation = None if args.no_replay else check_isolation(students)
+    report = summarize(students, elapsed, rss, warmup, isolation, load)
+    report["settings"] = {"period_s": args.period, "jitter_s": args.jitter, "ramp_s": args.ramp,
+                          "streamlit_options": args.streamlit_option,
+                          "torch_threads_env": os.environ.get("AUTOREG_TORCH_THREADS"),
+                          "omp_wait_policy_env": os.environ.get("OMP_WAIT_POLICY")}
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,72 @@
+"""Start and stop a local Streamlit server for the benches (127.0.0.1, a free port, bounded waits)."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+START_TIMEOUT_S = 180
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(script: Path, port: int, options: list[str] = (), env: dict | None = None,
+                 cwd: Path = ROOT) -> subprocess.Popen:
+    """``streamlit run script`` on 127.0.0.1:port from ``cwd`` (whose .streamlit/config.toml it reads).
+
+    ``options`` are ``name=value`` pairs passed as ``--name value``. The log goes to a temporary file
+    named in the process's ``log_path`` attribute. Waits until the server answers its health check.
+    """
+    args = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port),
+            "--server.address", "127.0.0.1", "--server.headless", "true"]
+    for option in options:
+        name, _, value = option.partition("=")
+        args += [f"--{name}", value]
+    log = tempfile.NamedTemporaryFile("w", prefix="autoreg-bench-", suffix=".log", delete=False)
+    proc = subprocess.Popen(args, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
+                            env={**os.environ, **(env or {})})
+    proc.log_path = log.name
+    proc.port = port
+    url = local_url(proc)
+    deadline = time.time() + START_TIMEOUT_S
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited; see {log.name}")
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read().strip() == b"ok":
+                return proc
+        except OSError:
+            time.sleep(0.5)
+    stop_server(proc)
+    raise RuntimeError(f"the server did not start in {START_TIMEOUT_S} s; see {log.name}")
+
+
+def local_url(proc: subprocess.Popen) -> str:
+    return f"http://127.0.0.1:{proc.port}"
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time the process has used so far."""
+    import psutil
+
+    times = psutil.Process(pid).cpu_times()
+    return times.user + times.system
