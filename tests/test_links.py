@@ -116,7 +116,7 @@ def test_no_model_link():
 # ================================================================ the whole state in the URL
 from dataclasses import replace  # noqa: E402
 
-from autoreg_core import SamplingConfig, Session  # noqa: E402
+from autoreg_core import Session  # noqa: E402
 from autoreg_core.replay import Recipe, ReplayError, Segment, recipe_of, replay  # noqa: E402
 
 DEFAULT_PROMPT = "The cat sat on the"
