@@ -64,34 +64,6 @@ class ModelBundle:
         return ModelSpec.from_model(self.model, self.name, self.dtype)
 
     @property
-    def n_params(self) -> int:
-        return self.spec.n_params
-
-    @property
-    def n_layers(self) -> int:
-        return self.spec.n_layers
-
-    @property
-    def n_heads(self) -> int:
-        return self.spec.n_heads
-
-    @property
-    def n_kv_heads(self) -> int:
-        return self.spec.n_kv_heads
-
-    @property
-    def head_dim(self) -> int:
-        return self.spec.head_dim
-
-    @property
-    def vocab_size(self) -> int:
-        return self.spec.vocab
-
-    @property
-    def max_positions(self) -> int:
-        return self.spec.max_positions
-
-    @property
     def eos_token_ids(self) -> list[int]:
         """Every id that ends generation: the tokenizer's EOS plus the generation config's."""
         ids: set[int] = set()
@@ -108,7 +80,7 @@ class ModelBundle:
         return bool(getattr(self.tokenizer, "chat_template", None))
 
     def describe(self) -> str:
-        return (f"{self.name} · {self.n_params / 1e6:.1f} M parameters · "
+        return (f"{self.name} · {self.spec.n_params / 1e6:.1f} M parameters · "
                 f"{self.device.type} · {dtype_name(self.dtype)}")
 
 

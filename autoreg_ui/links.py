@@ -555,7 +555,7 @@ def _link_recipe(bundle, link: Link, state: MutableMapping) -> Recipe:
                               "have it (it restarted, or the link came from another server). Ask for the session "
                               "file instead.")
     current = state.get(keys.CONFIG) or SIDEBAR_DEFAULTS
-    return recipe_of_link(link, prompt if prompt is not None else DEFAULT_PROMPT, current, bundle.vocab_size)
+    return recipe_of_link(link, prompt if prompt is not None else DEFAULT_PROMPT, current, bundle.spec.vocab)
 
 
 def _progress(bar, total: int, source: str) -> Callable:

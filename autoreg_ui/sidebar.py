@@ -52,7 +52,7 @@ def render_sidebar() -> SamplingConfig:
                          min_p=float(min_p), repetition_penalty=float(rep), seed=int(seed),
                          max_new_tokens=int(max_new),
                          stop_sequences=SamplingConfig.parse_stop_sequences(stops))
-    vocab = bundle.vocab_size if bundle is not None else 1 << 30
+    vocab = bundle.spec.vocab if bundle is not None else 1 << 30
     config, notes = raw.normalized(vocab)
     for note in notes:
         sb.info(note)

@@ -286,7 +286,7 @@ def replay_student(bundle, student: Student, prompt: str) -> dict:
     for n, action in enumerate(student.actions):
         if action.tokens is None:
             continue
-        config, _ = sidebar_config(student.defaults, student.seed, temperature).normalized(bundle.vocab_size)
+        config, _ = sidebar_config(student.defaults, student.seed, temperature).normalized(bundle.spec.vocab)
         if action.kind == SLIDER:
             temperature = action.value
         elif action.kind == NEXT:

@@ -200,7 +200,7 @@ def test_a_link_rebuilds_a_session_exactly(tiny):
     s.generate(4, NOW)
     params = links.recipe_params(recipe_of(s, NOW), NOW, DEFAULT_PROMPT, Store().keep)
     link = _link_of(params)
-    again = replay(tiny, links.recipe_of_link(link, link.prompt, NOW, tiny.vocab_size))
+    again = replay(tiny, links.recipe_of_link(link, link.prompt, NOW, tiny.spec.vocab))
     assert again.generated_ids == s.generated_ids and len(again.records) == 8
     assert [(r.prob, r.prob_filtered, r.rank, r.logprob, r.forced) for r in again.records] == \
            [(r.prob, r.prob_filtered, r.rank, r.logprob, r.forced) for r in s.records]
@@ -227,9 +227,9 @@ def test_messages_about_the_rest_of_a_link_show_once():
 
 
 def test_a_forced_token_that_is_not_a_token_is_refused_before_any_step(tiny):
-    link = _link_of({"prompt": "Hi", "steps": "2", "forced": f"2-{tiny.vocab_size}"})
-    with pytest.raises(ReplayError, match=f"not a token of this model \\(ids 0–{tiny.vocab_size - 1}\\)"):
-        replay(tiny, links.recipe_of_link(link, link.prompt, NOW, tiny.vocab_size))
+    link = _link_of({"prompt": "Hi", "steps": "2", "forced": f"2-{tiny.spec.vocab}"})
+    with pytest.raises(ReplayError, match=f"not a token of this model \\(ids 0–{tiny.spec.vocab - 1}\\)"):
+        replay(tiny, links.recipe_of_link(link, link.prompt, NOW, tiny.spec.vocab))
 
 
 LONG = "x" * 40
