@@ -61,10 +61,9 @@ def _press(page, key: str) -> None:
     page.keyboard.press(key)
 
 
-def test_a_link_replays_the_same_tokens_and_numbers_in_a_fresh_browser(browser, app_url):
-    ctx = _context(browser, permissions=["clipboard-read", "clipboard-write"])
-    page = ctx.new_page()
-    page.goto(app_url + "/?cfg_temperature=1.3&cfg_top_k=20&cfg_seed=7")
+def _two_steps_and_a_forced_token(page, url: str) -> None:
+    """Open ``url``, press N twice, then force " banana" as the third token."""
+    page.goto(url)
     page.locator(".tokstrip").first.wait_for()
     for n in (1, 2):
         _press(page, "n")
@@ -72,6 +71,12 @@ def test_a_link_replays_the_same_tokens_and_numbers_in_a_fresh_browser(browser, 
     page.get_by_label("…or type one token to force", exact=False).fill(" banana")
     page.get_by_role("button", name="Force this token").click()
     _wait_chips(page, 3)
+
+
+def test_a_link_replays_the_same_tokens_and_numbers_in_a_fresh_browser(browser, app_url):
+    ctx = _context(browser, permissions=["clipboard-read", "clipboard-write"])
+    page = ctx.new_page()
+    _two_steps_and_a_forced_token(page, app_url + "/?cfg_temperature=1.3&cfg_top_k=20&cfg_seed=7")
     slider = page.locator("[data-testid=stSidebar] input[type=range][aria-label^='Temperature']")  # 1.3 → 1.1
     slider.focus()
     for _ in range(4):
@@ -199,14 +204,7 @@ def test_every_key_works_on_every_page_and_not_while_typing(browser, app_url):
 def test_export_import_csv_chart_images_and_an_offline_hand_out(browser, app_url, tmp_path):
     ctx = _context(browser)
     page = ctx.new_page()
-    page.goto(app_url + "/?cfg_seed=3&cfg_top_p=0.8")
-    page.locator(".tokstrip").first.wait_for()
-    for n in (1, 2):
-        _press(page, "n")
-        _wait_chips(page, n)
-    page.get_by_label("…or type one token to force", exact=False).fill(" banana")
-    page.get_by_role("button", name="Force this token").click()
-    _wait_chips(page, 3)
+    _two_steps_and_a_forced_token(page, app_url + "/?cfg_seed=3&cfg_top_p=0.8")
     page.locator("button[data-filename='autoreg-step-chain-rule'][data-format=svg]").wait_for()
     chips, metrics = _chips(page), _metrics(page)
 
