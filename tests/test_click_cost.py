@@ -1,0 +1,49 @@
+"""bench/click_cost.py: its arithmetic, and one short run against the real servers (structure only)."""
+from pathlib import Path
+
+import pytest
+
+from bench import click_cost
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_percentile_and_summary():
+    assert click_cost.percentile([], 50) is None
+    assert click_cost.percentile([30.0, 10.0, 20.0], 50) == 20.0
+    assert click_cost.percentile([float(i) for i in range(1, 101)], 95) == 95.0
+    action = click_cost.Action("x", "app", "", "", None, latencies_ms=[10.0, 30.0, 20.0],
+                               request_ms=[8.0, 28.0, 18.0], cpu_s=0.06)
+    assert click_cost.summary(action) == {"clicks": 3, "p50_ms": 20.0, "p95_ms": 30.0, "mean_ms": 20.0,
+                                          "request_to_settled_p50_ms": 18.0, "server_cpu_ms_per_click": 20.0,
+                                          "lost_clicks_redone": 0}
+
+
+def test_compare_gives_ratios_and_checks_the_goals():
+    bare = {"p50_ms": 100.0, "p95_ms": 200.0, "server_cpu_ms_per_click": 10.0}
+    page = {"p50_ms": 150.0, "p95_ms": 500.0, "server_cpu_ms_per_click": 30.0}
+    assert click_cost.compare(page, bare, (1.5, 2.0)) == {
+        "latency_p50_ratio": 1.5, "latency_p95_ratio": 2.5, "server_cpu_ratio": 3.0,
+        "goal_latency_p50_ratio": 1.5, "goal_server_cpu_ratio": 2.0, "goal_met": False}
+    assert click_cost.compare(page, bare, (2.0, None))["goal_met"] is True
+    assert click_cost.compare({"p50_ms": None}, bare, (2.0, None))["goal_met"] is False
+
+
+def test_every_app_action_has_a_goal():
+    names = [a.name for a in click_cost.actions() if a.server == "app"]
+    assert sorted(names) == sorted(click_cost.GOALS)
+    assert len(names) == 4
+
+
+@pytest.mark.e2e
+def test_one_click_per_page_gives_the_json_shape():
+    if not Path(click_cost.CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed")
+    report = click_cost.run(clicks=1, warmup=0, rounds=1, options=[], only=["step_next_token"])
+    assert sorted(report) == ["bare_page", "bare_page_streamlit_defaults", "pages"]
+    assert list(report["pages"]) == ["step_next_token"]
+    step = report["pages"]["step_next_token"]
+    assert step["clicks"] == 1 and step["p50_ms"] > 0 and step["server_cpu_ms_per_click"] >= 0
+    assert sorted(step["vs_bare"]) == ["goal_latency_p50_ratio", "goal_met", "goal_server_cpu_ratio",
+                                       "latency_p50_ratio", "latency_p95_ratio", "server_cpu_ratio"]
+    assert report["bare_page"]["clicks"] == 1 and report["bare_page_streamlit_defaults"]["clicks"] == 1
