@@ -57,6 +57,18 @@ def one_thread():
     torch.set_num_threads(before)
 
 
+def in_own_thread(function, *args, **kwargs):
+    """Run ``function`` in a new thread and return its result.
+
+    The browser tests keep a sync Playwright (and so a running asyncio loop) open in the main thread
+    for the whole session; ``asyncio.run`` and a second sync Playwright refuse to start under it.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(function, *args, **kwargs).result()
+
+
 @pytest.fixture(scope="session")
 def embedded():
     """The embedded SmolLM2-135M-Instruct, converted once into the cache dir."""

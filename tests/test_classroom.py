@@ -7,6 +7,7 @@ import pytest
 
 from bench import classroom
 from bench.classroom import NEXT, RESET, SLIDER, UNDO, Action, Student
+from conftest import in_own_thread
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,7 +61,7 @@ def test_two_students_for_a_few_seconds(embedded):
 
     server = start_server(ROOT / "app.py", free_port())
     try:
-        students, rss, seconds = asyncio.run(classroom.run_class(
+        students, rss, seconds = in_own_thread(asyncio.run, classroom.run_class(
             local_url(server), server.pid, n_students=2, seconds=6, period=1.0, jitter=0.2, seed=1, ramp_s=0.5))
     finally:
         stop_server(server)

@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from bench import click_cost
+from conftest import in_own_thread
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,7 +40,7 @@ def test_every_app_action_has_a_goal():
 def test_one_click_per_page_gives_the_json_shape():
     if not Path(click_cost.CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed")
-    report = click_cost.run(clicks=1, warmup=0, rounds=1, options=[], only=["step_next_token"])
+    report = in_own_thread(click_cost.run, clicks=1, warmup=0, rounds=1, options=[], only=["step_next_token"])
     assert sorted(report) == ["bare_page", "bare_page_streamlit_defaults", "pages"]
     assert list(report["pages"]) == ["step_next_token"]
     step = report["pages"]["step_next_token"]
