@@ -20,7 +20,7 @@ from autoreg_core.lab import MAX_DRAWS, Sweep, default_strategies, temperature_s
 from autoreg_core.prefix import Prefix, of_session, prefill
 from autoreg_core.session import encode_prompt
 
-from . import keys, messages
+from . import controls, keys, messages
 from .lab_text import context_text
 from .state import current_session
 
@@ -263,7 +263,8 @@ def pipeline_controls(state: MutableMapping) -> None:
     cols = st.columns(4)
     cols[0].slider("Tokens shown", 5, 40, step=1, key=keys.LAB_TOP_N)
     cols[1].number_input("Seed of the draw", min_value=0, max_value=2**31 - 1, step=1, key=keys.LAB_SEED)
-    cols[2].button("Draw again", key=keys.LAB_REDRAW, on_click=redraw, args=(state,))
+    cols[2].button("Draw again", key=keys.LAB_REDRAW, on_click=redraw, args=(state,),
+                   shortcut=controls.ADVANCE_SHORTCUT, help="The next draw, with the next seed.")
     cols[3].button("Copy the sidebar's settings", key=keys.LAB_FROM_SIDEBAR, on_click=copy_sidebar, args=(state,))
     remember(state)
 

@@ -14,7 +14,7 @@ from autoreg_core.tokens import sequence_text
 from autoreg_ui import keys, lab, messages
 from autoreg_ui import lab_text as text
 from autoreg_ui.charts import show_chart
-from autoreg_ui.controls import Advance, step_row
+from autoreg_ui.controls import step_row
 from autoreg_ui.figures.beam import beam_tree_figure, beams_frame
 from autoreg_ui.figures.sampling import draw_figure, draws_figure, pipeline_figure, strategies_figure, sweep_figure
 from autoreg_ui.presenter import explain
@@ -31,7 +31,7 @@ if bundle is None:
 state = st.session_state
 lab.restore(state, lab.defaults(lab.sidebar_config(state), *kept_prompt()))
 label = text.labeler(bundle.tokenizer)
-step_row(keys.LAB_STEP, advance=Advance("Draw again", lab.redraw, (state,), "The next draw, with the next seed."))
+step_row(keys.LAB_STEP)
 source = lab.source_picker(bundle, state)
 if source is None:
     st.stop()

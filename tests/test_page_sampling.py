@@ -72,6 +72,9 @@ def test_sliders_redraw_charts_without_a_forward_pass(lab):
             assert after[chart] != before[chart], f"moving {key} did not change the {name} chart"
     assert any("greedy" in i.value for i in at.info)  # temperature 0 says it is greedy
     before = _charts(at)
+    draw_again = [b for b in at.button if b.label == "Draw again"]
+    assert [b.key for b in draw_again] == [keys.LAB_REDRAW]  # one Draw again: the lab's own, on key A
+    assert draw_again[0].proto.shortcut.upper() == "A" and draw_again[0].help == "The next draw, with the next seed."
     at.button(key="lab_redraw").click().run()
     assert _charts(at)["lab_draw_chart"] != before["lab_draw_chart"]
     for key, value in (("lab_beam_width", 5), ("lab_beam_steps", 12), ("lab_beam_lp", 2.0),
