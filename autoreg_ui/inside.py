@@ -233,7 +233,7 @@ class Sweep:
 
 def sweep_start(state: MutableMapping, measured_on: tuple, lengths: list[int]) -> Sweep:
     sweep = Sweep(measured_on, list(lengths))
-    state[keys.INSIDE_SWEEP] = sweep
+    state[keys.INSIDE_SWEEP.kept] = sweep
     return sweep
 
 
@@ -264,11 +264,11 @@ def run_sweep(state: MutableMapping, bundle, ids: list[int], measured_on: tuple,
 
 def sweep_settle(state: MutableMapping) -> None:
     """At the top of a script run: a sweep still marked running was interrupted; keep it as stopped."""
-    sweep = state.get(keys.INSIDE_SWEEP)
+    sweep = state.get(keys.INSIDE_SWEEP.kept)
     if isinstance(sweep, Sweep) and sweep.running:
         sweep_finish(sweep)
 
 
 def sweep_of(state: MutableMapping, measured_on: tuple) -> Sweep | None:
-    sweep = state.get(keys.INSIDE_SWEEP)
+    sweep = state.get(keys.INSIDE_SWEEP.kept)
     return sweep if isinstance(sweep, Sweep) and sweep.measured_on == measured_on else None

@@ -3,6 +3,31 @@
 A widget's key is where Streamlit keeps its value; durable copies (``*_KEPT``) survive a visit to a
 page that does not draw the widget. Keep the names sorted by page; never spell a key inline.
 """
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class JobKeys:
+    """The keys of one job a button runs: where its result is kept, its Run and Stop buttons, its table.
+
+    ``JobKeys("srv_batch")`` keeps its result under ``"srv_batch"``; its buttons and table are
+    ``"srv_batch_run"``, ``"srv_batch_stop"`` and ``"srv_batch_table"`` (links and tests may name them).
+    """
+
+    kept: str
+
+    @property
+    def run(self) -> str:
+        return f"{self.kept}_run"
+
+    @property
+    def stop(self) -> str:
+        return f"{self.kept}_stop"
+
+    @property
+    def table(self) -> str:
+        return f"{self.kept}_table"
+
 
 # ---------------------------------------------------------------- shared by every page
 MODEL = "model_name"
@@ -60,7 +85,7 @@ ATT_PRECISION = "att_precision"  # the calculator's weight precision
 ATT_CACHE_PRECISION = "att_cache_precision"
 ATT_STEP = "att"  # prefix of the page's step buttons (att_next, att_undo, att_reset)
 ATT_ALL_HEADS = "att_all_heads"
-ATT_BACKFILL = "att_backfill"  # prefix: one backfill button per place it is offered
+ATT_BACKFILL = "att_backfill"  # prefix of the backfill buttons (one per place that offers it)
 ATT_BAR_CHART = "att_bar"
 ATT_HEADS_CHART = "att_heads"
 ATT_TRIANGLE_CHART = "att_triangle"
@@ -132,67 +157,45 @@ COST_FIG_THEORY = "cost_fig_theory"
 COST_FIG_BYTES = "cost_fig_bytes"
 COST_FIG_ROOFLINE = "cost_fig_roofline"
 
-# ---------------------------------------------------------------- inside generation
+# ---------------------------------------------------------------- inside generation (in the page's order)
 INSIDE_PAGE = "inside"  # prefix of the shared step buttons' keys on this page
-INSIDE_TEACHER = "inside_teacher"  # kept: the teacher-forced scoring of this tab's text
-INSIDE_TEACHER_RUN = "inside_teacher_run"
 INSIDE_FORCE_RANK = "inside_force_rank"
 INSIDE_FORCE = "inside_force"
-INSIDE_LENS = "inside_lens"  # kept: the last logit-lens reading
-INSIDE_LENS_STEP = "inside_lens_step"
-INSIDE_LENS_RUN = "inside_lens_run"
-INSIDE_PROMPT_CHOICE = "inside_prompt_choice"
-INSIDE_PHASE_NEW = "inside_phase_new"
-INSIDE_PHASES = "inside_phases"  # kept: TTFT and tokens/s of the last measured run
-INSIDE_PHASES_RUN = "inside_phases_run"
-INSIDE_SWEEP = "inside_sweep"  # kept: the prefill sweep (points arrive while it runs)
-INSIDE_SWEEP_RUN = "inside_sweep_run"
-INSIDE_SWEEP_STOP = "inside_sweep_stop"
-INSIDE_EXAMPLE = "inside_example"  # kept: the measured 50 + 100 worked example
-INSIDE_EXAMPLE_RUN = "inside_example_run"
-INSIDE_WINDOW_SIZE = "inside_window_size"
-INSIDE_WINDOW_NEW = "inside_window_new"
-INSIDE_WINDOW = "inside_window"  # kept: the full vs sliding-window comparison
-INSIDE_WINDOW_RUN = "inside_window_run"
+INSIDE_TEACHER = JobKeys("inside_teacher")  # kept: the teacher-forced scoring of this tab's text
 INSIDE_TEACHER_FIG = "inside_teacher_fig"
 INSIDE_TEACHER_ROWS = "inside_teacher_rows"
+INSIDE_LENS_STEP = "inside_lens_step"
+INSIDE_LENS = JobKeys("inside_lens")  # kept: the last logit-lens reading
 INSIDE_LENS_TARGET_FIG = "inside_lens_target_fig"
 INSIDE_LENS_GRID_FIG = "inside_lens_grid_fig"
+INSIDE_PROMPT_CHOICE = "inside_prompt_choice"
+INSIDE_PHASE_NEW = "inside_phase_new"
+INSIDE_PHASES = JobKeys("inside_phases")  # kept: TTFT and tokens/s of the last measured run
+INSIDE_SWEEP = JobKeys("inside_sweep")  # kept: the prefill sweep (points arrive while it runs)
 INSIDE_SWEEP_FIG = "inside_sweep_fig"
 INSIDE_WORKED_COUNTS = "inside_worked_counts"
+INSIDE_EXAMPLE = JobKeys("inside_example")  # kept: the measured 50 + 100 worked example
+INSIDE_WINDOW_SIZE = "inside_window_size"
+INSIDE_WINDOW = JobKeys("inside_window")  # kept: the full vs sliding-window comparison
 INSIDE_WINDOW_FIG = "inside_window_fig"
 
 # ---------------------------------------------------------------- how servers go fast
 SRV_PAGE = "srv"  # prefix of the shared step buttons' keys on this page
-SRV_BATCH = "srv_batch"  # kept: the batching sweep (points arrive while it runs)
+SRV_CHART = "srv_chart"  # prefix of every chart on the page (one suffix per chart)
 SRV_BATCH_MAX = "srv_batch_max"
-SRV_BATCH_RUN = "srv_batch_run"
-SRV_BATCH_STOP = "srv_batch_stop"
-SRV_BATCH_TABLE = "srv_batch_table"
-SRV_QUEUE = "srv_queue"  # kept: static and continuous runs of the same queue
+SRV_BATCH = JobKeys("srv_batch")  # kept: the batching sweep (points arrive while it runs)
 SRV_QUEUE_REQUESTS = "srv_queue_requests"
 SRV_QUEUE_SLOTS = "srv_queue_slots"
 SRV_QUEUE_LONGEST = "srv_queue_longest"
-SRV_QUEUE_RUN = "srv_queue_run"
-SRV_QUEUE_STOP = "srv_queue_stop"
-SRV_QUEUE_TABLE = "srv_queue_table"
+SRV_QUEUE = JobKeys("srv_queue")  # kept: static and continuous runs of the same queue
 SRV_REQUEST_TABLE = "srv_request_table"
-SRV_SPEC = "srv_spec"  # kept: plain vs speculative runs on the two prompts
 SRV_SPEC_DRAFTS = "srv_spec_drafts"
 SRV_SPEC_LAYERS = "srv_spec_layers"
 SRV_SPEC_K = "srv_spec_k"
 SRV_SPEC_MAX_NEW = "srv_spec_max_new"
 SRV_SPEC_SAMPLING = "srv_spec_sampling"
-SRV_SPEC_RUN = "srv_spec_run"
-SRV_SPEC_STOP = "srv_spec_stop"
-SRV_SPEC_TABLE = "srv_spec_table"
+SRV_SPEC = JobKeys("srv_spec")  # kept: plain vs speculative runs on the two prompts
 SRV_SPEC_ROUNDS = "srv_spec_rounds"  # prefix: one rounds table/chart per prompt and draft
-SRV_PREC = "srv_prec"  # kept: the precision table
-SRV_PREC_RUN = "srv_prec_run"
-SRV_PREC_STOP = "srv_prec_stop"
-SRV_PREC_TABLE = "srv_prec_table"
-SRV_DIAL = "srv_dial"  # prefix: one kept dial curve per grouping
+SRV_PREC = JobKeys("srv_prec")  # kept: the precision table
 SRV_DIAL_GROUPING = "srv_dial_grouping"
-SRV_DIAL_RUN = "srv_dial_run"
-SRV_DIAL_STOP = "srv_dial_stop"
-SRV_CHART = "srv_chart"  # prefix of every chart on the page (one suffix per chart)
+SRV_DIAL = JobKeys("srv_dial")  # kept: one dial curve per grouping, under f"{SRV_DIAL.kept}_{grouping}"

@@ -25,7 +25,7 @@ from autoreg_core import batching, cost, precision, scheduler, speculative
 from autoreg_core.config import SamplingConfig
 from autoreg_core.tokens import sequence_text, token_views
 
-from . import messages
+from . import keys, messages
 
 TIME_BUDGET_S = 150.0  # a measurement never runs longer, whatever the machine's load
 WAIT_LIMIT_S = 300.0  # how long a click waits in line before giving up
@@ -189,13 +189,13 @@ def generator(config: SamplingConfig) -> torch.Generator:
 
 
 # ---------------------------------------------------------------- on the page (the only Streamlit calls here)
-def run_controls(run_key: str, stop_key: str, label: str) -> bool:
-    """A Run button and a Stop button (any click stops a run; what was measured is kept)."""
+def run_controls(job: keys.JobKeys, label: str) -> bool:
+    """The job's Run button and Stop button (any click stops a run; what was measured is kept)."""
     import streamlit as st
 
     left, right = st.columns([3, 1])
-    run = left.button(label, key=run_key, type="primary")
-    right.button("Stop", key=stop_key, disabled=not run, help="Ends the measurement; what was measured is kept.")
+    run = left.button(label, key=job.run, type="primary")
+    right.button("Stop", key=job.stop, disabled=not run, help="Ends the measurement; what was measured is kept.")
     return run
 
 

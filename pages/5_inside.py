@@ -50,11 +50,11 @@ force_col.button(f"Force the model's rank-{rank} token as the next one", key=key
 messages.show()
 st.text(session.text)
 text_on = inside.stamp(bundle, tuple(session.ids))
-if st.button("Read this text in one pass (teacher forcing)", key=keys.INSIDE_TEACHER_RUN,
+if st.button("Read this text in one pass (teacher forcing)", key=keys.INSIDE_TEACHER.run,
              disabled=not session.records):
     with st.spinner("One forward pass over the whole text…"):
-        inside.keep(state, keys.INSIDE_TEACHER, text_on, inside.read_in_one_pass(bundle, session))
-kept = inside.kept(state, keys.INSIDE_TEACHER, text_on)
+        inside.keep(state, keys.INSIDE_TEACHER.kept, text_on, inside.read_in_one_pass(bundle, session))
+kept = inside.kept(state, keys.INSIDE_TEACHER.kept, text_on)
 if kept is not None:
     scored, branch = kept
     records = session.records[:len(scored.logprobs)]
@@ -89,12 +89,12 @@ step = st.number_input(f"Step to read ({n_steps + 1} = the next token, not chose
                        key=keys.INSIDE_LENS_STEP)
 context, target = inside.lens_target(session, int(step))
 lens_on = inside.stamp(bundle, tuple(context), target)
-if st.button("Read every layer", key=keys.INSIDE_LENS_RUN):
+if st.button("Read every layer", key=keys.INSIDE_LENS.run):
     try:
-        inside.keep(state, keys.INSIDE_LENS, lens_on, lens.logit_lens(bundle, context, target))
+        inside.keep(state, keys.INSIDE_LENS.kept, lens_on, lens.logit_lens(bundle, context, target))
     except ValueError as exc:
         st.warning(str(exc))
-reading = inside.kept(state, keys.INSIDE_LENS, lens_on)
+reading = inside.kept(state, keys.INSIDE_LENS.kept, lens_on)
 if reading is not None:
     st.write(inside.lens_summary(tok, reading))
     show_chart(figs.lens_target_figure(tok, reading), key=keys.INSIDE_LENS_TARGET_FIG, filename="logit-lens-target")
@@ -113,18 +113,18 @@ n_new = int(st.number_input("New tokens", 2, inside.MAX_NEW, 32, key=keys.INSIDE
 prompt_ids = inside.measurement_prompt(bundle, session, choice, room=inside.MAX_NEW)
 st.caption(inside.prompt_caption(prompt_ids, choice))
 phases_on = inside.stamp(bundle, tuple(prompt_ids), n_new)
-if st.button("Measure time to first token and tokens per second", key=keys.INSIDE_PHASES_RUN):
+if st.button("Measure time to first token and tokens per second", key=keys.INSIDE_PHASES.run):
     with st.spinner(f"Prefill of {len(prompt_ids)} tokens, then {n_new - 1} decode steps…"):
-        inside.keep(state, keys.INSIDE_PHASES, phases_on, phases.greedy_run(bundle, prompt_ids, n_new))
-run = inside.kept(state, keys.INSIDE_PHASES, phases_on)
+        inside.keep(state, keys.INSIDE_PHASES.kept, phases_on, phases.greedy_run(bundle, prompt_ids, n_new))
+run = inside.kept(state, keys.INSIDE_PHASES.kept, phases_on)
 if run is not None:
     metrics(inside.phase_numbers(run))
 
 lengths = phases.sweep_lengths(len(prompt_ids), bundle.spec.max_positions)
 sweep_on = inside.stamp(bundle, tuple(prompt_ids[:lengths[-1]]))
 go_col, stop_col = st.columns([3, 1])
-start = go_col.button(f"Sweep the prefill over L = {', '.join(map(str, lengths))}", key=keys.INSIDE_SWEEP_RUN)
-stop_col.button("Stop", key=keys.INSIDE_SWEEP_STOP, disabled=not start, help="What was measured is kept.")
+start = go_col.button(f"Sweep the prefill over L = {', '.join(map(str, lengths))}", key=keys.INSIDE_SWEEP.run)
+stop_col.button("Stop", key=keys.INSIDE_SWEEP.stop, disabled=not start, help="What was measured is kept.")
 st.caption("At each L: a prefill of the first L prompt tokens, and one decode step on the cache it leaves "
            "(the fastest of two runs each: other work on the machine only ever adds time).")
 if start:
@@ -146,11 +146,11 @@ st.dataframe(inside.worked_rows(counts), hide_index=True, key=keys.INSIDE_WORKED
 st.caption("Naive: each new token re-reads everything (50 + 51 + … + 149 positions). Cached: the prompt once, "
            "then one position per step; the 100th token is chosen but never fed back.")
 worked_on = inside.stamp(bundle, inside.WORKED_PROMPT, inside.WORKED_NEW)
-if st.button("Time it on this model", key=keys.INSIDE_EXAMPLE_RUN):
+if st.button("Time it on this model", key=keys.INSIDE_EXAMPLE.run):
     with st.spinner("50-token prefill, then 99 decode steps…"):
         worked = phases.greedy_run(bundle, inside.worked_prompt(bundle), inside.WORKED_NEW, stop_at_eos=False)
-        inside.keep(state, keys.INSIDE_EXAMPLE, worked_on, worked)
-worked = inside.kept(state, keys.INSIDE_EXAMPLE, worked_on)
+        inside.keep(state, keys.INSIDE_EXAMPLE.kept, worked_on, worked)
+worked = inside.kept(state, keys.INSIDE_EXAMPLE.kept, worked_on)
 if worked is not None:
     metrics(inside.phase_numbers(worked))
 
@@ -169,10 +169,10 @@ max_window = min(512, bundle.spec.max_positions)
 inside.clamp(state, keys.INSIDE_WINDOW_SIZE, 2, max_window, min(64, max_window))
 width = int(st.slider("Window W (positions each new token sees)", 2, max_window, key=keys.INSIDE_WINDOW_SIZE))
 window_on = inside.stamp(bundle, tuple(prompt_ids), n_new, width)
-if st.button(f"Generate {n_new} tokens with both caches", key=keys.INSIDE_WINDOW_RUN):
+if st.button(f"Generate {n_new} tokens with both caches", key=keys.INSIDE_WINDOW.run):
     with st.spinner("Full cache, then sliding window…"):
-        inside.keep(state, keys.INSIDE_WINDOW, window_on, window.compare_window(bundle, prompt_ids, n_new, width))
-compared = inside.kept(state, keys.INSIDE_WINDOW, window_on)
+        inside.keep(state, keys.INSIDE_WINDOW.kept, window_on, window.compare_window(bundle, prompt_ids, n_new, width))
+compared = inside.kept(state, keys.INSIDE_WINDOW.kept, window_on)
 if compared is not None:
     metrics(inside.window_numbers(compared))
     side_by_side(("Full cache (▌ marks where the texts part)", f"Sliding window, W = {width}"),

@@ -39,18 +39,18 @@ explain(
     "and B times as many tokens come out. Each sequence still waits one whole step per token, so throughput is "
     "bought with a little latency.")
 largest = st.select_slider("Largest batch", options=batching.BATCH_SIZES, value=16, key=keys.SRV_BATCH_MAX)
-if serving.run_controls(keys.SRV_BATCH_RUN, keys.SRV_BATCH_STOP, "Measure the batching curve"):
-    serving.launch(keys.SRV_BATCH, "batching curve", (bundle.name, largest),
+if serving.run_controls(keys.SRV_BATCH, "Measure the batching curve"):
+    serving.launch(keys.SRV_BATCH.kept, "batching curve", (bundle.name, largest),
                    lambda p: serving.batching_work(bundle, largest, p))
 show_chart(figs.bytes_figure(spec, batching.batch_sizes(largest), serving.context_length(bundle)),
            key=f"{keys.SRV_CHART}_bytes", filename="serving-bytes-per-step")
-if found := serving.show_kept(keys.SRV_BATCH, bundle.name):
+if found := serving.show_kept(keys.SRV_BATCH.kept, bundle.name):
     show_chart(figs.batching_figure(found.result, spec, bandwidth, peak), key=f"{keys.SRV_CHART}_batching",
                filename="serving-batching")
     for line in serving.batching_sentences(found.result, spec, bandwidth, peak):
         st.markdown(line)
     st.dataframe(pd.DataFrame(serving.batching_rows(found.result, spec, bandwidth)), hide_index=True,
-                 key=keys.SRV_BATCH_TABLE)
+                 key=keys.SRV_BATCH.table)
 
 st.header("2 · Static vs continuous batching")
 explain(
@@ -63,14 +63,14 @@ c1, c2, c3 = st.columns(3)
 n = c1.slider("Requests in the queue", 2, scheduler.MAX_REQUESTS, 10, key=keys.SRV_QUEUE_REQUESTS)
 slots = c2.slider("Slots in the batch", 1, 8, 4, key=keys.SRV_QUEUE_SLOTS)
 longest = c3.slider("Longest answer (tokens)", 4, scheduler.MAX_NEW, 32, key=keys.SRV_QUEUE_LONGEST)
-if serving.run_controls(keys.SRV_QUEUE_RUN, keys.SRV_QUEUE_STOP, "Serve the queue both ways"):
-    serving.launch(keys.SRV_QUEUE, "static vs continuous batching", (bundle.name, n, slots, longest),
+if serving.run_controls(keys.SRV_QUEUE, "Serve the queue both ways"):
+    serving.launch(keys.SRV_QUEUE.kept, "static vs continuous batching", (bundle.name, n, slots, longest),
                    lambda p: serving.serving_work(bundle, n, slots, longest, p))
-if found := serving.show_kept(keys.SRV_QUEUE, bundle.name):
+if found := serving.show_kept(keys.SRV_QUEUE.kept, bundle.name):
     for policy, run in found.result.items():
         show_chart(figs.timeline_figure(run), key=f"{keys.SRV_CHART}_timeline_{policy}",
                    filename=f"serving-timeline-{policy}")
-    st.dataframe(pd.DataFrame(serving.serving_rows(found.result)), hide_index=True, key=keys.SRV_QUEUE_TABLE)
+    st.dataframe(pd.DataFrame(serving.serving_rows(found.result)), hide_index=True, key=keys.SRV_QUEUE.table)
     for line in serving.serving_sentences(found.result):
         st.markdown(line)
     show_chart(figs.waits_figure(found.result), key=f"{keys.SRV_CHART}_waits", filename="serving-waits")
@@ -98,15 +98,15 @@ k = c3.slider("Draft length k", 1, speculative.MAX_DRAFT, 4, key=keys.SRV_SPEC_K
 max_new = c4.slider("Tokens to write", 8, 96, 48, key=keys.SRV_SPEC_MAX_NEW)
 sampled = st.toggle("Sample with the sidebar's settings (off: greedy)", key=keys.SRV_SPEC_SAMPLING)
 config = current_config() if sampled else SamplingConfig(temperature=0.0)
-if serving.run_controls(keys.SRV_SPEC_RUN, keys.SRV_SPEC_STOP, "Race the drafts against plain decoding") and drafts:
+if serving.run_controls(keys.SRV_SPEC, "Race the drafts against plain decoding") and drafts:
     try:
         extra = {name: shared_bundle(name) for name in drafts if name in others}
-        serving.launch(keys.SRV_SPEC, "speculative decoding", (bundle.name,),
+        serving.launch(keys.SRV_SPEC.kept, "speculative decoding", (bundle.name,),
                        lambda p: serving.speculative_work(bundle, drafts, layers, k, max_new, config, p, extra))
     except Exception as exc:  # noqa: BLE001 - a draft model that does not load: say so
         st.error(f"Could not load the draft model: {exc}")
-if found := serving.show_kept(keys.SRV_SPEC, bundle.name):
-    st.dataframe(pd.DataFrame(serving.speculative_rows(found.result)), hide_index=True, key=keys.SRV_SPEC_TABLE)
+if found := serving.show_kept(keys.SRV_SPEC.kept, bundle.name):
+    st.dataframe(pd.DataFrame(serving.speculative_rows(found.result)), hide_index=True, key=keys.SRV_SPEC.table)
     for i, case in enumerate(found.result):
         for j, run in enumerate(case.runs or []):
             st.markdown(serving.speculative_sentence(case, run))
@@ -131,11 +131,11 @@ if bundle.name == EMBEDDED_MODEL:
             "sharing a 16-bit scale and minimum; the embedding in 8 bits). The float32 model is those 4-bit values "
             "written out in 4 bytes each. For scale: llama.cpp runs this model at 8 bits in about 4 ms per token on "
             "a laptop CPU, close to its own bandwidth floor.")
-if serving.run_controls(keys.SRV_PREC_RUN, keys.SRV_PREC_STOP, "Measure every precision"):
-    serving.launch(keys.SRV_PREC, "precision table", (bundle.name,), lambda p: serving.precision_work(bundle, p))
-if found := serving.show_kept(keys.SRV_PREC, bundle.name):
+if serving.run_controls(keys.SRV_PREC, "Measure every precision"):
+    serving.launch(keys.SRV_PREC.kept, "precision table", (bundle.name,), lambda p: serving.precision_work(bundle, p))
+if found := serving.show_kept(keys.SRV_PREC.kept, bundle.name):
     st.dataframe(pd.DataFrame(serving.precision_rows(found.result, bandwidth, bundle.tokenizer)), hide_index=True,
-                 key=keys.SRV_PREC_TABLE)
+                 key=keys.SRV_PREC.table)
     st.markdown("\n".join(serving.precision_sentences(found.result)))
     st.caption(f"Step time: the fastest of the decode steps that filled the cache to "
                f"{found.result[0].cache_positions} positions. Bandwidth floor: bytes read by a decode step ÷ this "
@@ -144,12 +144,11 @@ if found := serving.show_kept(keys.SRV_PREC, bundle.name):
 
 st.subheader("The bit dial: where quality collapses")
 grouping = st.radio("Round in groups of", list(serving.GROUPINGS), horizontal=True, key=keys.SRV_DIAL_GROUPING)
-if serving.run_controls(keys.SRV_DIAL_RUN, keys.SRV_DIAL_STOP,
-                        f"Round the weights to {serving.DIAL_BITS[0]}…{serving.DIAL_BITS[-1]} bits"):
-    serving.launch(f"{keys.SRV_DIAL}_{grouping}", f"bit dial ({grouping})", (bundle.name,),
+if serving.run_controls(keys.SRV_DIAL, f"Round the weights to {serving.DIAL_BITS[0]}…{serving.DIAL_BITS[-1]} bits"):
+    serving.launch(f"{keys.SRV_DIAL.kept}_{grouping}", f"bit dial ({grouping})", (bundle.name,),
                    lambda p: serving.dial_work(bundle, serving.GROUPINGS[grouping], p))
 curves = {g: kept.result for g in serving.GROUPINGS
-          if (kept := serving.show_kept(f"{keys.SRV_DIAL}_{g}", bundle.name))}
+          if (kept := serving.show_kept(f"{keys.SRV_DIAL.kept}_{g}", bundle.name))}
 if curves:
     show_chart(figs.dial_figure(curves), key=f"{keys.SRV_CHART}_dial", filename="precision-bit-dial")
     st.markdown(serving.dial_sentence(curves))

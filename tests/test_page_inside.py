@@ -29,7 +29,7 @@ def _metrics(at) -> dict[str, str]:
 def test_page_before_any_measurement(page):
     assert page.title[0].value == "Inside generation"
     assert [h.value[:2] for h in page.header][:4] == ["1 ", "2 ", "3 ", "4 "]
-    assert page.button(key=keys.INSIDE_TEACHER_RUN).disabled  # nothing generated yet
+    assert page.button(key=keys.INSIDE_TEACHER.run).disabled  # nothing generated yet
     assert not page.metric  # every measurement waits for its button
     counts = [d.value for d in page.dataframe if "what is counted" in d.value.columns][0]
     assert list(counts["naive"])[0] == "9.95 k" and list(counts["KV cache"])[0] == "149"
@@ -44,7 +44,7 @@ def test_teacher_forcing_and_exposure_bias(page):
     session = page.session_state[keys.SESSION]
     assert len(session.records) == 5 and [r.forced for r in session.records] == [False] * 3 + [True, False]
     assert session.records[3].rank == 25
-    _click(page, keys.INSIDE_TEACHER_RUN)
+    _click(page, keys.INSIDE_TEACHER.run)
     numbers = _metrics(page)
     assert f"One pass over {len(session.ids)} tokens" in numbers
     assert float(numbers["Largest difference"].split()[0]) < 1e-4
@@ -58,8 +58,8 @@ def test_teacher_forcing_and_exposure_bias(page):
 
 def test_logit_lens(page):
     _click(page, f"{keys.INSIDE_PAGE}_next")
-    _click(page, keys.INSIDE_LENS_RUN)
-    reading = page.session_state[keys.INSIDE_LENS][1]
+    _click(page, keys.INSIDE_LENS.run)
+    reading = page.session_state[keys.INSIDE_LENS.kept][1]
     session = page.session_state[keys.SESSION]
     assert reading.target_id == session.records[0].token_id and reading.depth == 3
     assert any("apart)" in m.value or "never the top guess" in m.value for m in page.markdown)
@@ -71,23 +71,23 @@ def test_logit_lens(page):
 def test_phases_sweep_worked_example_and_window(page):
     page.number_input(key=keys.INSIDE_PHASE_NEW).set_value(6)
     page.run()
-    _click(page, keys.INSIDE_PHASES_RUN)
-    assert len(page.session_state[keys.INSIDE_PHASES][1].generated_ids) <= 6
+    _click(page, keys.INSIDE_PHASES.run)
+    assert len(page.session_state[keys.INSIDE_PHASES.kept][1].generated_ids) <= 6
     assert "Time to first token" in _metrics(page)
-    _click(page, keys.INSIDE_SWEEP_RUN)
-    sweep = page.session_state[keys.INSIDE_SWEEP]
+    _click(page, keys.INSIDE_SWEEP.run)
+    sweep = page.session_state[keys.INSIDE_SWEEP.kept]
     prompt = inside.measurement_prompt(page.session_state[keys.SESSION].bundle, None, inside.LONG_PROMPT,
                                        room=inside.MAX_NEW)
     assert [p.length for p in sweep.points] == sweep_lengths(len(prompt), 256) == [8, 16, 32, 64, 128]
     assert not sweep.running and not sweep.stopped
     assert any("one decode step costs as much as" in m.value for m in page.markdown)
-    _click(page, keys.INSIDE_EXAMPLE_RUN)
-    worked = page.session_state[keys.INSIDE_EXAMPLE][1]
+    _click(page, keys.INSIDE_EXAMPLE.run)
+    worked = page.session_state[keys.INSIDE_EXAMPLE.kept][1]
     assert (worked.prompt_len, len(worked.generated_ids)) == (50, 100)
     page.slider(key=keys.INSIDE_WINDOW_SIZE).set_value(4)
     page.run()
-    _click(page, keys.INSIDE_WINDOW_RUN)
-    compared = page.session_state[keys.INSIDE_WINDOW][1]
+    _click(page, keys.INSIDE_WINDOW.run)
+    compared = page.session_state[keys.INSIDE_WINDOW.kept][1]
     assert compared.window == 4 and max(compared.windowed.cache_positions) == 3
     assert "Window cache at the end" in _metrics(page)
     assert BYTE_UNITS_NOTE in [c.value for c in page.caption]
@@ -109,7 +109,7 @@ def test_a_stopped_sweep_keeps_what_it_measured(page):
     inside.sweep_add(sweep, PrefillPoint(8, 2.0, 1.0))
     page.run()
     assert not page.exception, page.exception
-    kept = page.session_state[keys.INSIDE_SWEEP]
+    kept = page.session_state[keys.INSIDE_SWEEP.kept]
     assert not kept.running and kept.stopped and [p.length for p in kept.points] == [8]
     assert [w.value for w in page.warning] == [f"Stopped: 1 of {len(lengths)} lengths measured."]
     assert len(page.get("plotly_chart")) == 1

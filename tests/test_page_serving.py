@@ -195,16 +195,15 @@ def test_page_before_any_measurement(page):
     assert [h.value for h in page.main.header] == ["1 · Batching: one weight read, many sequences",
                                               "2 · Static vs continuous batching", "3 · Speculative decoding",
                                               "4 · Precision: fewer bytes per weight"]
-    for run, stop in ((keys.SRV_BATCH_RUN, keys.SRV_BATCH_STOP), (keys.SRV_QUEUE_RUN, keys.SRV_QUEUE_STOP),
-                      (keys.SRV_SPEC_RUN, keys.SRV_SPEC_STOP), (keys.SRV_PREC_RUN, keys.SRV_PREC_STOP)):
-        assert not page.button(key=run).disabled and page.button(key=stop).disabled
+    for job in (keys.SRV_BATCH, keys.SRV_QUEUE, keys.SRV_SPEC, keys.SRV_PREC):
+        assert not page.button(key=job.run).disabled and page.button(key=job.stop).disabled
     assert page.dataframe.len == 0 and page.number_input(key=keys.SRV_SPEC_LAYERS).value == 1
     assert any("Memory is shown in binary units" in c.value for c in page.caption)
 
 
 def test_page_measures_each_idea(page):
-    for run in (keys.SRV_BATCH_RUN, keys.SRV_QUEUE_RUN, keys.SRV_SPEC_RUN, keys.SRV_PREC_RUN, keys.SRV_DIAL_RUN):
-        page.button(key=run).click().run()
+    for job in (keys.SRV_BATCH, keys.SRV_QUEUE, keys.SRV_SPEC, keys.SRV_PREC, keys.SRV_DIAL):
+        page.button(key=job.run).click().run()
         assert not page.exception, page.exception
     columns = _columns(page)
     assert ["batch", "ms per step", "tokens/s"] == columns[0][:3]
@@ -214,4 +213,4 @@ def test_page_measures_each_idea(page):
     text = " ".join(m.value for m in page.markdown)
     assert "One row:" in text and "Continuous batching served the queue" in text and "top-1 agreement" in text
     assert not [e.value for e in page.error]
-    assert serving.kept(page.session_state, keys.SRV_QUEUE).complete
+    assert serving.kept(page.session_state, keys.SRV_QUEUE.kept).complete

@@ -28,10 +28,10 @@ def test_measurement_prompt_fits_the_model(tiny):
 def test_kept_results_show_only_for_what_they_measured(tiny):
     state: dict = {}
     on = inside.stamp(tiny, (1, 2, 3), 8)
-    inside.keep(state, keys.INSIDE_PHASES, on, "run")
-    assert inside.kept(state, keys.INSIDE_PHASES, on) == "run"
-    assert inside.kept(state, keys.INSIDE_PHASES, inside.stamp(tiny, (1, 2, 3), 9)) is None
-    assert inside.kept(state, keys.INSIDE_WINDOW, on) is None
+    inside.keep(state, keys.INSIDE_PHASES.kept, on, "run")
+    assert inside.kept(state, keys.INSIDE_PHASES.kept, on) == "run"
+    assert inside.kept(state, keys.INSIDE_PHASES.kept, inside.stamp(tiny, (1, 2, 3), 9)) is None
+    assert inside.kept(state, keys.INSIDE_WINDOW.kept, on) is None
 
 
 @pytest.mark.parametrize("kept, expected", [(None, 4), (9, 6), (0, 1), (3, 3)])
@@ -125,7 +125,7 @@ def test_run_sweep_keeps_points_and_reports_progress(tiny):
     ids = tiny.tokenizer("The cat sat on the mat. The dog sat on the log.")["input_ids"]
     seen = []
     sweep = inside.run_sweep(state, tiny, ids, inside.stamp(tiny), [4, 8], lambda done, text: seen.append((done, text)))
-    assert state[keys.INSIDE_SWEEP] is sweep and [p.length for p in sweep.points] == [4, 8]
+    assert state[keys.INSIDE_SWEEP.kept] is sweep and [p.length for p in sweep.points] == [4, 8]
     assert seen == [(0.5, "L = 4 measured"), (1.0, "L = 8 measured")]
     assert not sweep.running and not sweep.stopped
     late = inside.run_sweep(state, tiny, ids, inside.stamp(tiny), [4, 8], lambda done, text: None, budget_s=-1.0)
