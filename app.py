@@ -6,13 +6,15 @@ page from ``pages/``.
 """
 import streamlit as st
 
-from autoreg_ui import links, messages, presenter
+from autoreg_ui import limits, links, messages, presenter
+from autoreg_ui.charts import install_export_script
 from autoreg_ui.sidebar import render_sidebar, render_tools
 from autoreg_ui.state import current_bundle
 
 presenting = presenter.read_link(st.query_params, st.session_state)
 st.set_page_config(page_title="autoreg — how LLMs generate text", page_icon="🔁", layout="wide",
                    initial_sidebar_state="collapsed" if presenting else "auto")
+limits.gate()  # a seat for this tab, or the class-is-full page (the operator's AUTOREG_MAX_SESSIONS)
 link_notes = links.read_on_load(st.session_state, st.query_params)  # before the bound widgets take the URL
 
 PAGES = [
@@ -28,6 +30,7 @@ page = st.navigation(PAGES)
 with st.sidebar:
     render_sidebar()
 presenter.apply()
+install_export_script()  # once per run, outside every fragment
 for note in link_notes:
     st.warning(messages.plain(note))
 links.replay_pending(current_bundle(), st.session_state)

@@ -2,7 +2,9 @@
 
 ``style`` is pure (a figure in, a restyled copy out) so tests check it without Streamlit. The export
 buttons run in the browser: plotly.js, already loaded to draw the chart, writes the PNG or SVG of the
-chart as it is on screen (no image server, no extra package).
+chart as it is on screen (no image server, no extra package). The script behind them is installed once
+per page run (``install_export_script``, from app.py); each chart adds only two plain buttons. A copy of
+the script per chart cost the browser about 100 ms per chart per click (``bench/click_cost.py``).
 """
 from __future__ import annotations
 
@@ -94,7 +96,12 @@ def export_buttons_html(key: str, filename: str) -> str:
     buttons = "".join(f'<button type="button" data-autoreg-chart="{key_attr}" data-format="{fmt}" '
                       f'data-filename="{name_attr}" title="Save this chart as {fmt.upper()}">⬇ {fmt.upper()}</button>'
                       for fmt in ("png", "svg"))
-    return f'<div class="autoreg-export">{buttons}</div>' + EXPORT_JS
+    return f'<div class="autoreg-export">{buttons}</div>'
+
+
+def install_export_script() -> None:
+    """The one click handler (and style) behind every chart's PNG/SVG buttons; call once per page run."""
+    st.html(EXPORT_JS, unsafe_allow_javascript=True)
 
 
 def show_chart(fig: go.Figure, key: str, filename: str, *, where=None, export: bool = True, keep: bool = True,
@@ -109,7 +116,7 @@ def show_chart(fig: go.Figure, key: str, filename: str, *, where=None, export: b
     shown = style(fig, large=presenter.active(), dark=presenter.dark())
     event = box.plotly_chart(shown, key=key, config=chart_config(name), **plotly_kwargs)
     if export:
-        box.html(export_buttons_html(key, name), unsafe_allow_javascript=True)
+        box.html(export_buttons_html(key, name))
     if keep:
         remember(st.session_state, name, fig)
     return event

@@ -14,7 +14,9 @@ Every setting is an environment variable (the README's operator table):
 - ``AUTOREG_MAX_SESSIONS`` (30): seats, the tabs served at once; 0 = no cap.
 - ``AUTOREG_IDLE_MINUTES`` (20): a tab idle this long loses its seat and its generation; 0 = never.
 - ``AUTOREG_MAX_NEW_TOKENS`` (512): cap on max new tokens and on Generate N, per tab.
-- ``AUTOREG_MAX_RACE_LENGTH`` (1024): cap on the longest length of the naive-vs-cache race, per tab.
+- ``AUTOREG_MAX_RACE_LENGTH`` (2048): cap on the longest length of the naive-vs-cache race, per tab
+  (the default is the race's longest choice; lower it on a busy server: a naive step at 2,048 tokens
+  costs seconds of CPU).
 
 ``Seats`` is plain Python with an injectable clock and liveness check, tested without Streamlit.
 """
@@ -40,7 +42,7 @@ class Limits:
     max_sessions: int = 30  # 0 = no cap
     idle_minutes: float = 20.0  # 0 = never
     max_new_tokens: int = 512
-    max_race_length: int = 1024
+    max_race_length: int = 2048
 
     @property
     def idle_seconds(self) -> float | None:

@@ -70,9 +70,10 @@ def race(state: MutableMapping) -> Race:
     return state[keys.COST_RACE]
 
 
-def length_choices(max_positions: int) -> tuple[list[int], int]:
-    """The lengths the slider offers for a model, and the default one."""
-    choices = [n for n in LENGTH_CHOICES if n <= max_positions] or [max_positions]
+def length_choices(max_positions: int, cap: int | None = None) -> tuple[list[int], int]:
+    """The lengths the slider offers for a model (up to the operator's ``cap``), and the default one."""
+    longest = max_positions if cap is None else min(max_positions, cap)
+    choices = [n for n in LENGTH_CHOICES if n <= longest] or [longest]
     default = cost.DEFAULT_SWEEP_LENGTH if cost.DEFAULT_SWEEP_LENGTH in choices else choices[-1]
     return choices, default
 

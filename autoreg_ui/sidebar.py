@@ -5,7 +5,7 @@ import streamlit as st
 
 from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models
 
-from . import charts, export, keys, links, presenter
+from . import charts, export, keys, limits, links, presenter
 from .state import current_bundle, session_or_start
 
 URL = "query-params"  # Streamlit's own binding: the widget's value lives in the URL (left out at its default)
@@ -52,6 +52,9 @@ def render_sidebar() -> SamplingConfig:
                          min_p=float(min_p), repetition_penalty=float(rep), seed=int(seed),
                          max_new_tokens=int(max_new),
                          stop_sequences=SamplingConfig.parse_stop_sequences(stops))
+    if int(max_new) > limits.max_new_tokens():
+        sb.info(f"This server caps max new tokens at {limits.max_new_tokens()} per generation "
+                "(the operator's AUTOREG_MAX_NEW_TOKENS).")
     vocab = bundle.spec.vocab if bundle is not None else 1 << 30
     config, notes = raw.normalized(vocab)
     for note in notes:

@@ -70,7 +70,7 @@ def stepper() -> None:
         title = (f"Step {last.index}: {how} “{session.views()[-1].label}” (p = {last.prob:.3f} in the model's "
                  f"softmax, {last.prob_filtered:.3f} after the filters, rank {last.rank}, {last.kept} tokens kept)")
         show_chart(topn_figure(bundle.tokenizer, top_of_record(last, top_n), title),
-                   key=f"last_chart_{last.index}", filename=f"step-{last.index}-top-tokens")
+                   key="last_chart", filename=f"step-{last.index}-top-tokens")
     else:
         st.info("Press **Next token** (or the N key) to run the first decode step.")
 
@@ -92,7 +92,7 @@ def stepper() -> None:
 
     if records:
         st.subheader("The chain rule, running")
-        show_chart(logprob_figure(records), key=f"logprob_{len(records)}", filename="step-chain-rule")
+        show_chart(logprob_figure(records), key="logprob_chart", filename="step-chain-rule")
         st.subheader("History")
         frame = history_frame(bundle.tokenizer, records)
         st.dataframe(frame, hide_index=True, key=keys.HISTORY)

@@ -4,7 +4,7 @@ import streamlit as st
 
 from autoreg_core import cost
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, keys, messages, race
+from autoreg_ui import controls, keys, limits, messages, race
 from autoreg_ui.figures import cost as figs
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE, human_bytes, ms, ratio
@@ -45,7 +45,7 @@ explain(
     "L tokens through the model again (no cache: a full prefill every step). Only the last position's logits "
     "are computed either way. Shortest lengths first; each point is the fastest of a few repeats (other work on "
     "the machine only ever adds time).")
-choices, default = race.length_choices(bundle.spec.max_positions)
+choices, default = race.length_choices(bundle.spec.max_positions, limits.max_race_length())
 if state.get(keys.COST_MAX_LEN) not in choices:
     state[keys.COST_MAX_LEN] = default
 max_len = st.select_slider("Longest sequence to measure", options=choices, key=keys.COST_MAX_LEN,

@@ -1,3 +1,4 @@
+import os
 import sys
 from pathlib import Path
 
@@ -6,6 +7,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+# Every AppTest is a new tab with its own session id, and no Streamlit runtime can say when it closed:
+# with the server's default of 30 seats the 31st AppTest of a run would get the class-is-full page.
+# Tests run without a seat cap (servers they start inherit this); test_limits installs its own seats.
+os.environ.setdefault("AUTOREG_MAX_SESSIONS", "0")
 
 from tiny import tiny_bundle  # noqa: E402
 

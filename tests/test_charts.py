@@ -59,7 +59,8 @@ def test_export_buttons_name_the_chart_as_streamlit_names_its_container():
     html = charts.export_buttons_html("att.bar chart", 'autoreg-"x"')
     assert html.count("<button") == 2
     assert 'data-autoreg-chart="att-bar-chart" data-format="png" data-filename="autoreg-&quot;x&quot;"' in html
-    assert 'data-format="svg"' in html and "Plotly.downloadImage" in html
+    assert 'data-format="svg"' in html and "<script" not in html  # the handler is installed once per page
+    assert "Plotly.downloadImage" in charts.EXPORT_JS and "button[data-autoreg-chart]" in charts.EXPORT_JS
 
 
 def test_the_hand_out_keeps_the_newest_chart_of_each_kind():

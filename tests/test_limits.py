@@ -24,7 +24,7 @@ class FakeSession:
 
 
 def test_limits_from_env_defaults_values_and_bad_values():
-    assert Limits.from_env({}) == Limits(max_sessions=30, idle_minutes=20.0, max_new_tokens=512, max_race_length=1024)
+    assert Limits.from_env({}) == Limits(max_sessions=30, idle_minutes=20.0, max_new_tokens=512, max_race_length=2048)
     env = {limits.ENV_MAX_SESSIONS: "5", limits.ENV_IDLE_MINUTES: "0.5", limits.ENV_MAX_NEW_TOKENS: "64",
            limits.ENV_MAX_RACE_LENGTH: "256"}
     assert Limits.from_env(env) == Limits(max_sessions=5, idle_minutes=0.5, max_new_tokens=64, max_race_length=256)
@@ -142,3 +142,21 @@ def test_an_admitted_tab_sees_the_page_with_max_new_tokens_capped(shared):
     at = AppTest.from_function(_gated_page).run()
     assert [t.value for t in at.title] == ["The lesson"]
     assert [m.value for m in at.markdown] == ["max new tokens 8"]
+
+
+def test_the_app_itself_is_gated_and_caps_the_race_and_max_new_tokens(shared, open_page):
+    """app.py calls the gate: a full class sees only the class-is-full page; an admitted tab gets the caps."""
+    from autoreg_ui import keys
+
+    seats = shared(Seats(Limits(max_sessions=1, max_new_tokens=8, max_race_length=100), clock=Clock()))
+    seats.admit("somebody else")
+    full = AppTest.from_file("../app.py", default_timeout=120).run()
+    assert [t.value for t in full.title] == [limits.FULL_TITLE] and not full.exception
+    assert [b.label for b in full.button] == ["Try again"] and len(full.get("plotly_chart")) == 0
+    seats.release("somebody else")
+    cost = open_page("pages/4_cost.py")
+    assert list(cost.select_slider(key=keys.COST_MAX_LEN).options) == ["16", "32", "64"]
+    capped = [i.value for i in cost.sidebar.info if "caps max new tokens at 8" in i.value]
+    assert len(capped) == 1  # the default of 64 asks for more than the cap
+    cost.sidebar.number_input(key=keys.CFG_MAX_NEW).set_value(8).run()
+    assert [i.value for i in cost.sidebar.info if "caps max new tokens" in i.value] == []

@@ -32,6 +32,8 @@ def test_length_choices():
     assert race.length_choices(256) == ([16, 32, 64, 128, 256], 256)
     assert race.length_choices(8192) == (race.LENGTH_CHOICES, 512)
     assert race.length_choices(10) == ([10], 10)
+    assert race.length_choices(8192, cap=1024) == ([16, 32, 64, 128, 256, 512, 768, 1024], 512)
+    assert race.length_choices(8192, cap=100) == ([16, 32, 64], 64)
 
 
 def test_run_keeps_the_result_and_reports_progress(tiny):
