@@ -17,6 +17,8 @@ from autoreg_core import cache as kvc
 from . import keys, messages
 from .links import MEAN
 
+MAX_TRIANGLE = 256  # the heatmap shows at most this many of the latest positions
+
 
 def settle_layer_head(state: MutableMapping, n_layers: int, n_heads: int) -> None:
     """A layer or head this model does not have (first visit, left by a bigger model) → a default:
@@ -47,6 +49,11 @@ def head_index(option: int) -> int | None:
 def head_name(head: int | None, n_heads: int) -> str:
     """For titles: 'head 3' or 'mean of 9 heads'."""
     return f"mean of {n_heads} heads" if head is None else f"head {head}"
+
+
+def first_shown(n_rows: int) -> int:
+    """The first position the triangle shows: at most ``MAX_TRIANGLE`` of the latest, so the page stays light."""
+    return max(0, n_rows - MAX_TRIANGLE)
 
 
 def inline_code(label: str) -> str:

@@ -77,10 +77,40 @@ def kept(state: MutableMapping, key: str, measured_on: tuple):
     return entry[1] if entry is not None and entry[0] == measured_on else None
 
 
+def run_and_keep(state: MutableMapping, job: keys.JobKeys, measured_on: tuple, label: str, spinner: str,
+                 compute: Callable[[], object], disabled: bool = False):
+    """The job's button: pressed, ``compute()`` runs under a spinner and its result is kept with its stamp.
+    Returns the kept result if it was measured on ``measured_on`` (pressed now or earlier), else None."""
+    import streamlit as st
+
+    if st.button(label, key=job.run, disabled=disabled):
+        with st.spinner(spinner):
+            keep(state, job.kept, measured_on, compute())
+    return kept(state, job.kept, measured_on)
+
+
 def clamp(state: MutableMapping, key: str, low: int, high: int, default: int) -> None:
     """Keep a number widget's kept value inside bounds that moved (a reset shortens the text)."""
     value = state.get(key, default)
     state[key] = min(max(int(value), low), high)
+
+
+# ---------------------------------------------------------------- drawn on the page
+def show_metrics(rows: list[Metric]) -> None:
+    """One metric per column: label, value, and what it means on hover."""
+    import streamlit as st
+
+    for col, (label, value, why) in zip(st.columns(len(rows)), rows):
+        col.metric(label, value, help=why)
+
+
+def show_side_by_side(tokenizer, captions: tuple[str, str], first: list[int], second: list[int]) -> None:
+    """Two continuations in two columns, each under its caption and marked where they part."""
+    import streamlit as st
+
+    for col, caption, text in zip(st.columns(2), captions, side_by_side(tokenizer, first, second)):
+        col.caption(caption)
+        col.text(text)
 
 
 # ---------------------------------------------------------------- training vs generation, exposure bias

@@ -14,14 +14,16 @@ import streamlit as st
 import torch
 
 from autoreg_core import SamplingConfig, Session, SessionError
-from autoreg_core.beam import MAX_BEAM_STEPS, BeamSettings
+from autoreg_core.beam import MAX_BEAM_STEPS, BeamResult, BeamSettings
 from autoreg_core.continuations import MAX_CONTINUATIONS, ContinuationSet, sample_continuations
 from autoreg_core.lab import MAX_DRAWS, Sweep, default_strategies, temperature_sweep
 from autoreg_core.prefix import Prefix, of_session, prefill
 from autoreg_core.session import encode_prompt
 
 from . import controls, keys, messages
-from .lab_text import context_text
+from .charts import show_chart
+from .figures.beam import beam_tree_figure
+from .lab_text import beam_labels, context_text, continuation_progress
 from .state import current_session
 
 SESSION_SOURCE = "the session's next token"
@@ -224,6 +226,18 @@ def stored(state: MutableMapping, key: str, source: LabSource) -> Stored | None:
     return found if isinstance(found, Stored) and found.fingerprint == source.fingerprint else None
 
 
+def last_result(state: MutableMapping, key: str, source: LabSource, settings, press: str,
+                differs: str) -> Stored | None:
+    """The section's kept result for these logits, under a caption when there is none (``press``: what the
+    button does) or when it was made with other settings than the ones now shown (``differs``)."""
+    kept = stored(state, key, source)
+    if kept is None:
+        st.caption(press)
+    elif kept.settings != settings:
+        st.caption(differs)
+    return kept
+
+
 # ---------------------------------------------------------------- the lab's widgets (drawn by the page)
 def source_picker(bundle, state: MutableMapping) -> LabSource | None:
     """Where the logits come from: the radio, the prompt box when typing, the context; None after a message."""
@@ -303,3 +317,35 @@ def beam_controls(state: MutableMapping) -> BeamSettings:
     cols[2].slider("Length penalty α", 0.0, 2.0, step=0.1, key=keys.LAB_BEAM_LP)
     remember(state)
     return beam_settings(state)
+
+
+# ---------------------------------------------------------------- the sections' runs (drawn by the page)
+def continuations_with_bar(bundle, source: LabSource, configs: dict[str, SamplingConfig],
+                           run: ContinuationRun) -> list[ContinuationSet]:
+    """``run_continuations`` under a progress bar (strategy and token), removed when done."""
+    bar = st.progress(0.0, text="Generating…")
+    results = run_continuations(bundle, source, configs, run,
+                                on_step=lambda *at: bar.progress(*continuation_progress(*at)))
+    bar.empty()
+    return results
+
+
+def run_button(label: str, key: str, room: bool, too_long: str) -> bool:
+    """A section's run button; without ``room`` for its tokens after the context, the message why not instead."""
+    if room:
+        return st.button(label, key=key, type="primary")
+    messages.say(too_long)
+    messages.show()
+    return False
+
+
+def beam_tree_drawer(where, tokenizer, source: LabSource, label: Callable[[int], str]) -> Callable[..., None]:
+    """``draw(result, live=False)``: the beam tree in ``where`` (an ``st.empty()``), under "…" and the context's
+    last three tokens; ``live``: redrawn after each step while the search runs (neither exported nor kept)."""
+    context_label = "…" + context_text(tokenizer, source.ids, last=3)
+
+    def draw(result: BeamResult, live: bool = False) -> None:
+        show_chart(beam_tree_figure(result, beam_labels(result, label), context_label), filename="beam-tree",
+                   key=f"{keys.LAB_BEAM_LIVE}_{result.steps}" if live else keys.LAB_BEAM_CHART, where=where,
+                   export=not live, keep=not live)
+    return draw

@@ -152,3 +152,82 @@ def greedy_beats_beams(res: BeamResult) -> bool:
     """Greedy found a likelier sequence of the same length than the best beam (beam search is a heuristic)."""
     return (bool(res.greedy_ids) and len(res.greedy_ids) == res.best.length
             and sum(res.greedy_logprobs) > res.best.cum_logprob)
+
+
+# ---------------------------------------------------------------- the lesson's prose, section by section
+INTRO = ("The model only gives **logits**, one score per token of the vocabulary. How the next token is "
+         "*chosen* from them is a separate, cheap piece of arithmetic: **temperature**, **top-k**, **top-p "
+         "(nucleus)** and **min-p** reshape the distribution, then one token is drawn. Everything here works "
+         "on one cached set of logits, so moving a slider never runs the model.")
+
+
+def stage_maths(pipe: decode.Pipeline, label: Callable[[int], str]) -> list[tuple[str, str]]:
+    """What each stage computes, in order, as ("markdown" | "latex", text): the formulas and this context's numbers."""
+    return [("markdown", "**Softmax with temperature**"), ("latex", r"p_i = \frac{e^{z_i/T}}{\sum_j e^{z_j/T}}"),
+            ("markdown", temperature_text(pipe, label)),
+            ("markdown", "**Top-k** keeps the k highest logits. **Nucleus (top-p)** keeps the smallest set of top "
+                         "tokens whose mass reaches p:"),
+            ("latex", r"\textstyle\sum_{i \in V_p} p_i \ge p,\ |V_p| \text{ smallest}"),
+            ("markdown", "**Min-p** drops every token with"), ("latex", r"p_i < p_{\min} \cdot \max_j p_j"),
+            ("markdown", filters_text(pipe))]
+
+
+INVERSE_CDF = ("Inverse CDF: line the kept tokens up, each owning an interval as wide as its probability; "
+               "draw u uniformly in [0, 1) and take the token whose interval holds it.")
+MULTINOMIAL = ("The engine (like generate) draws with torch.multinomial, a different but equivalent way to "
+               "sample the same distribution, so for the same seed its token can differ.")
+SWEEP_NOTE = ("As T → 0 the top token takes all the mass (greedy); as T grows the distribution flattens "
+              "towards uniform. The dashed line is the lab's temperature.")
+
+
+def capped_draws(asked: int, drawn: int) -> str:
+    return f"{asked:,} is above the cap; drawing {drawn:,}."
+
+
+def redraw_caption(total_ms: float, math_ms: float) -> str:
+    return f"This section redrew in {total_ms:.0f} ms ({math_ms:.0f} ms of sampling math), measured; no forward pass."
+
+
+def entropy_caption(vocab_size: int) -> str:
+    return ("Same logits, temperature 1 unless named. Entropy H = −Σ p log₂ p in bits: 0 means certain; a "
+            f"uniform choice over all {vocab_size:,} tokens would be {uniform_bits(vocab_size):.1f}.")
+
+
+CONTINUATIONS = ("K continuations of M tokens under two strategies, all K in one batch on one KV cache (one forward "
+                 "pass per step). Greedy is deterministic: its K continuations are identical and often loop; high "
+                 "temperature drifts away from the topic.")
+PRESS_CONTINUATIONS = "Press **Generate continuations**: it runs the model."
+OTHER_SETTINGS = "Shown: the last run; its settings differ from the ones above (press the button to redo)."
+CONTINUATION_METRICS = ("Sum log-prob: Σ log p(token | everything before) under the model's own softmax. distinct-2: "
+                        "distinct token pairs ÷ all token pairs over the K texts. Repetition: share of 3-token runs "
+                        "already seen earlier in the same text.")
+
+
+def too_long(new_tokens: int, max_positions: int | None = None) -> str:
+    """The context leaves no room for ``new_tokens`` more (the model's limit named when given)."""
+    limit = f" ({max_positions} positions at most)" if max_positions is not None else ""
+    return f"The context is too long for {new_tokens} more tokens{limit}."
+
+
+def continuation_progress(which: int, done: int, m: int) -> tuple[float, str]:
+    """The progress bar while strategy ``which`` (0 = A, 1 = B) has written ``done`` of ``m`` tokens."""
+    return (which * m + done) / (2 * m), f"strategy {'AB'[which]}: token {done} of {m}"
+
+
+def run_caption(res: ContinuationSet) -> str:
+    return f"{res.steps} decode steps, {res.forward_passes} forward passes, {res.time_ms / 1000:.1f} s, measured."
+
+
+BEAMS = ("Keep the B best partial sequences, extend each by every token, and keep the B best of all "
+         "extensions. A beam that emits EOS (or reaches the last step) is set aside as a finished hypothesis. "
+         "Width 1 is (almost) greedy.")
+BEAM_SCORE_LATEX = r"\text{score}(y) = \frac{1}{|y|^{\alpha}}\sum_{t=1}^{|y|} \log p(y_t \mid x, y_{<t})"
+LENGTH_PENALTY = ("Running beams are ranked by the raw sum of log-probs; the length penalty (sum log p / length^α) "
+                  "is applied to finished hypotheses. α > 0 favours longer finished hypotheses; α = 0 ranks them by "
+                  "the plain sum too.")
+PRESS_BEAMS = ("Press **Run beam search**: it runs the model, one forward pass per step for all beams, "
+               "reordering the KV cache to follow the surviving beams.")
+OTHER_BEAM_SETTINGS = "Shown: the last run; its settings differ from the sliders (press the button to redo)."
+GREEDY_WINS = ("Here the greedy path is *more* likely than every beam: beam search is a heuristic, and greedy's "
+               "prefix fell out of the top B at some step (look for its tokens among the grey pruned nodes). "
+               "Wider beams or another length penalty may recover it.")

@@ -71,6 +71,14 @@ def current_bundle() -> ModelBundle | None:
         return None
 
 
+def bundle_or_stop() -> ModelBundle:
+    """The selected model; if it cannot be loaded, the page stops here (after ``current_bundle`` said why)."""
+    bundle = current_bundle()
+    if bundle is None:
+        st.stop()
+    return bundle
+
+
 def current_config() -> SamplingConfig:
     """The sidebar's settings, with max new tokens held to the operator's cap (``limits``)."""
     config = st.session_state.get(keys.CONFIG) or SamplingConfig()

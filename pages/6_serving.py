@@ -5,39 +5,28 @@ import streamlit as st
 from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models, batching, scheduler, speculative
 from autoreg_core.spec import dtype_name
 from autoreg_ui import controls, keys, race, serving
+from autoreg_ui import serving_text as text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.figures import serving as figs
 from autoreg_ui.format import BYTE_UNITS_NOTE
 from autoreg_ui.presenter import explain
-from autoreg_ui.state import current_bundle, current_config, shared_bundle
+from autoreg_ui.state import bundle_or_stop, current_config, shared_bundle
 
 st.title("How servers go fast")
-explain(
-    "A decode step reads every weight of the model to produce one token for one sequence: the processor mostly "
-    "waits for memory. Servers win that time back in four ways, each measured below on the loaded model on this "
-    "machine: **batching** (one weight read, many sequences), **continuous batching** (requests join and leave the "
-    "running batch at every step), **speculative decoding** (a cheap draft guesses, the model checks several "
-    "guesses in one pass, the output is unchanged) and **lower precision** (fewer bytes per weight).")
-bundle = current_bundle()
-if bundle is None:
-    st.stop()
+explain(text.INTRO)
+bundle = bundle_or_stop()
 spec = bundle.spec
 controls.step_row(keys.SRV_PAGE)
-st.caption(BYTE_UNITS_NOTE + " Nothing below is precomputed: every number is measured when you press a button. "
-           "Measurements take turns, one at a time per server, because every student here shares the model.")
+st.caption(BYTE_UNITS_NOTE + text.MEASURED_LIVE)
 if serving.running_now():
-    st.info(f"Measuring now on this server: {serving.running_now()}. A click of yours waits in line behind it.")
+    st.info(text.measuring_now(serving.running_now()))
 roofs = st.cache_data(race.measure_roofs, max_entries=8, show_spinner="Measuring this machine's memory bandwidth…")(
     str(bundle.device), dtype_name(bundle.dtype))
 bandwidth, peak = roofs["bandwidth"], roofs["peak"]
 
 
 st.header("1 · Batching: one weight read, many sequences")
-explain(
-    "Decode B sequences together and a step still reads every weight once; what grows with B is each row's own KV "
-    "cache on top, and the arithmetic. While the bytes dominate, extra rows are nearly free: the step barely slows "
-    "and B times as many tokens come out. Each sequence still waits one whole step per token, so throughput is "
-    "bought with a little latency.")
+explain(text.BATCHING)
 largest = st.select_slider("Largest batch", options=batching.BATCH_SIZES, value=16, key=keys.SRV_BATCH_MAX)
 if serving.run_controls(keys.SRV_BATCH, "Measure the batching curve"):
     serving.launch(keys.SRV_BATCH.kept, "batching curve", (bundle.name, largest),
@@ -53,12 +42,7 @@ if found := serving.show_kept(keys.SRV_BATCH.kept, bundle.name):
                  key=keys.SRV_BATCH.table)
 
 st.header("2 · Static vs continuous batching")
-explain(
-    "Real requests differ in length. **Static batching** fills the slots and decodes until the longest member is "
-    "done: finished rows keep their slot (and keep being computed) while the queue waits. **Continuous batching** "
-    "looks at the batch after every step: finished rows leave, queued requests are prefilled and join the running "
-    "batch on the same KV cache (rows of different lengths are left-padded and masked). Both serve the same queue "
-    "greedily here; every request gets exactly the tokens it would get alone.")
+explain(text.CONTINUOUS_BATCHING)
 c1, c2, c3 = st.columns(3)
 n = c1.slider("Requests in the queue", 2, scheduler.MAX_REQUESTS, 10, key=keys.SRV_QUEUE_REQUESTS)
 slots = c2.slider("Slots in the batch", 1, 8, 4, key=keys.SRV_QUEUE_SLOTS)
@@ -79,19 +63,12 @@ if found := serving.show_kept(keys.SRV_QUEUE.kept, bundle.name):
                      key=keys.SRV_REQUEST_TABLE)
 
 st.header("3 · Speculative decoding")
-explain(
-    "A **draft** guesses the next k tokens; the model reads the last token and all k guesses in **one verify pass** "
-    "and so knows its own distribution p at each. Guess d (drafted with probability q) is kept with probability "
-    "min(1, p(d)/q(d)); at the first rejection a token is drawn from max(0, p − q), renormalised, and the round "
-    "ends; if all are kept the last position adds one more token. Every token then follows p exactly, so the output "
-    "is the model's own; greedy output is token for token that of plain decoding. No second model is embedded, so "
-    "the drafts here are **prompt lookup** (copy what followed the last two tokens earlier in the context) and an "
-    "**early exit** (the first layers of this same model, then its final norm and LM head).")
+explain(text.SPECULATIVE)
 others = [name for name in allowed_models() if name != bundle.name]
 c1, c2, c3, c4 = st.columns(4)
 drafts = c1.multiselect("Drafts", [speculative.PROMPT_LOOKUP, speculative.EARLY_EXIT] + others,
                         default=[speculative.PROMPT_LOOKUP, speculative.EARLY_EXIT], key=keys.SRV_SPEC_DRAFTS,
-                        help="Other models of the operator's allowlist can draft if they share the tokenizer.")
+                        help=text.OTHER_DRAFTS)
 layers = int(c2.number_input("Early exit after layer", 1, spec.n_layers - 1, serving.default_exit_layer(spec),
                               key=keys.SRV_SPEC_LAYERS, help=f"Of the model's {spec.n_layers} layers."))
 k = c3.slider("Draft length k", 1, speculative.MAX_DRAFT, 4, key=keys.SRV_SPEC_K)
@@ -110,41 +87,29 @@ if found := serving.show_kept(keys.SRV_SPEC.kept, bundle.name):
     for i, case in enumerate(found.result):
         for j, run in enumerate(case.runs or []):
             st.markdown(serving.speculative_sentence(case, run))
-            with st.expander(f"Every round: “{case.label}” with {run.draft}"):
+            with st.expander(text.rounds_title(case.label, run.draft)):
                 show_chart(figs.rounds_figure(run), key=f"{keys.SRV_SPEC_ROUNDS}_chart_{i}_{j}",
                            filename=f"speculative-rounds-{i}-{run.draft}")
                 st.dataframe(pd.DataFrame(serving.round_rows(run, bundle.tokenizer)), hide_index=True,
                              key=f"{keys.SRV_SPEC_ROUNDS}_{i}_{j}")
     if sampled and not config.greedy:
-        st.caption("Sampling: speculative and plain runs draw different random numbers, so their texts differ; what "
-                   "is equal is the distribution every token is drawn from (tested with many draws).")
+        st.caption(text.SAMPLED_TEXTS_DIFFER)
 
 st.header("4 · Precision: fewer bytes per weight")
-explain(
-    "Since a decode step waits for bytes, storing each weight in fewer of them lowers the floor on its time "
-    "(bytes read ÷ bandwidth) and the memory a model needs, at the price of rounding every weight. Four real paths, "
-    "built from the loaded model and compared with float32 over a fixed text: **bfloat16** (a torch copy), **int8** "
-    "(torch's dynamically quantized Linear layers: int8 weights, int8 products), and float32 weights with an "
-    "**fp8 KV cache** (transformers' `QuantizedCache`, one byte per cached value).")
+explain(text.PRECISION)
 if bundle.name == EMBEDDED_MODEL:
-    st.info("The embedded weights were already 4-bit in the GGUF file they ship in (Q4_1: blocks of 32 weights "
-            "sharing a 16-bit scale and minimum; the embedding in 8 bits). The float32 model is those 4-bit values "
-            "written out in 4 bytes each. For scale: llama.cpp runs this model at 8 bits in about 4 ms per token on "
-            "a laptop CPU, close to its own bandwidth floor.")
+    st.info(text.EMBEDDED_WEIGHTS)
 if serving.run_controls(keys.SRV_PREC, "Measure every precision"):
     serving.launch(keys.SRV_PREC.kept, "precision table", (bundle.name,), lambda p: serving.precision_work(bundle, p))
 if found := serving.show_kept(keys.SRV_PREC.kept, bundle.name):
     st.dataframe(pd.DataFrame(serving.precision_rows(found.result, bandwidth, bundle.tokenizer)), hide_index=True,
                  key=keys.SRV_PREC.table)
     st.markdown("\n".join(serving.precision_sentences(found.result)))
-    st.caption(f"Step time: the fastest of the decode steps that filled the cache to "
-               f"{found.result[0].cache_positions} positions. Bandwidth floor: bytes read by a decode step ÷ this "
-               f"machine's measured copy bandwidth. KL and top-1 over {found.result[0].quality.positions} positions "
-               "of a fixed text.")
+    st.caption(text.precision_caption(found.result[0].cache_positions, found.result[0].quality.positions))
 
 st.subheader("The bit dial: where quality collapses")
 grouping = st.radio("Round in groups of", list(serving.GROUPINGS), horizontal=True, key=keys.SRV_DIAL_GROUPING)
-if serving.run_controls(keys.SRV_DIAL, f"Round the weights to {serving.DIAL_BITS[0]}…{serving.DIAL_BITS[-1]} bits"):
+if serving.run_controls(keys.SRV_DIAL, text.dial_label(serving.DIAL_BITS)):
     serving.launch(f"{keys.SRV_DIAL.kept}_{grouping}", f"bit dial ({grouping})", (bundle.name,),
                    lambda p: serving.dial_work(bundle, serving.GROUPINGS[grouping], p))
 curves = {g: kept.result for g in serving.GROUPINGS

@@ -26,6 +26,7 @@ def test_head_options_and_labels():
     assert [ac.head_index(h) for h in (-1, 0, 4)] == [None, 0, 4]
     assert [ac.head_name(h, 9) for h in (None, 3)] == ["mean of 9 heads", "head 3"]
     assert ac.inline_code("a`b") == "`aˋb`"
+    assert [ac.first_shown(n) for n in (0, ac.MAX_TRIANGLE, ac.MAX_TRIANGLE + 7)] == [0, 0, 7]
 
 
 def test_backfill_button_fills_and_says_so(tiny):

@@ -61,3 +61,17 @@ def test_context_labels_and_draw_sentences(tiny):
     assert f"{many.largest_gap(pipe.probs):.4f}" in text.draws_text(many, pipe.probs, 0)
     sweep = temperature_sweep(torch.randn(300))
     assert f"{sweep.cover[sweep.at(1.0)]:,} tokens for 90%" in text.sweep_text(sweep)
+
+
+def test_the_lessons_sentences_with_their_numbers():
+    pipe = decode.process(torch.randn(300, generator=torch.Generator().manual_seed(1)), None,
+                          SamplingConfig(temperature=0.7, top_p=0.9))
+    maths = text.stage_maths(pipe, str)
+    assert [kind for kind, _ in maths].count("latex") == 3 and maths[0] == ("markdown", "**Softmax with temperature**")
+    assert ("markdown", text.temperature_text(pipe, str)) in maths
+    assert maths[-1] == ("markdown", text.filters_text(pipe))
+    assert text.too_long(30, 2048) == "The context is too long for 30 more tokens (2048 positions at most)."
+    assert text.too_long(8) == "The context is too long for 8 more tokens."
+    assert text.continuation_progress(1, 5, 10) == (0.75, "strategy B: token 5 of 10")
+    assert text.capped_draws(500_000, 200_000) == "500,000 is above the cap; drawing 200,000."
+    assert text.entropy_caption(1024).endswith("uniform choice over all 1,024 tokens would be 10.0.")

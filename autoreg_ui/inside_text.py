@@ -1,0 +1,100 @@
+"""What the "Inside generation" page says: the lesson's prose, and its sentences with the measured numbers.
+
+Pure functions and constants (no Streamlit): the page decides where each text goes.
+"""
+from __future__ import annotations
+
+from autoreg_core.phases import PrefillPoint
+from autoreg_core.teacher import MAX_TOKENS
+
+from .format import ratio
+from .inside import WORKED_NEW, WORKED_PROMPT
+
+INTRO = ("Four things one decode step does not show: why training is fast and generation is not, what the "
+         "layers guess before the last one, what prefill and decode cost in seconds, and what a server does "
+         "when the KV cache no longer fits. Everything below is computed on the loaded model, in this tab.")
+
+# ---------------------------------------------------------------- 1 · teacher forcing, exposure bias
+TEACHER_FORCING = (
+    "Once a text exists, the model can score all of it in **one** forward pass: the causal mask lets position "
+    "t see only positions ≤ t, so every position predicts its next token from the *true* text before it. "
+    "That is **teacher forcing**, and it is why training is parallel. Generating needs the token at t before "
+    "position t + 1 can be read, so the same numbers take one pass per token. Generate a few tokens, then "
+    "read the text in one pass: the log-probabilities must agree.")
+CUT_SHORT = f"One pass reads at most {MAX_TOKENS} tokens here; later steps are not scored."
+FORCE_SOMETHING = "Force an unlikely token above (then generate a few more) to see exposure bias."
+BRANCH_CAPTIONS = ("The text from the forced token on", "What the model writes itself there (greedy)")
+
+
+def force_label(rank: int) -> str:
+    return f"Force the model's rank-{rank} token as the next one"
+
+
+def exposure_bias(step: int) -> str:
+    return (f"**Exposure bias.** Step {step} was forced. In training every prefix is real text; here the "
+            "later steps read a prefix that contains a token the model would not have written, and they "
+            "condition on it all the same. The one-pass view agrees with the steps (the table): the model cannot "
+            "tell its own tokens from forced ones. ▌ marks where the two texts below part.")
+
+
+# ---------------------------------------------------------------- 2 · the logit lens
+LOGIT_LENS = (
+    "The last layer's hidden state goes through the final norm and the LM head to become logits. Send the "
+    "hidden state after *any* layer through the same two modules and you read what the model would say if it "
+    "stopped there. Early layers mostly echo the input token; the answer usually appears late. (transformers "
+    "already norms the last entry of `hidden_states`; it goes through the LM head alone, so the last row equals "
+    "the model's own logits.)")
+
+
+def lens_step_label(n_steps: int) -> str:
+    return f"Step to read ({n_steps + 1} = the next token, not chosen yet)"
+
+
+# ---------------------------------------------------------------- 3 · prefill vs decode
+PREFILL_VS_DECODE = (
+    "A server is judged by **time to first token** (TTFT: the prefill over the whole prompt, then one choice) "
+    "and **tokens per second** after it (one decode pass per token). The prefill pushes many positions through "
+    "each weight matrix at once, so it is limited by arithmetic; a decode step reads every weight, and the "
+    "whole cache, to produce one token, so it is limited by memory traffic. Per token, the prefill is far "
+    "cheaper — but only a prompt of hundreds of tokens shows how much.")
+SWEEP_METHOD = ("At each L: a prefill of the first L prompt tokens, and one decode step on the cache it leaves "
+                "(the fastest of two runs each: other work on the machine only ever adds time).")
+WORKED_TITLE = f"The worked example: a {WORKED_PROMPT}-token prompt and {WORKED_NEW} new tokens"
+WORKED_COUNTING = (f"Naive: each new token re-reads everything ({WORKED_PROMPT} + {WORKED_PROMPT + 1} + … + "
+                   f"{WORKED_PROMPT + WORKED_NEW - 1} positions). Cached: the prompt once, then one position per "
+                   f"step; the {WORKED_NEW}th token is chosen but never fed back.")
+WORKED_SPINNER = f"{WORKED_PROMPT}-token prefill, then {WORKED_NEW - 1} decode steps…"
+
+
+def phases_spinner(prompt_tokens: int, new_tokens: int) -> str:
+    return f"Prefill of {prompt_tokens} tokens, then {new_tokens - 1} decode steps…"
+
+
+def sweep_label(lengths: list[int]) -> str:
+    return f"Sweep the prefill over L = {', '.join(map(str, lengths))}"
+
+
+def sweep_stopped(measured: int, planned: int) -> str:
+    return f"Stopped: {measured} of {planned} lengths measured."
+
+
+def sweep_sentence(point: PrefillPoint) -> str:
+    return (f"At L = {point.length}, one decode step costs as much as **{ratio(point.decode_over_prefill)}** "
+            f"prompt tokens inside the prefill ({point.decode_ms:.1f} ms vs {point.prefill_ms_per_token:.2f} ms).")
+
+
+# ---------------------------------------------------------------- 4 · when the cache runs out
+CACHE_RUNS_OUT = (
+    "The cache grows by one position per token per request; on a busy server it, not the weights, fills the "
+    "memory first. A server then can **queue** new requests, **preempt** one (drop its cache and recompute it "
+    "later, or swap it to CPU memory), or **bound** each request's cache by **evicting** old positions: a "
+    "**sliding window** keeps only the last W. (**Paging**, as in vLLM's PagedAttention, stores the cache in "
+    "fixed-size blocks so no memory is lost to gaps between requests; it packs more caches in, it does not "
+    "shrink one.) Below, the same greedy generation twice: with the full cache, and with transformers' "
+    "`DynamicSlidingWindowLayer` keeping W − 1 positions, so each new token sees itself and the last W − 1. "
+    "The prompt itself is still read with full attention in the prefill; the window bites from the first "
+    "decode step on.")
+
+
+def window_captions(width: int) -> tuple[str, str]:
+    return "Full cache (▌ marks where the texts part)", f"Sliding window, W = {width}"

@@ -1,0 +1,33 @@
+"""What the attention page says, with this model's and this session's numbers."""
+from autoreg_core.cache import PhaseTimes, worked_example
+from autoreg_core.spec import PRESETS
+from autoreg_ui import attention_text as text
+from autoreg_ui.format import human_bytes
+
+
+def test_sentences_carry_the_numbers_they_name():
+    assert "**12** weights" in text.weights_text(64, 12) and "$12\\times64$" in text.weights_text(64, 12)
+    assert "the last prompt token, before any step" in text.query_text(4, "`x`", 0, "Layer 1, head 0")
+    assert text.query_text(9, "`x`", 3, "Layer 1, head 0") == ("Query: position **9** `x`, the token of decode "
+                                                              "step 3. Layer 1, head 0.")
+    assert text.bar_title("Layer 1, head 0", 9) == "Layer 1, head 0: query 9 over 10 cached keys"
+    assert text.last_rows_caption(300, 256, 44).endswith("(positions 44–299) so the page stays light.")
+    assert text.cache_check(10, 10, 2.0) == (True, "Equal, byte for byte: 10 B. Each new token adds 2 B.")
+    assert text.cache_check(9, 10, 2.0)[0] is False
+
+
+def test_gqa_and_the_worked_example_use_the_model_spec():
+    spec = PRESETS["70B model with GQA, 128K context"]
+    said = text.gqa_text("M", spec, spec.n_heads // spec.n_kv_heads, 40)
+    ratio = spec.without_gqa().cache_bytes(40) / spec.cache_bytes(40)
+    assert f"**{spec.n_kv_heads} K/V heads**" in said and f"**{ratio:g}× more**" in said
+    ex = worked_example(spec)
+    assert f"**{human_bytes(ex.at_end)}** ({ex.at_end:,} bytes)." in text.worked_example_text(ex, "M", "bfloat16")
+    assert human_bytes(spec.cache_bytes()) in text.long_context_caption(spec)
+
+
+def test_phase_text_says_which_phase_is_bound_by_what():
+    said = text.phase_text(PhaseTimes(prefill_tokens=20, prefill_ms=40.0, prefill_ms_per_token=2.0, decode_steps=5,
+                                      decode_ms_median=10.0))
+    assert "**2.00 ms per token**" in said and "5.0× the prefill cost per token" in said
+    assert "(compute-bound)" in said and "(memory-bandwidth-bound)" in said

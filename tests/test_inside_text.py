@@ -1,0 +1,23 @@
+"""What the "Inside generation" page says, with the measured numbers."""
+from autoreg_core.phases import PrefillPoint
+from autoreg_core.teacher import MAX_TOKENS
+from autoreg_ui import inside_text as text
+
+
+def test_sentences_carry_their_numbers():
+    assert str(MAX_TOKENS) in text.CUT_SHORT
+    assert text.force_label(25) == "Force the model's rank-25 token as the next one"
+    assert text.exposure_bias(4).startswith("**Exposure bias.** Step 4 was forced.")
+    assert text.lens_step_label(6) == "Step to read (7 = the next token, not chosen yet)"
+    assert text.phases_spinner(300, 32) == "Prefill of 300 tokens, then 31 decode steps…"
+    assert text.sweep_label([8, 16, 32]) == "Sweep the prefill over L = 8, 16, 32"
+    assert text.sweep_stopped(2, 5) == "Stopped: 2 of 5 lengths measured."
+    said = text.sweep_sentence(PrefillPoint(length=64, prefill_ms=32.0, decode_ms=12.0))
+    assert said.startswith("At L = 64, one decode step costs as much as **") and "(12.0 ms vs 0.50 ms)" in said
+    assert text.window_captions(16)[1] == "Sliding window, W = 16"
+
+
+def test_the_worked_example_is_worded_from_its_numbers():
+    assert text.WORKED_TITLE == "The worked example: a 50-token prompt and 100 new tokens"
+    assert "(50 + 51 + … + 149 positions)" in text.WORKED_COUNTING and "the 100th token" in text.WORKED_COUNTING
+    assert text.WORKED_SPINNER == "50-token prefill, then 99 decode steps…"
