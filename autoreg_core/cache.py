@@ -8,6 +8,7 @@ page (and the tests) can show that the two agree byte for byte.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .spec import ModelSpec, dtype_name
@@ -67,11 +68,24 @@ def cache_timeline(session) -> list[CachePoint]:
 
 @dataclass(frozen=True)
 class PhaseTimes:
+    """Prefill against decode, per token: the prefill's time per prompt token and the median decode step.
+
+    The one place this arithmetic is written: the attention page's session (``phase_times``), a timed
+    greedy run (``phases.GreedyRun``) and one point of the prefill sweep (``phases.PrefillPoint``) all
+    read their numbers through ``PhaseTimes.measured``.
+    """
+
     prefill_tokens: int
     prefill_ms: float
     prefill_ms_per_token: float
     decode_steps: int
-    decode_ms_median: float  # median forward pass of one decode step (one token)
+    decode_ms_median: float  # median time of one decode step (one token); NaN without a step
+
+    @classmethod
+    def measured(cls, prefill_ms: float, prefill_tokens: int, decode_ms: Sequence[float]) -> PhaseTimes:
+        """From one prefill's time over ``prefill_tokens`` tokens and the times of the decode steps."""
+        return cls(prefill_tokens, prefill_ms, prefill_ms / max(1, prefill_tokens), len(decode_ms),
+                   statistics.median(decode_ms) if len(decode_ms) else float("nan"))
 
     @property
     def ratio(self) -> float:
@@ -86,9 +100,7 @@ def phase_times(session) -> PhaseTimes | None:
     pre = session.prefill_record
     if pre is None or not session.records:
         return None
-    forward_ms = [r.forward_ms for r in session.records]
-    return PhaseTimes(pre.n_tokens, pre.time_ms, pre.time_ms / max(1, pre.n_tokens), len(forward_ms),
-                      statistics.median(forward_ms))
+    return PhaseTimes.measured(pre.time_ms, pre.n_tokens, [r.forward_ms for r in session.records])
 
 
 # ---------------------------------------------------------------- the seeds' worked example

@@ -9,13 +9,12 @@ N new tokens" with the model's own ``ModelSpec``.
 """
 from __future__ import annotations
 
-import statistics
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 from . import decode
-from .cache import layer_shapes, measured_bytes
+from .cache import PhaseTimes, layer_shapes, measured_bytes
 from .config import SamplingConfig
 from .spec import ModelSpec
 
@@ -47,12 +46,17 @@ class GreedyRun:
         return self.ids[self.prompt_len:]
 
     @property
+    def phases(self) -> PhaseTimes:
+        """The prefill per prompt token against the median later token (one decode pass + the choice)."""
+        return PhaseTimes.measured(self.prefill_ms, self.prompt_len, self.step_ms)
+
+    @property
     def prefill_ms_per_token(self) -> float:
-        return self.prefill_ms / max(1, self.prompt_len)
+        return self.phases.prefill_ms_per_token
 
     @property
     def decode_ms_median(self) -> float:
-        return statistics.median(self.step_ms) if self.step_ms else float("nan")
+        return self.phases.decode_ms_median
 
     @property
     def decode_tokens_per_second(self) -> float:
@@ -114,13 +118,17 @@ class PrefillPoint:
     decode_ms: float  # fastest of the repeats: one token fed onto a cache holding ``length`` positions
 
     @property
+    def phases(self) -> PhaseTimes:
+        return PhaseTimes.measured(self.prefill_ms, self.length, [self.decode_ms])
+
+    @property
     def prefill_ms_per_token(self) -> float:
-        return self.prefill_ms / self.length
+        return self.phases.prefill_ms_per_token
 
     @property
     def decode_over_prefill(self) -> float:
         """How many prompt tokens the prefill processes in the time of one decode step."""
-        return self.decode_ms / self.prefill_ms_per_token if self.prefill_ms > 0 else float("nan")
+        return self.phases.ratio
 
 
 def sweep_lengths(n_tokens: int, max_positions: int, start: int = SWEEP_START) -> list[int]:

@@ -68,6 +68,14 @@ def test_timeline_prefill_jump_then_one_row_per_step(tiny):
     assert fig.layout.yaxis2.range[1] == pytest.approx(fig.layout.yaxis.range[1] * 512)  # one shared scale
 
 
+def test_phase_times_measured_from_a_prefill_and_decode_steps():
+    times = kvc.PhaseTimes.measured(30.0, 10, [4.0, 6.0, 5.0])
+    assert (times.prefill_ms_per_token, times.decode_steps, times.decode_ms_median) == (3.0, 3, 5.0)
+    assert times.ratio == pytest.approx(5.0 / 3.0)
+    empty = kvc.PhaseTimes.measured(30.0, 0, [])
+    assert empty.prefill_ms_per_token == 30.0 and empty.decode_steps == 0 and math.isnan(empty.decode_ms_median)
+
+
 def test_phase_ratio_without_prefill_time_is_nan():
     times = kvc.PhaseTimes(prefill_tokens=3, prefill_ms=0.0, prefill_ms_per_token=0.0, decode_steps=2,
                            decode_ms_median=5.0)

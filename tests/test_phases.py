@@ -6,6 +6,7 @@ import math
 import pytest
 
 from autoreg_core import ModelBundle, SamplingConfig, Session, phases
+from autoreg_core.cache import PhaseTimes
 from autoreg_core.decode import new_cache
 
 PROMPT = "Once upon a time there was a small village by the sea"
@@ -113,3 +114,13 @@ def test_worked_example_counts(tiny):
     assert counts.cached_dot_products == heads * sum(range(1, 150))
     with pytest.raises(ValueError):
         phases.worked_counts(tiny.spec, 0, 10)
+
+
+def test_runs_and_sweep_points_read_their_times_through_phase_times():
+    run = phases.GreedyRun(prompt_len=10, ids=list(range(14)), prefill_ms=20.0, first_token_ms=21.0,
+                           step_ms=[3.0, 5.0, 4.0])
+    assert run.phases == PhaseTimes.measured(20.0, 10, [3.0, 5.0, 4.0])
+    assert (run.prefill_ms_per_token, run.decode_ms_median, run.phases.ratio) == (2.0, 4.0, 2.0)
+    point = phases.PrefillPoint(length=8, prefill_ms=16.0, decode_ms=6.0)
+    assert (point.prefill_ms_per_token, point.decode_over_prefill) == (2.0, 3.0)
+    assert math.isnan(phases.PrefillPoint(length=8, prefill_ms=0.0, decode_ms=6.0).decode_over_prefill)
