@@ -27,9 +27,23 @@ def stored_positions(cache) -> int:
     return max((shape.keys[2] for shape in layer_shapes(cache)), default=0)
 
 
+class PerToken:
+    """Prefill time per prompt token, and a decode step against it, read from ``self.phases``
+    (``cache.PhaseTimes``, where the arithmetic is written once)."""
+
+    @property
+    def prefill_ms_per_token(self) -> float:
+        return self.phases.prefill_ms_per_token
+
+    @property
+    def decode_over_prefill(self) -> float:
+        """How many prompt tokens the prefill processes in the time of one decode step."""
+        return self.phases.ratio
+
+
 # ---------------------------------------------------------------- one timed greedy generation
 @dataclass
-class GreedyRun:
+class GreedyRun(PerToken):
     """A greedy generation, timed the way serving systems report it."""
 
     prompt_len: int
@@ -49,10 +63,6 @@ class GreedyRun:
     def phases(self) -> PhaseTimes:
         """The prefill per prompt token against the median later token (one decode pass + the choice)."""
         return PhaseTimes.measured(self.prefill_ms, self.prompt_len, self.step_ms)
-
-    @property
-    def prefill_ms_per_token(self) -> float:
-        return self.phases.prefill_ms_per_token
 
     @property
     def decode_ms_median(self) -> float:
@@ -110,7 +120,7 @@ def greedy_run(bundle, prompt_ids: list[int], n_new: int, cache=None, *, stop_at
 
 # ---------------------------------------------------------------- the prefill sweep
 @dataclass(frozen=True)
-class PrefillPoint:
+class PrefillPoint(PerToken):
     """At one prompt length: the whole prefill, and one decode step on a cache of that length."""
 
     length: int
@@ -119,16 +129,8 @@ class PrefillPoint:
 
     @property
     def phases(self) -> PhaseTimes:
+        """The prefill's time per prompt token against the one decode step."""
         return PhaseTimes.measured(self.prefill_ms, self.length, [self.decode_ms])
-
-    @property
-    def prefill_ms_per_token(self) -> float:
-        return self.phases.prefill_ms_per_token
-
-    @property
-    def decode_over_prefill(self) -> float:
-        """How many prompt tokens the prefill processes in the time of one decode step."""
-        return self.phases.ratio
 
 
 def sweep_lengths(n_tokens: int, max_positions: int, start: int = SWEEP_START) -> list[int]:

@@ -226,7 +226,7 @@ def phase_numbers(run: GreedyRun) -> list[Metric]:
              f"After the first: {n - 1} tokens, one decode pass each."),
             ("Prefill, per prompt token", f"{run.prefill_ms_per_token:.2f} ms", "The prefill pass ÷ prompt tokens."),
             ("Decode, per token", f"{run.decode_ms_median:.1f} ms", "Median decode step (pass + choice)."),
-            ("Decode ÷ prefill per token", ratio(run.phases.ratio),
+            ("Decode ÷ prefill per token", ratio(run.decode_over_prefill),
              "How many prompt tokens the prefill reads in the time of one decode step.")]
 
 

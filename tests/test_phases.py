@@ -120,7 +120,7 @@ def test_runs_and_sweep_points_read_their_times_through_phase_times():
     run = phases.GreedyRun(prompt_len=10, ids=list(range(14)), prefill_ms=20.0, first_token_ms=21.0,
                            step_ms=[3.0, 5.0, 4.0])
     assert run.phases == PhaseTimes.measured(20.0, 10, [3.0, 5.0, 4.0])
-    assert (run.prefill_ms_per_token, run.decode_ms_median, run.phases.ratio) == (2.0, 4.0, 2.0)
+    assert (run.prefill_ms_per_token, run.decode_ms_median, run.decode_over_prefill) == (2.0, 4.0, 2.0)
     point = phases.PrefillPoint(length=8, prefill_ms=16.0, decode_ms=6.0)
     assert (point.prefill_ms_per_token, point.decode_over_prefill) == (2.0, 3.0)
     assert math.isnan(phases.PrefillPoint(length=8, prefill_ms=0.0, decode_ms=6.0).decode_over_prefill)
