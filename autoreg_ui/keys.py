@@ -73,6 +73,9 @@ FORCE_TEXT = "force_text"
 FORCE_BUTTON = "force"
 HISTORY = "history"
 HISTORY_CSV = "csv"
+STEP_VIEW = "step_view"  # which of the step page's views is open (only the open one is drawn)
+STEP_LAST_CHART = "last_chart"
+STEP_CHAIN_CHART = "logprob_chart"
 
 # ---------------------------------------------------------------- attention page
 ATT_LINK_SEEN = "att_link_seen"

@@ -21,6 +21,13 @@ def _session(at):
     return at.session_state["session"]
 
 
+def _open_view(at, label):
+    """Open one of the step page's views (only the open one is drawn)."""
+    at.session_state["step_view"] = label
+    at.run()
+    assert not at.exception, at.exception
+
+
 def _strip(at):
     return "".join(m.value for m in at.markdown if "tokstrip" in m.value)
 
@@ -40,11 +47,17 @@ def test_next_generate_undo_reset_force(embedded):
     at.button(key="step_generate").click().run()
     assert not at.exception and len(s.records) == 6
     assert _strip(at).count('class="tok gen"') == 6
-    assert at.dataframe[0].value.shape[0] == 6
+    assert at.dataframe.len == 0 and len(at.get("plotly_chart")) == 1  # only the open view is drawn
+    _open_view(at, "History")
+    assert at.dataframe[0].value.shape[0] == 6 and len(at.get("plotly_chart")) == 0
+    assert "Download CSV (with the prompt and settings of every step)" in [b.label for b in at.get("download_button")]
+    _open_view(at, "The chain rule, running")
+    assert at.dataframe.len == 0 and [c.proto.id.endswith("logprob_chart") for c in at.get("plotly_chart")] == [True]
 
     at.button(key="step_undo").click().run()
     assert len(s.records) == 5 and s.cache_len == len(s.ids)
 
+    _open_view(at, "Force the next token")
     at.text_input(key="force_text").input(" banana").run()
     at.button(key="force").click().run()
     assert s.records[-1].forced and s.records[-1].token_id == embedded.tokenizer(" banana")["input_ids"][0]

@@ -65,6 +65,8 @@ def test_keyboard_shortcut_steps(page, app_url):
 
 def test_click_a_bar_forces_that_token(page, app_url):
     _open_app(page, app_url)
+    page.get_by_role("tab", name="Force the next token").click()  # only the open view is drawn
+    page.get_by_text("Candidates for the next token").first.wait_for()
     chart = page.locator(".js-plotly-plot").last  # "what could come next"
     chart.locator("g.point path").first.wait_for()
     label = chart.locator(".xtick text").nth(1).text_content()

@@ -68,6 +68,7 @@ def _two_steps_and_a_forced_token(page, url: str) -> None:
     for n in (1, 2):
         _press(page, "n")
         _wait_chips(page, n)
+    page.get_by_role("tab", name="Force the next token").click()  # only the open view is drawn
     page.get_by_label("…or type one token to force", exact=False).fill(" banana")
     page.get_by_role("button", name="Force this token").click()
     _wait_chips(page, 3)
@@ -205,6 +206,7 @@ def test_export_import_csv_chart_images_and_an_offline_hand_out(browser, app_url
     ctx = _context(browser)
     page = ctx.new_page()
     _two_steps_and_a_forced_token(page, app_url + "/?cfg_seed=3&cfg_top_p=0.8")
+    page.get_by_role("tab", name="The chain rule, running").click()
     page.locator("button[data-filename='autoreg-step-chain-rule'][data-format=svg]").wait_for()
     chips, metrics = _chips(page), _metrics(page)
 
@@ -219,6 +221,7 @@ def test_export_import_csv_chart_images_and_an_offline_hand_out(browser, app_url
     assert svg.name == "autoreg-step-chain-rule.svg" and svg.read_text()[:4] == "<svg"
     png = download(page.locator("button[data-filename='autoreg-step-chain-rule'][data-format=png]"))
     assert png.name == "autoreg-step-chain-rule.png" and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page.get_by_role("tab", name="History").click()
     csv = download(page.get_by_role("button", name="Download CSV", exact=False))
     header, first = csv.read_text().splitlines()[:2]
     assert header.endswith("model,prompt,chat,seed,temperature,top_k,top_p,min_p,repetition_penalty,"

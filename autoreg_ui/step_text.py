@@ -1,0 +1,39 @@
+"""What the step page says around its controls: the loop in one paragraph, and the ideas it makes visible."""
+from __future__ import annotations
+
+LOOP = (
+    "A language model writes by repeating one small loop: read everything so far, turn the last "
+    "position's hidden state into **logits** (one score per vocabulary token), make them "
+    "probabilities with a softmax, pick one token, append it, go again. The first pass over the "
+    "prompt is the **prefill**; every later pass feeds only the newest token and reuses the keys and "
+    "values stored in the **KV cache** — one **decode step**."
+)
+CHAIN_RULE = r"P(x_1,\dots,x_T \mid \text{prompt}) = \prod_{t=1}^{T} P(x_t \mid \text{prompt}, x_{<t})"
+GENERATE_CALL = ("Every sidebar setting maps onto an argument of transformers' `generate`. With the same "
+                 "seed, this code produces exactly the tokens you get here by clicking **Next token** "
+                 "(a test checks it). `use_cache=True` is the KV cache; `pad_token_id` only matters when "
+                 "several prompts of different lengths run as one batch.")
+
+
+def around_the_loop(n_tokens: int, dtype: str) -> str:
+    """The ideas one can see while stepping, with this session's token count and the model's dtype."""
+    return f"""
+- **No going back.** Each token is final once appended; the model never revises earlier text. Force
+  a token and watch later steps condition on that choice: this is **exposure bias**. In training the
+  model always read correct text (**teacher forcing**); when generating it reads its own choices.
+- **No look-ahead.** The model does not plan the whole answer; each bar chart above is all it
+  "knows" about what comes next.
+- **A sequential bottleneck.** Step *t + 1* needs the token chosen at step *t*, so the steps of one
+  sequence cannot run in parallel: {n_tokens} tokens took {n_tokens} forward
+  passes. Extra GPUs help serve more users (batching), not one user's latency.
+- **Streaming.** Because tokens arrive one by one, apps show them as they come (as the strip above does).
+- **Stopping.** Generation ends at the **EOS** token, at **max new tokens**, or when a **stop sequence**
+  appears (set them in the sidebar); in chat mode the model's EOS is its end-of-turn marker.
+- **Making it faster.** *Quantization* stores weights in fewer bits (this very model ships as a 4-bit
+  GGUF file, dequantized to {dtype} when loaded); *mixed precision* runs in 16-bit
+  floats; *speculative decoding* lets a cheap draft propose several tokens that the model checks in
+  one pass; *continuous batching* lets a server add and remove requests from a running batch every
+  step. The KV cache itself is the first and biggest saving — see **Naive vs KV cache**.
+- **Other ways to write.** Non-autoregressive and diffusion-style models predict many positions at
+  once and refine them; they are faster per token but harder to keep coherent.
+"""
