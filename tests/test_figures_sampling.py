@@ -1,8 +1,11 @@
 """The sampling lab's figures: removed tokens greyed, escaped labels, charts that follow the settings."""
+import pytest
 import torch
+from plotly.subplots import make_subplots
 
 from autoreg_core import SamplingConfig, decode, lab
 from autoreg_ui import palette
+from autoreg_ui.figures import sampling
 from autoreg_ui.figures.labels import short_label
 from autoreg_ui.figures.sampling import draw_figure, draws_figure, pipeline_figure, strategies_figure, sweep_figure
 
@@ -32,6 +35,36 @@ def test_pipeline_figure_greys_removed_tokens_and_follows_the_settings():
     assert crosses and set(crosses[-1].text) <= {s.name for s in pipe.stages}
     other = decode.process(logits, None, SamplingConfig(temperature=0.9, top_k=8))
     assert pipeline_figure(other, ids, labels).to_json() != fig.to_json()
+
+
+@pytest.mark.parametrize("n_panels", [2, 3, 4, 5, 6, 7, 8, 9])
+def test_pipeline_panels_sit_where_make_subplots_puts_them(n_panels):
+    rows = -(-n_panels // sampling.PANEL_COLUMNS)
+    ref = make_subplots(rows=rows, cols=sampling.PANEL_COLUMNS, subplot_titles=["t"] * n_panels,
+                        horizontal_spacing=sampling.PANEL_SPACING,
+                        vertical_spacing=0.14 / max(rows - 2, 1) + 0.06).layout
+    cells = sampling._panel_grid(n_panels)
+    assert len(cells) == n_panels  # no axes for the empty cell after an odd number of panels
+    for k, (xa, ya, x_domain, y_domain) in enumerate(cells):
+        x_axis, y_axis = ref["xaxis" + xa[1:]], ref["yaxis" + ya[1:]]
+        assert (x_axis.anchor, y_axis.anchor) == (ya, xa)
+        assert list(x_axis.domain) == x_domain and list(y_axis.domain) == y_domain
+        assert (ref.annotations[k].x, ref.annotations[k].y) == (sum(x_domain) / 2.0, y_domain[1])
+
+
+def test_pipeline_figure_marks_the_top_p_and_min_p_cut_offs():
+    logits = _logits(11)
+    ids = lab.top_token_ids(logits, 15)
+    pipe = decode.process(logits, None, SamplingConfig(temperature=0.9, top_p=0.5, min_p=0.05))
+    fig = sampling.pipeline_figure(pipe, ids, [str(i) for i in ids])
+    names = [s.name for s in pipe.stages]
+    k_top_p, k_min_p = names.index(decode.TOP_P), names.index(decode.MIN_P)
+    lines = {(s.xref, s.y0) for s in fig.layout.shapes if s.x0 == 0 and s.x1 == 1}
+    assert (f"x{k_top_p + 1} domain", 0.5) in lines
+    assert (f"x{k_min_p + 1} domain", pipe.stages[k_min_p].threshold) in lines
+    texts = [a.text for a in fig.layout.annotations]
+    assert f"cut-off {pipe.stages[k_min_p].threshold:.4f}" in texts and any(t.startswith("Σ = ") for t in texts)
+    assert any(t.hovertemplate.startswith("cumulative") for t in fig.data)
 
 
 def test_draw_figures():

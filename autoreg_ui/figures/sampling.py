@@ -30,56 +30,88 @@ def _ticks(labels: list[str]) -> tuple[list[int], list[str]]:
     return list(range(len(labels))), [short_label(lab) for lab in labels]
 
 
+PANEL_SPACING = 0.07  # between the two columns of panels (a fraction of the figure's width)
+
+
+def _panel_grid(n_panels: int) -> list[tuple[str, str, list[float], list[float]]]:
+    """(x axis, y axis, x domain, y domain) of each panel, left to right then down, ``PANEL_COLUMNS`` a row:
+    the grid make_subplots(rows, PANEL_COLUMNS, horizontal_spacing=PANEL_SPACING, vertical_spacing=…) lays out,
+    without the empty cell after an odd number of panels."""
+    rows = math.ceil(n_panels / PANEL_COLUMNS)
+    gap = 0.14 / max(rows - 2, 1) + 0.06
+    width = (1.0 - PANEL_SPACING * (PANEL_COLUMNS - 1)) / PANEL_COLUMNS
+    height = (1.0 - gap * (rows - 1)) / rows
+    cells = []
+    for k in range(n_panels):
+        col, up = k % PANEL_COLUMNS, rows - 1 - k // PANEL_COLUMNS  # ``up``: rows below this one
+        left, bottom = col * width + col * PANEL_SPACING, up * height + up * gap
+        n = "" if k == 0 else str(k + 1)
+        cells.append((f"x{n}", f"y{n}", [left, left + width], [max(0.0, bottom), min(1.0, bottom + height)]))
+    return cells
+
+
 def pipeline_figure(pipeline: Pipeline, ids: list[int], labels: list[str], chosen: int | None = None) -> go.Figure:
     """One panel per stage over the same tokens, then the renormalised distribution the draw uses.
 
     Raw logits as bars; every later panel shows the probabilities after its stage. A token removed by
     the stage keeps a grey bar at its probability just before the cut; one removed earlier shows a grey
     ✕ naming the stage. The top-p panel adds the cumulative sum and its cut-off; min-p its threshold.
+    Built in one constructor call from dicts (the lab redraws it on every slider move): make_subplots,
+    add_hline and one update per axis cost several times more.
     """
-    stages = pipeline.stages
-    n_panels = len(stages) + 1
-    rows = math.ceil(n_panels / PANEL_COLUMNS)
-    titles = [html.escape(_stage_title(s)) for s in stages] + [html.escape(_final_title(pipeline))]
-    fig = make_subplots(rows=rows, cols=PANEL_COLUMNS, subplot_titles=titles, horizontal_spacing=0.07,
-                        vertical_spacing=0.14 / max(rows - 2, 1) + 0.06)
-    idx = torch.tensor(ids, dtype=torch.long)
+    stages, idx = pipeline.stages, torch.tensor(ids, dtype=torch.long)
+    cells = _panel_grid(len(stages) + 1)
     removed_by = pipeline.removed_by()[idx].tolist()
-    for k, stage in enumerate(stages):
-        cell = dict(row=k // PANEL_COLUMNS + 1, col=k % PANEL_COLUMNS + 1)
-        if stage.name == RAW:
-            _raw_panel(fig, stage, ids, labels, cell)
-        else:
-            _stage_panel(fig, pipeline, k, ids, labels, removed_by, cell)
-    last = dict(row=(n_panels - 1) // PANEL_COLUMNS + 1, col=(n_panels - 1) % PANEL_COLUMNS + 1)
-    final = pipeline.probs[idx].tolist()
-    colors = [CHOSEN_COLOR if ids[i] == chosen else KEPT_COLOR if final[i] > 0 else REMOVED_COLOR
-              for i in range(len(ids))]
-    fig.add_trace(go.Bar(x=list(range(len(ids))), y=final, marker_color=colors, showlegend=False,
-                         customdata=list(zip(escaped(labels), ids)),
-                         hovertemplate="%{customdata[0]} (id %{customdata[1]})<br>probability %{y:.4f}<extra></extra>"),
-                  **last)
-    fig.update_yaxes(title_text="probability", rangemode="tozero", **last)
     x, ticktext = _ticks(labels)
-    for k in range(n_panels):
-        fig.update_xaxes(tickvals=x, ticktext=ticktext, tickangle=-60, row=k // PANEL_COLUMNS + 1,
-                         col=k % PANEL_COLUMNS + 1)
-    fig.update_layout(height=260 * rows + 60, margin=dict(l=40, r=20, t=50, b=40), bargap=0.15)
-    return fig
+    hover_labels = escaped(labels)
+    fig = dict(data=[], shapes=[], annotations=[
+        dict(text=html.escape(title), x=sum(xd) / 2.0, xanchor="center", xref="paper", y=yd[1], yanchor="bottom",
+             yref="paper", showarrow=False, font=dict(size=16))
+        for title, (_, _, xd, yd) in zip([_stage_title(s) for s in stages] + [_final_title(pipeline)], cells)])
+    layout = dict(height=260 * math.ceil(len(cells) / PANEL_COLUMNS) + 60, margin=dict(l=40, r=20, t=50, b=40),
+                  bargap=0.15)
+    for k, (xa, ya, x_domain, y_domain) in enumerate(cells):
+        layout["xaxis" + xa[1:]] = dict(anchor=ya, domain=x_domain, tickvals=x, ticktext=ticktext, tickangle=-60)
+        layout["yaxis" + ya[1:]] = dict(anchor=xa, domain=y_domain, title=dict(text="probability"),
+                                        rangemode="tozero")
+        if k == len(stages):
+            final = pipeline.probs[idx].tolist()
+            colors = [CHOSEN_COLOR if ids[i] == chosen else KEPT_COLOR if final[i] > 0 else REMOVED_COLOR
+                      for i in range(len(ids))]
+            fig["data"].append(dict(type="bar", x=x, y=final, marker=dict(color=colors), showlegend=False,
+                                    customdata=list(zip(hover_labels, ids)), xaxis=xa, yaxis=ya,
+                                    hovertemplate="%{customdata[0]} (id %{customdata[1]})<br>probability %{y:.4f}"
+                                                  "<extra></extra>"))
+        elif stages[k].name == RAW:
+            layout["yaxis" + ya[1:]] = dict(anchor=xa, domain=y_domain, title=dict(text="logit"))
+            _raw_panel(fig, stages[k], ids, hover_labels, (xa, ya))
+        else:
+            _stage_panel(fig, pipeline, k, ids, hover_labels, removed_by, (xa, ya))
+    return go.Figure(data=fig["data"], layout=dict(layout, shapes=fig["shapes"], annotations=fig["annotations"]))
 
 
-def _raw_panel(fig: go.Figure, stage: Stage, ids: list[int], labels: list[str], cell: dict) -> None:
+def _raw_panel(fig: dict, stage: Stage, ids: list[int], hover_labels: list[str], axes: tuple[str, str]) -> None:
     idx = torch.tensor(ids, dtype=torch.long)
     vals = [v if math.isfinite(v) else None for v in stage.scores[idx].tolist()]
-    fig.add_trace(go.Bar(x=list(range(len(ids))), y=vals, marker_color=RAW_COLOR, showlegend=False,
-                         customdata=list(zip(escaped(labels), stage.probs[idx].tolist(), ids)),
-                         hovertemplate="%{customdata[0]} (id %{customdata[2]})<br>logit %{y:.3f}"
-                                       "<br>softmax %{customdata[1]:.4f}<extra></extra>"), **cell)
-    fig.update_yaxes(title_text="logit", **cell)
+    fig["data"].append(dict(type="bar", x=list(range(len(ids))), y=vals, marker=dict(color=RAW_COLOR),
+                            showlegend=False, customdata=list(zip(hover_labels, stage.probs[idx].tolist(), ids)),
+                            hovertemplate="%{customdata[0]} (id %{customdata[2]})<br>logit %{y:.3f}"
+                                          "<br>softmax %{customdata[1]:.4f}<extra></extra>",
+                            xaxis=axes[0], yaxis=axes[1]))
 
 
-def _stage_panel(fig: go.Figure, pipeline: Pipeline, k: int, ids: list[int], labels: list[str],
-                 removed_by: list[int], cell: dict) -> None:
+def _hline(fig: dict, y: float, axes: tuple[str, str], text: str | None = None) -> None:
+    """A dotted line across the panel at ``y`` (what add_hline draws), labelled at its right end."""
+    xa, ya = axes
+    fig["shapes"].append(dict(type="line", x0=0, x1=1, xref=f"{xa} domain", y0=y, y1=y, yref=ya,
+                              line=dict(color=CUM_COLOR, dash="dot")))
+    if text is not None:
+        fig["annotations"].append(dict(text=text, x=1, xanchor="right", xref=f"{xa} domain", y=y, yanchor="bottom",
+                                       yref=ya, showarrow=False, font=dict(color=CUM_COLOR)))
+
+
+def _stage_panel(fig: dict, pipeline: Pipeline, k: int, ids: list[int], hover_labels: list[str],
+                 removed_by: list[int], axes: tuple[str, str]) -> None:
     """Panel ``k``: kept tokens at their new probability, this stage's cuts grey, earlier cuts as ✕."""
     stages, idx = pipeline.stages, torch.tensor(ids, dtype=torch.long)
     stage, before, after = stages[k], stages[k - 1].probs[idx].tolist(), stages[k].probs[idx].tolist()
@@ -92,40 +124,41 @@ def _stage_panel(fig: go.Figure, pipeline: Pipeline, k: int, ids: list[int], lab
         else:
             bars.append((KEPT_COLOR, after[i], "kept"))
     colors, heights, texts = (list(col) for col in zip(*bars))
-    x = list(range(len(ids)))
-    fig.add_trace(go.Bar(x=x, y=heights, marker_color=colors, showlegend=False,
-                         customdata=list(zip(escaped(labels), texts, after, ids)),
-                         hovertemplate="%{customdata[0]} (id %{customdata[3]})<br>%{customdata[1]}"
-                                       "<br>probability now %{customdata[2]:.4f}<extra></extra>"), **cell)
+    x, (xa, ya) = list(range(len(ids))), axes
+    fig["data"].append(dict(type="bar", x=x, y=heights, marker=dict(color=colors), showlegend=False,
+                            customdata=list(zip(hover_labels, texts, after, ids)), xaxis=xa, yaxis=ya,
+                            hovertemplate="%{customdata[0]} (id %{customdata[3]})<br>%{customdata[1]}"
+                                          "<br>probability now %{customdata[2]:.4f}<extra></extra>"))
     earlier = [i for i, rb in enumerate(removed_by) if 0 <= rb < k]
     if earlier:
-        fig.add_trace(go.Scatter(x=earlier, y=[0] * len(earlier), mode="markers", marker_symbol="x-thin",
-                                 marker_line_width=1.5, marker_line_color=palette.MUTED, marker_size=8,
-                                 text=[stages[removed_by[i]].name for i in earlier], showlegend=False,
-                                 hovertemplate="removed by %{text}<extra></extra>"), **cell)
+        fig["data"].append(dict(type="scatter", x=earlier, y=[0] * len(earlier), mode="markers",
+                                marker=dict(symbol="x-thin", line=dict(width=1.5, color=palette.MUTED), size=8),
+                                text=[stages[removed_by[i]].name for i in earlier], showlegend=False,
+                                hovertemplate="removed by %{text}<extra></extra>", xaxis=xa, yaxis=ya))
     if stage.name == TOP_P and stage.active:
-        _nucleus_marks(fig, pipeline, k, ids, removed_by, cell)
+        _nucleus_marks(fig, pipeline, k, ids, removed_by, axes)
     if stage.name == MIN_P and stage.active and stage.threshold is not None:
-        fig.add_hline(y=stage.threshold, line_dash="dot", line_color=CUM_COLOR, annotation_font_color=CUM_COLOR,
-                      annotation_text=f"cut-off {stage.threshold:.4f}", **cell)
-    fig.update_yaxes(title_text="probability", rangemode="tozero", **cell)
+        _hline(fig, stage.threshold, axes, f"cut-off {stage.threshold:.4f}")
 
 
-def _nucleus_marks(fig: go.Figure, pipeline: Pipeline, k: int, ids: list[int], removed_by: list[int],
-                   cell: dict) -> None:
+def _nucleus_marks(fig: dict, pipeline: Pipeline, k: int, ids: list[int], removed_by: list[int],
+                   axes: tuple[str, str]) -> None:
     """The cumulative probability entering top-p, the line at p, and where the kept set ends."""
-    stage = pipeline.stages[k]
+    stage, (xa, ya) = pipeline.stages[k], axes
     entering = pipeline.stages[k - 1].probs[torch.tensor(ids, dtype=torch.long)]
-    fig.add_trace(go.Scatter(x=list(range(len(ids))), y=torch.cumsum(entering.double(), dim=0).tolist(),
-                             mode="lines+markers", line_color=CUM_COLOR, marker_size=4, showlegend=False,
-                             hovertemplate="cumulative %{y:.3f}<extra></extra>"), **cell)
-    fig.add_hline(y=pipeline.config.top_p, line_dash="dot", line_color=CUM_COLOR, **cell)
+    fig["data"].append(dict(type="scatter", x=list(range(len(ids))),
+                            y=torch.cumsum(entering.double(), dim=0).tolist(), mode="lines+markers",
+                            line=dict(color=CUM_COLOR), marker=dict(size=4), showlegend=False,
+                            hovertemplate="cumulative %{y:.3f}<extra></extra>", xaxis=xa, yaxis=ya))
+    _hline(fig, pipeline.config.top_p, axes)
     kept = [i for i, rb in enumerate(removed_by) if rb < 0 or rb > k]
     if kept and stage.threshold is not None and max(kept) < len(ids) - 1:
         cut = max(kept) + 0.5
-        fig.add_vline(x=cut, line_dash="dash", line_color=CUM_COLOR, **cell)
-        fig.add_annotation(x=cut, y=min(1.0, stage.threshold), text=f"Σ = {stage.threshold:.3f}", showarrow=False,
-                           xanchor="left", yanchor="bottom", font_color=CUM_COLOR, **cell)
+        fig["shapes"].append(dict(type="line", x0=cut, x1=cut, xref=xa, y0=0, y1=1, yref=f"{ya} domain",
+                                  line=dict(color=CUM_COLOR, dash="dash")))
+        fig["annotations"].append(dict(text=f"Σ = {stage.threshold:.3f}", x=cut, xanchor="left", xref=xa,
+                                       y=min(1.0, stage.threshold), yanchor="bottom", yref=ya, showarrow=False,
+                                       font=dict(color=CUM_COLOR)))
 
 
 def _stage_title(stage: Stage) -> str:
