@@ -126,6 +126,19 @@ def step_buttons(page: str, capture_attention: bool = False, with_generate: bool
     return pressed
 
 
+def open_section(sections: dict[str, Callable[..., None]], key: str, *args) -> None:
+    """Tabs of which only the open one is drawn (``sections``: tab label → draw function, called with ``args``).
+
+    Every chart or table the browser redraws costs it tens of ms per click (``bench/click_cost.py``), so a
+    page with many of them shows one section at a time and a click redraws the open one only.
+    """
+    tabs = st.tabs(list(sections), key=key, on_change="rerun")
+    for draw, tab in zip(sections.values(), tabs):
+        if tab.open:
+            with tab:
+                draw(*args)
+
+
 def step_row(page: str, capture_attention: bool = False, advance: Advance | None = None) -> None:
     """The step buttons for a page that has no place of its own for generating: N steps run right here."""
     n = step_buttons(page, capture_attention=capture_attention, advance=advance)

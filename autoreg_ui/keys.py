@@ -97,6 +97,7 @@ ATT_GROWTH_CHART = "att_cache_growth"
 ATT_SHAPES_TABLE = "att_shapes"
 ATT_MEMORY_CHART = "att_memory"
 ATT_PHASE_CHART = "att_phase"
+ATT_SECTION = "att_section"  # which of the page's sections is open (only the open one is drawn)
 
 # ---------------------------------------------------------------- sampling lab
 LAB_STEP = "lab"  # prefix of the page's step buttons (lab_next, lab_undo, lab_reset)

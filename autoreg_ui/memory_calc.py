@@ -4,7 +4,7 @@ The weights and the KV cache may be stored at different precisions (4-bit weight
 cache is the common serving setup), so each has its own box. Choosing a preset moves the length,
 batch and precision widgets to the preset's values; values left by another model are reset, never
 trusted. Every number comes from the chosen ``ModelSpec``. State is a plain mapping (tests pass a dict);
-only ``widgets`` draws.
+only ``widgets`` and ``section`` draw.
 """
 from __future__ import annotations
 
@@ -15,12 +15,17 @@ import streamlit as st
 
 from autoreg_core.spec import PRECISIONS, PRESETS, ModelSpec, precision_name
 
+from . import attention_text as text
 from . import keys
+from .charts import show_chart
+from .figures import cache as fig_cache
+from .format import human_bytes
 
 LOADED = "Loaded model"
 SEQ_OPTIONS = [2 ** i for i in range(4, 21)]  # 16 … 1M tokens
 PRECISION_NAMES = list(PRECISIONS)
 MAX_BATCH = 256
+KEPT = (keys.ATT_PRESET, keys.ATT_SEQ, keys.ATT_BATCH, keys.ATT_PRECISION, keys.ATT_CACHE_PRECISION)
 
 
 def presets(loaded: ModelSpec) -> dict[str, ModelSpec]:
@@ -86,3 +91,29 @@ def widgets(choices: dict[str, ModelSpec], loaded_name: str) -> ModelSpec:
     c5.selectbox("KV cache", PRECISION_NAMES, key=keys.ATT_CACHE_PRECISION,
                  help="Precision of the cache: often 16 bits even when the weights are quantised to 4.")
     return chosen(st.session_state, choices)
+
+
+def keep_values(state: MutableMapping) -> None:
+    """Keep the calculator's settings while its section is closed.
+
+    Streamlit drops a widget's value after a run that did not draw the widget; writing the value back
+    into the state before that run ends keeps it.
+    """
+    for key in KEPT:
+        if key in state:
+            state[key] = state[key]
+
+
+def section(loaded: ModelSpec, loaded_name: str) -> None:
+    """The calculator: its widgets, the cache and weight sizes, and the bar chart of both."""
+    calc = widgets(presets(loaded), loaded_name)
+    cache_b, no_gqa = calc.cache_bytes(), calc.without_gqa().cache_bytes()
+    st.caption(text.calculator_caption(calc))
+    st.latex(fig_cache.formula_latex(calc, calc.seq_len, calc.batch))
+    c1, c2 = st.columns([2, 3])
+    c1.metric("KV cache", human_bytes(cache_b), help=f"{cache_b:,} bytes")
+    c1.metric("Weights", human_bytes(calc.weight_bytes), help=text.weights_help(calc))
+    c1.markdown(text.cache_vs_weights(calc, cache_b, no_gqa))
+    show_chart(fig_cache.memory_figure(calc), key=keys.ATT_MEMORY_CHART, filename="kv-cache-memory-calculator",
+               where=c2, width="stretch")
+    st.caption(text.long_context_caption(PRESETS["70B model with GQA, 128K context"]))

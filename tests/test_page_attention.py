@@ -42,10 +42,27 @@ def _rows(spec) -> int:
     return _array(spec["data"][1]["z"]).shape[0]
 
 
+SECTIONS = ["1 · Where the new token looked", "2 · The causal triangle", "3 · Grouped-query attention",
+            "4 · The KV cache", "5 · Memory calculator", "6 · Prefill vs decode"]
+SECTION_OF = {"att_bar": 0, "att_heads": 0, "att_triangle": 1, "att_gqa": 2, "att_cache_growth": 3, "att_memory": 4,
+              "att_phase": 5}
+
+
+def _open(at, i: int):
+    """Open section ``i`` of the page (only the open one is drawn)."""
+    at.session_state["att_section"] = SECTIONS[i]
+    at.run()
+    assert not at.exception, at.exception
+
+
 def _fig(at, key):
-    for el in at.get("plotly_chart"):
-        if el.proto.id.endswith(key):
-            return json.loads(el.proto.spec)
+    """The chart with this key, after opening its section if another one is open."""
+    for attempt in range(2):
+        for el in at.get("plotly_chart"):
+            if el.proto.id.endswith(key):
+                return json.loads(el.proto.spec)
+        if attempt == 0:
+            _open(at, SECTION_OF[key])
     raise AssertionError(f"no chart {key}; have {[e.proto.id for e in at.get('plotly_chart')]}")
 
 
@@ -83,14 +100,21 @@ def test_step_and_change_layer_head(embedded):
 
     at.button(key="att_next").click().run()
     assert _rows(_fig(at, "att_triangle")) == N + 2
+    _open(at, 3)
     assert any("Equal, byte for byte" in x.value for x in at.success)
+    assert [c.proto.id.split("-")[-1] for c in at.get("plotly_chart")] == ["att_cache_growth"]  # the open one only
     at.button(key="att_undo").click().run()
     assert _rows(_fig(at, "att_triangle")) == N + 1
 
+    _open(at, 4)
     at.selectbox(key="att_preset").set_value("70B model with GQA, 4K tokens").run()
     assert at.select_slider(key="att_seq").value == 4096
     assert _metric(at, "KV cache") == "1.25 GiB"
     at.slider(key="att_batch").set_value(8).run()
+    assert _metric(at, "KV cache") == "10.00 GiB"
+    _open(at, 0)  # the calculator closed: its settings are kept for when it opens again
+    _open(at, 4)
+    assert (at.select_slider(key="att_seq").value, at.slider(key="att_batch").value) == (4096, 8)
     assert _metric(at, "KV cache") == "10.00 GiB"
     assert not at.exception
 
@@ -103,6 +127,7 @@ def _metric(at, label):
 
 def test_calculator_weights_and_cache_precisions_differ(embedded):
     at = _page()
+    _open(at, 4)
     assert at.selectbox(key="att_preset").value == "Loaded model"
     assert (at.selectbox(key="att_precision").value, at.selectbox(key="att_cache_precision").value) == (
         "float32", "float32")
@@ -120,6 +145,7 @@ def test_calculator_weights_and_cache_precisions_differ(embedded):
 
 def test_units_and_the_worked_example_on_the_model(embedded):
     at = _page()
+    _open(at, 3)
     spec = embedded.spec
     text = " ".join(m.value for m in at.markdown)
     assert "1 KiB = 1,024 bytes" in " ".join(c.value for c in at.caption)
@@ -154,8 +180,9 @@ def test_steps_without_capture_are_marked_then_backfilled(embedded):
     at.button(key="step_next").click().run()
     at.switch_page(PAGE).run()
     assert not at.exception
+    assert any("not captured" in w.value for w in at.warning)  # the latest row, in section 1
+    _open(at, 1)
     assert any("2 of" in w.value and "not captured" in w.value for w in at.warning)
-    assert any("not captured" in w.value for w in at.warning)
     at.button(key="att_backfill_triangle").click().run()
     assert not at.exception
     assert not any("not captured" in w.value for w in at.warning)
@@ -170,6 +197,7 @@ def test_one_token_prompt(embedded):
     s = at.session_state["session"]
     assert s.prompt_len == 1
     assert _rows(_fig(at, "att_triangle")) == 1
+    _open(at, 5)
     assert any("Take a decode step" in i.value for i in at.info)  # no decode timing yet
     at.button(key="att_next").click().run()
     assert not at.exception and _rows(_fig(at, "att_triangle")) == 2

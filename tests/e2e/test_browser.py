@@ -86,14 +86,20 @@ def _open_page(page, name: str, heading: str):
 def test_attention_page_after_a_few_steps(page, app_url):
     _open_app(page, app_url)
     _next_tokens(page, 3)
-    _open_page(page, "Attention and the KV cache", "1 · Where the new token looked")
-    page.get_by_role("heading", name="6 · Prefill vs decode, measured").wait_for()
+    page.get_by_role("link", name="Attention and the KV cache").click()
+    page.get_by_role("tab", name="1 · Where the new token looked").wait_for()
     page.get_by_role("button", name="Next token").first.click()  # step from this page, capture on
     page.get_by_text("decode step 4", exact=False).first.wait_for()
-    page.get_by_text("Equal, byte for byte", exact=False).first.wait_for()
-    assert page.locator(".js-plotly-plot").count() >= 4
+    page.locator(".st-key-att_bar .js-plotly-plot").wait_for()
+    assert page.locator(".js-plotly-plot").count() == 1  # only the open section is drawn
+    _screenshot(page, "attention-page.png", 1600)
+    for section, chart in (("2 · The triangle", "att_triangle"), ("4 · The KV cache", "att_cache_growth"),
+                           ("6 · Prefill vs decode", "att_phase")):
+        page.get_by_role("tab", name=section).click()
+        page.locator(f".st-key-{chart} .js-plotly-plot").wait_for()
+        if chart == "att_cache_growth":
+            page.get_by_text("Equal, byte for byte", exact=False).first.wait_for()
     _no_errors(page)
-    _screenshot(page, "attention-page.png", 5200)
 
 
 def test_sampling_lab_opens_and_draws(page, app_url):
