@@ -59,11 +59,7 @@ def stepper() -> None:
                 help="Choosing the token plus one forward pass of one token on the KV cache.")
 
     top_n = st.slider("Bars to show (top-N)", 3, 50, 15, key=keys.TOP_N)
-    views = st.tabs(list(VIEWS), key=keys.STEP_VIEW, on_change="rerun")  # only the open view is drawn
-    for view, tab in zip(VIEWS.values(), views):
-        if tab.open:
-            with tab:
-                view(records, top_n)
+    controls.open_section(VIEWS, keys.STEP_VIEW, records, top_n)  # only the open view is drawn
 
 
 def this_step(records, top_n: int) -> None:
@@ -117,8 +113,7 @@ def history(records, _top_n: int) -> None:
                        key=keys.HISTORY_CSV, on_click="ignore")
 
 
-# One view at a time: each chart or table the browser redraws on every click costs it about 100 ms
-# (bench/click_cost.py), so a click redraws the strip, the numbers and the open view only.
+# One view at a time: a click redraws the strip, the numbers and the open view only.
 VIEWS = {"This step's distribution": this_step, "Force the next token": next_candidates,
          "The chain rule, running": chain_rule, "History": history}
 

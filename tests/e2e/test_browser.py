@@ -93,7 +93,7 @@ def test_attention_page_after_a_few_steps(page, app_url):
     page.locator(".st-key-att_bar .js-plotly-plot").wait_for()
     assert page.locator(".js-plotly-plot").count() == 1  # only the open section is drawn
     _screenshot(page, "attention-page.png", 1600)
-    for section, chart in (("2 · The triangle", "att_triangle"), ("4 · The KV cache", "att_cache_growth"),
+    for section, chart in (("2 · The causal triangle", "att_triangle"), ("4 · The KV cache", "att_cache_growth"),
                            ("6 · Prefill vs decode", "att_phase")):
         page.get_by_role("tab", name=section).click()
         page.locator(f".st-key-{chart} .js-plotly-plot").wait_for()
