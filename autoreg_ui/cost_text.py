@@ -1,0 +1,97 @@
+"""What the cost page says next to its race and counts: pure functions of the model's shape and the measurements."""
+from __future__ import annotations
+
+from autoreg_core.cost import CostPoint
+from autoreg_core.spec import ModelSpec
+
+from .format import human_bytes, ratio
+
+INTRO = (
+    "Without a cache, the step that writes token L recomputes every earlier position, so T tokens cost "
+    r"$\frac{T(T+1)}{2}$ positions through the weights: quadratic. With the **KV cache** each decode step "
+    "feeds one new position and reads the keys and values of the others from the cache: linear in the weights' "
+    "work, while attention over the cache still grows with L. Here it is counted and measured on the loaded "
+    "model, on this machine.")
+RACE = (
+    "For each sequence length **L** we time two ways of producing the token at position L: a **decode step** "
+    "that feeds one token and reads the other L − 1 from the **KV cache**, and a **naive step** that pushes all "
+    "L tokens through the model again (no cache: a full prefill every step). Only the last position's logits "
+    "are computed either way. Shortest lengths first; each point is the fastest of a few repeats (other work on "
+    "the machine only ever adds time).")
+F_NAIVE = (r"F_{\text{naive}}(L) = \underbrace{2N_{\text{body}}\,L}_{\text{all }L\text{ positions}}"
+           r" + \underbrace{2dV}_{\text{logits}}"
+           r" + \underbrace{4\,n_l n_h d_h \tfrac{L(L+1)}{2}}_{\text{causal attention}}")
+F_CACHE = (r"F_{\text{cache}}(L) = \underbrace{2N_{\text{body}}}_{\text{one position}} + 2dV"
+           r" + \underbrace{4\,n_l n_h d_h\,L}_{\text{one query, }L\text{ keys}}")
+SUMS = (
+    r"Summed over the steps L = 1 … T, the positions processed are $\sum_{L=1}^{T} L = \frac{T(T+1)}{2}$ without "
+    "the cache and $T$ with it. **The cache removes the recomputed projections and MLPs of earlier positions, "
+    r"not the attention over them:** the cached run still does $\frac{T(T+1)}{2}$ dot products per layer and head "
+    r"in total (the naive run does $\frac{T(T+1)(T+2)}{6}$), as the table shows.")
+
+
+ROOFLINE_POINTS = ("Points are the FLOP counts divided by the measured times. The naive intensity counts the weights "
+                   "read once per pass and ignores activations.")
+
+
+def your_sequence(n_tokens: int, cache_positions: int, measured_bytes: int, formula_bytes: int) -> str:
+    """The learner's own sequence, tied to the race: its length and its cache, measured and by the formula."""
+    return (f"Your sequence: {n_tokens} tokens; its KV cache holds {cache_positions} positions, "
+            f"{human_bytes(measured_bytes)} measured ({human_bytes(formula_bytes)} by the formula). Every step "
+            "adds one position and one decode step of the race below.")
+
+
+def press_run(kept_lengths: list[int]) -> str:
+    kept = f" Results are kept for: {', '.join(map(str, kept_lengths))}." if kept_lengths else ""
+    return "Press **Run the race** to measure this model on this machine." + kept
+
+
+def measured_on(device: str, dtype: str, model: str) -> str:
+    return (f"Measured on {device} · {dtype} · {model}. Times are wall-clock and move with whatever else the "
+            "machine is doing.")
+
+
+def counts_intro(spec: ModelSpec) -> str:
+    """The model's shape, in the symbols of the two FLOP formulas."""
+    return (f"Counts from this model's shape: {spec.n_layers} layers, {spec.n_heads} query heads of size "
+            f"{spec.head_dim} ({spec.n_kv_heads} KV heads), hidden size d = {spec.hidden}, vocabulary "
+            f"V = {spec.vocab:,}, N_body = {spec.body_params:,} weights inside the layers. One multiply-add "
+            "counts as 2 FLOPs; the step that produces position L:")
+
+
+def attention_share(length: int, share: float) -> str:
+    return (f"At L = {length} the attention term is {share:.1%} of a cached step: for a model this small the "
+            "weights dominate, so a cached step costs nearly the same at every length.")
+
+
+def decode_reads(spec: ModelSpec, budget, length: int) -> str:
+    """What one decode step reads (``budget``: ``race.decode_budget``) and the work it does with it."""
+    return (f"A decode step at L = {length} reads every weight once ({human_bytes(budget.weight_bytes)} at "
+            f"{spec.weight_bytes_per_param:g} bytes each) and the whole KV cache ({human_bytes(budget.cache_bytes)}: "
+            f"2 × {spec.n_layers} layers × {spec.n_kv_heads} KV heads × {spec.head_dim} × {length} positions × "
+            f"{spec.cache_bytes_per_element:g} bytes) to do {budget.flops / 1e6:,.1f} MFLOP of work.")
+
+
+def intensity_latex(budget) -> str:
+    return (r"\text{arithmetic intensity} = \frac{\text{FLOPs}}{\text{bytes read}} = "
+            rf"\frac{{{budget.flops / 1e6:,.1f}\ \text{{MFLOP}}}}{{\text{{{human_bytes(budget.bytes_read)}}}}} "
+            rf"\approx {budget.intensity:.2f}\ \text{{FLOP/byte}}")
+
+
+def memory_bound(budget) -> str:
+    return (f"With {budget.intensity:.2f} FLOP/byte, far left of the ridge at {budget.ridge:,.1f}, a decode step "
+            "waits on memory: the processor could do the arithmetic many times over while the weights stream in. "
+            "A naive step (and a prefill) uses every weight for L positions at once, so its intensity grows with L "
+            "and it becomes compute-bound. That is also why batching many sequences makes decoding cheaper per token.")
+
+
+def cpu_vs_gpu(on_cuda: bool, last: CostPoint | None) -> str:
+    """Why the measured ratio looks as it does on this device (``last``: the race's longest point, if run)."""
+    speed = f" Here the cache wins {ratio(last.speedup)} at L = {last.length}." if last is not None else ""
+    if on_cuda:
+        return ("Running on CUDA: a large GPU does the L positions of a naive step in parallel, so at short lengths "
+                "the naive step costs about as much as a cached one and the ratio stays near 1 until the GPU is "
+                "saturated. The quadratic total still wins in the end." + speed)
+    return ("Running on the CPU: a few cores work through a naive step's L positions nearly one after another, so "
+            "the naive cost shows up already at short lengths. On a large GPU the ratio is smaller at short lengths "
+            "(the parallel hardware hides the extra positions) and grows once the GPU is saturated." + speed)
