@@ -119,6 +119,7 @@ LAB_PIPELINE_CHART = "lab_pipeline_chart"
 LAB_DRAW_CHART = "lab_draw_chart"
 LAB_DRAWS_CHART = "lab_draws_chart"
 LAB_SWEEP_CHART = "lab_sweep_chart"
+LAB_VIEW = "lab_view"  # which view of section 1 is open (only the open one is drawn)
 LAB_STRAT_TOP_K = "lab_strat_top_k"
 LAB_STRAT_TOP_P = "lab_strat_top_p"
 LAB_STRAT_MIN_P = "lab_strat_min_p"

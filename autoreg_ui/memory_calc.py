@@ -93,17 +93,6 @@ def widgets(choices: dict[str, ModelSpec], loaded_name: str) -> ModelSpec:
     return chosen(st.session_state, choices)
 
 
-def keep_values(state: MutableMapping) -> None:
-    """Keep the calculator's settings while its section is closed.
-
-    Streamlit drops a widget's value after a run that did not draw the widget; writing the value back
-    into the state before that run ends keeps it.
-    """
-    for key in KEPT:
-        if key in state:
-            state[key] = state[key]
-
-
 def section(loaded: ModelSpec, loaded_name: str) -> None:
     """The calculator: its widgets, the cache and weight sizes, and the bar chart of both."""
     calc = widgets(presets(loaded), loaded_name)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
+from collections.abc import Iterable, MutableMapping
 from dataclasses import replace
 
 import streamlit as st
@@ -119,3 +120,14 @@ def start_session(prompt: str, chat: bool) -> Session | None:
 def session_or_start() -> Session | None:
     """The current session, or one started from the kept prompt."""
     return current_session() or start_session(*kept_prompt())
+
+
+def keep_widget_values(state: MutableMapping, widget_keys: Iterable[str]) -> None:
+    """Keep these widgets' values through runs that do not draw them (a closed tab or section).
+
+    Streamlit forgets a widget's value after a run that did not draw it (it comes back at its first
+    default); writing the value back during that run, before the widget is drawn, keeps it.
+    """
+    for key in widget_keys:
+        if key in state:
+            state[key] = state[key]

@@ -9,7 +9,7 @@ from autoreg_ui.figures.step import (history_frame, logprob_figure, token_strip_
                                      top_of_record, topn_figure)
 from autoreg_ui.presenter import explain
 from autoreg_ui.prompt import prompt_box
-from autoreg_ui.state import current_bundle, current_config
+from autoreg_ui.state import current_bundle, current_config, keep_widget_values
 
 st.title("Step through generation")
 explain(step_text.LOOP)
@@ -59,6 +59,7 @@ def stepper() -> None:
                 help="Choosing the token plus one forward pass of one token on the KV cache.")
 
     top_n = st.slider("Bars to show (top-N)", 3, 50, 15, key=keys.TOP_N)
+    keep_widget_values(st.session_state, (keys.FORCE_TEXT,))  # typed text is kept while its view is closed
     controls.open_section(VIEWS, keys.STEP_VIEW, records, top_n)  # only the open view is drawn
 
 

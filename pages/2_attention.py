@@ -12,7 +12,7 @@ from autoreg_ui.controls import open_section, step_row
 from autoreg_ui.presenter import explain
 from autoreg_ui.figures import attention as fig_att, cache as fig_cache
 from autoreg_ui.format import BYTE_UNITS_NOTE, human_bytes
-from autoreg_ui.state import bundle_or_stop, session_or_start
+from autoreg_ui.state import bundle_or_stop, keep_widget_values, session_or_start
 
 st.title("Attention and the KV cache")
 st.caption(text.CAPTION)
@@ -130,7 +130,7 @@ def lesson() -> None:
     """A fragment: a step, a layer or head change or another section reruns this, not the whole app."""
     step_row(keys.ATT_STEP, capture_attention=capturable)
     ac.settle_layer_head(st.session_state, L, H)
-    memory_calc.keep_values(st.session_state)  # the calculator's settings survive while its section is closed
+    keep_widget_values(st.session_state, (*memory_calc.KEPT, keys.ATT_ALL_HEADS))  # kept while their section is closed
     messages.show()
     av.ensure_prefill(session, capture=capturable)
     c1, c2 = st.columns([2, 3])

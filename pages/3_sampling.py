@@ -1,7 +1,6 @@
 """Sampling lab: what temperature, top-k, top-p, min-p and beam search do to one set of logits.
 
-The logits are the session's next-token logits or a typed prompt's (one prefill, cached). Sliders redo
-only the sampling arithmetic; the model runs when a button asks for it (a step, continuations, beams).
+Sliders redo only the sampling arithmetic; the model runs when a button asks (a step, continuations, beams).
 """
 import time
 
@@ -10,15 +9,13 @@ import streamlit as st
 from autoreg_core import decode
 from autoreg_core.beam import beam_search
 from autoreg_core.lab import compare_strategies, draw_many, inverse_cdf_draw, shown_ids, top_token_ids
-from autoreg_core.tokens import sequence_text
 from autoreg_ui import keys, lab, messages
 from autoreg_ui import lab_text as text
 from autoreg_ui.charts import show_chart
-from autoreg_ui.controls import step_row
-from autoreg_ui.figures.beam import beams_frame
+from autoreg_ui.controls import open_section, step_row
 from autoreg_ui.figures.sampling import draw_figure, draws_figure, pipeline_figure, strategies_figure, sweep_figure
 from autoreg_ui.presenter import explain
-from autoreg_ui.state import bundle_or_stop, kept_prompt
+from autoreg_ui.state import bundle_or_stop, keep_widget_values, kept_prompt
 
 st.title("Sampling lab")
 explain(text.INTRO)
@@ -32,19 +29,9 @@ if source is None:
     st.stop()
 
 
-@st.fragment
-def pipeline_section() -> None:
-    t_start = time.perf_counter()
-    st.header("1 · The pipeline, stage by stage")
-    lab.pipeline_controls(state)
-    cfg, seed = lab.lab_config(state), lab.draw_seed(state)
-    pipe = decode.process(source.logits, source.ids, cfg)
+def the_pipeline(pipe: decode.Pipeline, seed: int, t_start: float) -> None:
     draw = inverse_cdf_draw(pipe.probs, seed)
-    many = draw_many(pipe.probs, int(state[keys.LAB_N]), seed)
     math_ms = (time.perf_counter() - t_start) * 1000.0
-    for level, note in text.pipeline_messages(pipe):
-        messages.say(note, level)
-    messages.show()
     ids = shown_ids(pipe, int(state[keys.LAB_TOP_N]), also=draw.token_id)
     left, right = st.columns([5, 2])
     show_chart(pipeline_figure(pipe, ids, [label(i) for i in ids], chosen=draw.token_id),
@@ -52,8 +39,11 @@ def pipeline_section() -> None:
     left.caption(text.shown_caption(pipe, ids, bundle.spec.vocab))
     for kind, body in text.stage_maths(pipe, label):
         (right.latex if kind == "latex" else right.markdown)(body)
+    st.caption(text.redraw_caption((time.perf_counter() - t_start) * 1000, math_ms))
 
-    st.subheader("The draw")
+
+def the_draw(pipe: decode.Pipeline, seed: int, t_start: float) -> None:
+    draw = inverse_cdf_draw(pipe.probs, seed)
     left, right = st.columns([5, 2])
     show_chart(draw_figure(draw, pipe.probs, {i: label(i) for i in draw.order[:60].tolist()}),
                key=keys.LAB_DRAW_CHART, filename=f"sampling-draw-seed{seed}", where=left)
@@ -61,9 +51,11 @@ def pipeline_section() -> None:
     right.markdown(text.INVERSE_CDF)
     right.caption(text.MULTINOMIAL)
 
-    st.header("2 · Draw many")
+
+def many_draws(pipe: decode.Pipeline, seed: int, t_start: float) -> None:
     left, right = st.columns([1, 3])
     lab.draws_control(state, left)
+    many = draw_many(pipe.probs, int(state[keys.LAB_N]), seed)
     if many.capped:
         messages.say(text.capped_draws(int(state[keys.LAB_N]), many.n))
     with left:
@@ -73,19 +65,36 @@ def pipeline_section() -> None:
                filename="sampling-many-draws", where=right)
     left.markdown(text.draws_text(many, pipe.probs, seed))
 
-    st.header("3 · Temperature sweep")
+
+def temperature_sweep(pipe: decode.Pipeline, seed: int, t_start: float) -> None:
     sweep = lab.sweep(source.logits)
     left, right = st.columns([5, 2])
-    show_chart(sweep_figure(sweep, cfg.temperature), key=keys.LAB_SWEEP_CHART, filename="sampling-temperature-sweep",
-               where=left)
+    show_chart(sweep_figure(sweep, lab.lab_config(state).temperature), key=keys.LAB_SWEEP_CHART,
+               filename="sampling-temperature-sweep", where=left)
     right.markdown(text.sweep_text(sweep))
     right.markdown(text.SWEEP_NOTE)
-    st.caption(text.redraw_caption((time.perf_counter() - t_start) * 1000, math_ms))
+
+
+VIEWS = {"The pipeline, stage by stage": the_pipeline, "The draw": the_draw, "Draw many": many_draws,
+         "Temperature sweep": temperature_sweep}  # one at a time: a slider move redraws the open one only
+
+
+@st.fragment
+def sampling_section() -> None:
+    t_start = time.perf_counter()
+    st.header("1 · Sampling one set of logits")
+    keep_widget_values(state, (keys.LAB_N,))  # drawn in one view only: kept while another is open
+    lab.pipeline_controls(state)
+    pipe = decode.process(source.logits, source.ids, lab.lab_config(state))
+    for level, note in text.pipeline_messages(pipe):
+        messages.say(note, level)
+    messages.show()
+    open_section(VIEWS, keys.LAB_VIEW, pipe, lab.draw_seed(state), t_start)
 
 
 @st.fragment
 def strategies_section() -> None:
-    st.header("4 · Strategies side by side")
+    st.header("2 · Strategies side by side")
     lab.strategy_controls(state)
     rows = compare_strategies(source.logits, lab.strategies(state))
     ids = top_token_ids(source.logits, 12)
@@ -97,7 +106,7 @@ def strategies_section() -> None:
 
 @st.fragment
 def continuations_section() -> None:
-    st.header("5 · Continuations")
+    st.header("3 · Continuations")
     explain(text.CONTINUATIONS)
     configs = lab.presets(state)
     run = lab.continuation_controls(state, list(configs))
@@ -107,18 +116,13 @@ def continuations_section() -> None:
     kept = lab.last_result(state, keys.LAB_CONT_RESULT, source, run, text.PRESS_CONTINUATIONS, text.OTHER_SETTINGS)
     if kept is None:
         return
-    for col, tag, res in zip(st.columns(2), "AB", kept.result):
-        col.subheader(f"{tag}: {res.name}")
-        for box, (name, value) in zip(col.columns(4), text.continuation_metrics(res)):
-            box.metric(name, value)
-        col.dataframe(text.continuations_table(res), hide_index=True, key=f"{keys.LAB_CONT_TABLE}_{tag}")
-        col.caption(text.run_caption(res))
+    lab.show_continuations(kept.result)
     st.caption(text.CONTINUATION_METRICS)
 
 
 @st.fragment
 def beam_section() -> None:
-    st.header("6 · Beam search")
+    st.header("4 · Beam search")
     explain(text.BEAMS)
     st.latex(text.BEAM_SCORE_LATEX)
     explain(text.LENGTH_PENALTY)
@@ -132,16 +136,11 @@ def beam_section() -> None:
     kept = lab.last_result(state, keys.LAB_BEAM_RESULT, source, settings, text.PRESS_BEAMS, text.OTHER_BEAM_SETTINGS)
     if kept is None:
         return
-    res = kept.result
-    draw_tree(res)
-    st.dataframe(beams_frame(res, lambda ids: sequence_text(bundle.tokenizer, ids)), hide_index=True,
-                 key=keys.LAB_BEAM_TABLE)
-    st.markdown(text.beam_text(res))
-    if text.greedy_beats_beams(res):
-        st.info(text.GREEDY_WINS)
+    draw_tree(kept.result)
+    lab.show_beams(kept.result, bundle.tokenizer)
 
 
-pipeline_section()
+sampling_section()
 strategies_section()
 continuations_section()
 beam_section()

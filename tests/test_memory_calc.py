@@ -112,19 +112,3 @@ def test_sequence_options_and_labels():
     assert memory_calc.SEQ_OPTIONS[0] == 16 and memory_calc.SEQ_OPTIONS[-1] == 1_048_576
     assert len(memory_calc.SEQ_OPTIONS) == 17
     assert [memory_calc.seq_label(s) for s in (16, 512, 1024, 131_072)] == ["16", "512", "1K", "128K"]
-
-
-def test_keep_values_writes_back_only_the_calculators_own_values():
-    class Recording(dict):
-        def __init__(self, *args):
-            super().__init__(*args)
-            self.written = []
-
-        def __setitem__(self, key, value):
-            self.written.append(key)
-            super().__setitem__(key, value)
-
-    state = Recording({keys.ATT_SEQ: 4096, keys.ATT_BATCH: 8, "other": 1})
-    memory_calc.keep_values(state)  # a write (even of the same value) is what keeps a widget's value
-    assert sorted(state.written) == sorted([keys.ATT_SEQ, keys.ATT_BATCH])
-    assert state == {keys.ATT_SEQ: 4096, keys.ATT_BATCH: 8, "other": 1}

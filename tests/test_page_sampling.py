@@ -32,6 +32,23 @@ def _charts(at) -> dict[str, str]:
     return out
 
 
+VIEW_OF = {"pipeline": "The pipeline, stage by stage", "draw": "The draw", "draws": "Draw many",
+           "sweep": "Temperature sweep"}  # section 1's views: only the open one is drawn
+
+
+def _charts_in_views(at, names) -> dict[str, str]:
+    """The chart of each named view of section 1 (each opened in turn), and the strategies chart."""
+    out = {}
+    for name in names:
+        if name in VIEW_OF:
+            at.session_state[keys.LAB_VIEW] = VIEW_OF[name]
+            at.run()
+            assert not at.exception, [e.value for e in at.exception]
+        chart = f"lab_{name}_chart"
+        out[chart] = _charts(at).get(chart)
+    return out
+
+
 @pytest.fixture
 def lab(embedded):
     counter = ForwardCounter()
@@ -62,21 +79,30 @@ def test_sliders_redraw_charts_without_a_forward_pass(lab):
         ("slider", "lab_temperature", 0.0, ["pipeline", "draw"]),
     ]
     for kind, key, value, expect_changed in moves:
-        before = _charts(at)
+        before = _charts_in_views(at, expect_changed)
+        if key == "lab_n":  # drawn in its own view
+            at.session_state[keys.LAB_VIEW] = VIEW_OF["draws"]
+            at.run()
         getattr(at, kind)(key=key).set_value(value).run()
         assert not at.exception, (key, [e.value for e in at.exception])
-        after = _charts(at)
-        for name in expect_changed:
-            chart = f"lab_{name}_chart"
-            assert chart in after and chart in before, (key, name, list(after))
-            assert after[chart] != before[chart], f"moving {key} did not change the {name} chart"
+        after = _charts_in_views(at, expect_changed)
+        for chart in after:
+            assert after[chart] is not None and before[chart] is not None, (key, chart)
+            assert after[chart] != before[chart], f"moving {key} did not change {chart}"
+    _charts_in_views(at, ["draws"])  # N draws was set in its view; other views were open since: it was kept
+    assert at.slider(key="lab_temperature").value == 0.0 and at.number_input(key="lab_n").value == 5000
+    at.session_state[keys.LAB_VIEW] = VIEW_OF["pipeline"]
+    at.run()
+    assert [c.proto.id.split("-", 2)[-1] for c in at.get("plotly_chart")][0] == "lab_pipeline_chart"
+    assert "lab_draw_chart" not in _charts(at)  # a closed view is not drawn
     assert any("greedy" in i.value for i in at.info)  # temperature 0 says it is greedy
     before = _charts(at)
     draw_again = [b for b in at.button if b.label == "Draw again"]
     assert [b.key for b in draw_again] == [keys.LAB_REDRAW]  # one Draw again: the lab's own, on key A
     assert draw_again[0].proto.shortcut.upper() == "A" and draw_again[0].help == "The next draw, with the next seed."
+    before = _charts_in_views(at, ["draw"])
     at.button(key="lab_redraw").click().run()
-    assert _charts(at)["lab_draw_chart"] != before["lab_draw_chart"]
+    assert _charts_in_views(at, ["draw"])["lab_draw_chart"] != before["lab_draw_chart"]
     for key, value in (("lab_beam_width", 5), ("lab_beam_steps", 12), ("lab_beam_lp", 2.0),
                        ("lab_cont_k", 2), ("lab_cont_m", 3)):
         at.slider(key=key).set_value(value).run()
@@ -86,6 +112,8 @@ def test_sliders_redraw_charts_without_a_forward_pass(lab):
 
 def test_bad_input_gives_messages_not_crashes(lab):
     at, counter = lab
+    at.session_state[keys.LAB_VIEW] = VIEW_OF["draws"]
+    at.run()
     at.number_input(key="lab_n").set_value(500_000).run()
     assert any("above the cap" in w.value for w in at.warning)
     at.number_input(key="lab_top_k").set_value(10_000_000).run()
@@ -126,7 +154,7 @@ def test_buttons_run_the_model_once_each(lab):
 def test_every_section_shows_and_the_step_buttons_advance_the_session(lab):
     at, counter = lab
     headers = [h.value for h in at.main.header]
-    assert [h.split(" · ")[0] for h in headers] == ["1", "2", "3", "4", "5", "6"]
+    assert [h.split(" · ")[0] for h in headers] == ["1", "2", "3", "4"]
     beam_text = " ".join(m.value for m in at.markdown)
     assert "ranked by the raw sum of log-probs" in beam_text and "applied to finished hypotheses" in beam_text
     context = at.expander[0].label

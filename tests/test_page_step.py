@@ -128,3 +128,13 @@ def test_unknown_model_in_link(embedded):
     at.run()
     assert not at.exception
     assert any("Unknown model" in w.value for w in at.sidebar.warning)
+
+
+def test_typed_force_text_survives_a_visit_to_another_view(embedded):
+    at = _app()
+    _open_view(at, "Force the next token")
+    at.text_input(key="force_text").input(" banana").run()
+    _open_view(at, "History")
+    assert at.text_input.len == 0  # the force box is not drawn in this view
+    _open_view(at, "Force the next token")
+    assert at.text_input(key="force_text").value == " banana"

@@ -1,4 +1,4 @@
-"""autoreg_ui.state: the server's torch thread count, read from the operator's environment."""
+"""autoreg_ui.state: the server's torch thread count, and widget values kept through runs that do not draw them."""
 from autoreg_ui import state
 
 
@@ -7,3 +7,19 @@ def test_torch_threads_default_value_and_bad_values():
     assert state.torch_threads({state.ENV_TORCH_THREADS: "4"}) == 4
     assert state.torch_threads({state.ENV_TORCH_THREADS: "0"}) == 1
     assert state.torch_threads({state.ENV_TORCH_THREADS: "all"}) == 1
+
+
+def test_keep_widget_values_writes_back_only_the_named_keys_that_exist():
+    class Recording(dict):
+        def __init__(self, *args):
+            super().__init__(*args)
+            self.written = []
+
+        def __setitem__(self, key, value):
+            self.written.append(key)
+            super().__setitem__(key, value)
+
+    kept = Recording({"seq": 4096, "batch": 8, "other": 1})
+    state.keep_widget_values(kept, ["seq", "batch", "missing"])  # a write (even of the same value) keeps it
+    assert sorted(kept.written) == ["batch", "seq"]
+    assert kept == {"seq": 4096, "batch": 8, "other": 1}

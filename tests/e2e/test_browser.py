@@ -104,8 +104,8 @@ def test_attention_page_after_a_few_steps(page, app_url):
 
 def test_sampling_lab_opens_and_draws(page, app_url):
     _open_app(page, app_url)
-    _open_page(page, "Sampling lab", "1 · The pipeline, stage by stage")
-    page.get_by_role("heading", name="6 · Beam search").wait_for()
+    _open_page(page, "Sampling lab", "1 · Sampling one set of logits")
+    page.get_by_role("heading", name="4 · Beam search").wait_for()
     page.locator(".js-plotly-plot").first.wait_for()
     page.get_by_role("button", name="Run beam search").click()
     page.get_by_text("Best beam: sum log-prob", exact=False).first.wait_for()

@@ -183,6 +183,7 @@ def test_every_key_works_on_every_page_and_not_while_typing(browser, app_url):
         _press(page, "x")  # reset (Streamlit keeps C and R for itself)
         _wait_steps(page, None)
         if name == "sampling":
+            page.get_by_role("tab", name="The draw", exact=True).click()  # the view with the draw's chart
             draw = page.locator("button[data-filename^='autoreg-sampling-draw-seed'][data-format=png]")
             seed = int(draw.get_attribute("data-filename").rsplit("seed", 1)[1])
             _press(page, "a")  # draw again
