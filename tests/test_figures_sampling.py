@@ -31,6 +31,9 @@ def test_pipeline_figure_greys_removed_tokens_and_follows_the_settings():
     assert list(top_k.marker.color) == [palette.ACCENT] * 5 + [palette.FADED] * 10
     assert list(bars[-1].marker.color[:1]) == [palette.HIGHLIGHT]  # the chosen token
     assert all("<b>" not in t for t in fig.layout.xaxis.ticktext)  # labels are escaped
+    n = len(bars)  # token names under the lowest panel of each column only (the browser measures every label)
+    shown = [fig.layout["xaxis" + ("" if k == 0 else str(k + 1))].showticklabels for k in range(n)]
+    assert shown == [k + sampling.PANEL_COLUMNS >= n for k in range(n)] and shown.count(True) == sampling.PANEL_COLUMNS
     crosses = [t for t in fig.data if t.type == "scatter" and t.hovertemplate.startswith("removed by")]
     assert crosses and set(crosses[-1].text) <= {s.name for s in pipe.stages}
     other = decode.process(logits, None, SamplingConfig(temperature=0.9, top_k=8))

@@ -71,7 +71,9 @@ def pipeline_figure(pipeline: Pipeline, ids: list[int], labels: list[str], chose
     layout = dict(height=260 * math.ceil(len(cells) / PANEL_COLUMNS) + 60, margin=dict(l=40, r=20, t=50, b=40),
                   bargap=0.15)
     for k, (xa, ya, x_domain, y_domain) in enumerate(cells):
-        layout["xaxis" + xa[1:]] = dict(anchor=ya, domain=x_domain, tickvals=x, ticktext=ticktext, tickangle=-60)
+        lowest = k + PANEL_COLUMNS >= len(cells)  # token names under the lowest panel of each column only
+        layout["xaxis" + xa[1:]] = dict(anchor=ya, domain=x_domain, tickvals=x, ticktext=ticktext, tickangle=-60,
+                                        showticklabels=lowest)
         layout["yaxis" + ya[1:]] = dict(anchor=xa, domain=y_domain, title=dict(text="probability"),
                                         rangemode="tozero")
         if k == len(stages):
