@@ -17,9 +17,11 @@ Everything works on one row ``[vocab]`` or a batch ``[batch, vocab]`` (continuat
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -76,6 +78,21 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+_forward_slots: threading.BoundedSemaphore | None = None
+
+
+def limit_concurrent_forwards(slots: int | None) -> None:
+    """At most ``slots`` forward passes run at once in this process (None or 0: no limit).
+
+    A server runs each tab's forward pass in that tab's own thread. A decoder pass is hundreds of
+    small ops, and each gives Python's GIL up and takes it back: past about one runnable pass per
+    core, thirty tabs' threads mostly queue for the GIL, and every pass gets slower. A pass that
+    waits for a slot sleeps (no CPU); the timings in ``Forward.ms`` start once it has one.
+    """
+    global _forward_slots
+    _forward_slots = threading.BoundedSemaphore(slots) if slots else None
+
+
 def forward(bundle, input_ids, cache: DynamicCache | None = None, *, hidden_states: bool = False,
             all_positions: bool = False, attention_mask=None, position_ids=None) -> Forward:
     """Run tokens through the model, on ``cache`` when given (it grows in place), else without one.
@@ -100,14 +117,15 @@ def forward(bundle, input_ids, cache: DynamicCache | None = None, *, hidden_stat
         kwargs["position_ids"] = torch.as_tensor(position_ids, dtype=torch.long).to(device)
     if not all_positions and _takes_logits_to_keep(type(model)):
         kwargs["logits_to_keep"] = 1
-    _sync(device)
-    t0 = time.perf_counter()
-    with torch.inference_mode():
-        out = model(**kwargs)
-        logits = out.logits if all_positions else out.logits[:, -1]
-        logits = logits.float().cpu()
-    _sync(device)
-    ms = (time.perf_counter() - t0) * 1000.0
+    with _forward_slots or contextlib.nullcontext():
+        _sync(device)
+        t0 = time.perf_counter()
+        with torch.inference_mode():
+            out = model(**kwargs)
+            logits = out.logits if all_positions else out.logits[:, -1]
+            logits = logits.float().cpu()
+        _sync(device)
+        ms = (time.perf_counter() - t0) * 1000.0
     return Forward(logits=logits, cache=out.past_key_values if cache is not None else None,
                    hidden_states=out.hidden_states if hidden_states else None, ms=ms)
 

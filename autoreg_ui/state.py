@@ -18,6 +18,7 @@ import streamlit as st
 import torch
 
 from autoreg_core import EMBEDDED_MODEL, ModelBundle, ModelLoadError, SamplingConfig, Session, SessionError, load_model
+from autoreg_core import decode
 
 from . import keys, limits, messages
 
@@ -44,11 +45,29 @@ def torch_threads(environ=os.environ) -> int:
         return DEFAULT_TORCH_THREADS
 
 
+ENV_FORWARD_SLOTS = "AUTOREG_FORWARD_SLOTS"
+
+
+def forward_slots(threads: int, environ=os.environ, cores: int | None = None) -> int:
+    """Forward passes allowed at once: the operator's ``AUTOREG_FORWARD_SLOTS``, else cores ÷ threads (≥ 1).
+
+    0 means no limit. See ``decode.limit_concurrent_forwards`` for why a server wants one.
+    """
+    default = max(1, (cores or os.cpu_count() or 1) // max(1, threads))
+    try:
+        value = int(environ.get(ENV_FORWARD_SLOTS, default))
+    except ValueError:
+        return default
+    return value if value >= 0 else default
+
+
 def configure_torch() -> int:
-    """Apply the thread count (process-wide in torch; script threads started later inherit it)."""
+    """Apply the thread count (process-wide in torch; script threads started later inherit it) and the
+    number of forward passes that may run at once."""
     threads = torch_threads()
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
+    decode.limit_concurrent_forwards(forward_slots(threads))
     return threads
 
 

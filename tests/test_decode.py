@@ -1,5 +1,8 @@
 """decode's sampling pipeline and draw, which the sampling lab shows stage by stage."""
 import math
+import threading
+import time
+import types
 
 import pytest
 import torch
@@ -197,3 +200,40 @@ def test_log_probs_for_beams_use_only_the_repetition_penalty():
     penalised = decode.log_probs(logits, ctx, SamplingConfig(repetition_penalty=1.5))
     expect = RepetitionPenaltyLogitsProcessor(1.5)(ctx, torch.log_softmax(logits, dim=-1))
     assert torch.allclose(penalised, expect) and not torch.allclose(penalised, plain)
+
+
+class _CountingModel:
+    """Wraps a model: counts how many calls run at once (each call lasts at least 50 ms)."""
+
+    def __init__(self, model):
+        self.model, self.now, self.most, self.lock = model, 0, 0, threading.Lock()
+
+    def forward(self, input_ids=None, logits_to_keep=1, **kwargs):  # the signature decode.forward inspects
+        raise NotImplementedError
+
+    def __call__(self, **kwargs):
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        time.sleep(0.05)
+        try:
+            return self.model(**kwargs)
+        finally:
+            with self.lock:
+                self.now -= 1
+
+
+@pytest.mark.parametrize("slots, most", [(1, 1), (2, 2), (None, 4)])
+def test_forward_slots_bound_how_many_passes_run_at_once(tiny, slots, most):
+    counting = _CountingModel(tiny.model)
+    bundle = types.SimpleNamespace(model=counting, device=tiny.device)
+    decode.limit_concurrent_forwards(slots)
+    try:
+        threads = [threading.Thread(target=decode.forward, args=(bundle, [1, 2, 3])) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        decode.limit_concurrent_forwards(None)
+    assert counting.most == most and counting.now == 0

@@ -23,3 +23,12 @@ def test_keep_widget_values_writes_back_only_the_named_keys_that_exist():
     state.keep_widget_values(kept, ["seq", "batch", "missing"])  # a write (even of the same value) keeps it
     assert sorted(kept.written) == ["batch", "seq"]
     assert kept == {"seq": 4096, "batch": 8, "other": 1}
+
+
+def test_forward_slots_default_to_cores_over_threads_and_read_the_operator():
+    assert state.forward_slots(1, {}, cores=2) == 2
+    assert state.forward_slots(2, {}, cores=2) == 1 and state.forward_slots(4, {}, cores=2) == 1
+    assert state.forward_slots(1, {state.ENV_FORWARD_SLOTS: "3"}, cores=2) == 3
+    assert state.forward_slots(1, {state.ENV_FORWARD_SLOTS: "0"}, cores=2) == 0  # no limit
+    assert state.forward_slots(1, {state.ENV_FORWARD_SLOTS: "-1"}, cores=8) == 8
+    assert state.forward_slots(1, {state.ENV_FORWARD_SLOTS: "many"}, cores=8) == 8
