@@ -321,6 +321,8 @@ def test_a_link_written_by_the_app_rebuilds_the_same_session(embedded):
     at = _app({"cfg_temperature": "1.3", "cfg_top_k": "20", "cfg_seed": "7"})
     assert not at.exception and at.slider(key=keys.CFG_TEMPERATURE).value == 1.3
     at.button(key="step_next").click().run()
+    at.session_state[keys.STEP_VIEW] = "Force the next token"  # the view with the force box
+    at.run()
     at.text_input(key=keys.FORCE_TEXT).input(" banana").run()
     at.button(key=keys.FORCE_BUTTON).click().run()
     at.button(key="step_next").click().run()
