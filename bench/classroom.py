@@ -304,7 +304,8 @@ def replay_student(bundle, student: Student, prompt: str) -> dict:
             if first_mismatch is None:
                 first_mismatch = {"action": n, "kind": action.kind, "saw": action.tokens, "replay": expected}
     return {"student": student.index, "strips_checked": sum(a.tokens is not None for a in student.actions),
-            "mismatches": mismatches, "first_mismatch": first_mismatch}
+            "mismatches": mismatches, "first_mismatch": first_mismatch,
+            "generated_at_end": len(session.records), "cache_bytes_at_end": session.cache_bytes}
 
 
 def check_isolation(students: list[Student]) -> dict:
@@ -320,7 +321,11 @@ def check_isolation(students: list[Student]) -> dict:
             "mismatched_strips": sum(r["mismatches"] for r in per_student),
             "every_student_equals_solo_replay": all(r["mismatches"] == 0 for r in per_student),
             "first_mismatches": [r for r in per_student if r["mismatches"]][:3],
-            "replay_seconds": round(time.perf_counter() - t0, 1)}
+            "replay_seconds": round(time.perf_counter() - t0, 1),
+            # what the class's sessions legitimately hold at the end (their KV caches, measured on the
+            # replays): server memory that grows by about this much is the class's text, not a leak
+            "sessions_at_end": {"generated_tokens": sum(r["generated_at_end"] for r in per_student),
+                                "kv_cache_mib": round(sum(r["cache_bytes_at_end"] for r in per_student) / 2**20, 1)}}
 
 
 # ---------------------------------------------------------------- memory and the summary

@@ -38,6 +38,7 @@ def test_solo_replay_accepts_what_a_session_does_and_catches_foreign_tokens(tiny
         strips.append(Action(kind, 0.1, 0.0, list(mirror.generated_ids)))
     ok = classroom.replay_student(tiny, _student(strips), "The cat sat")
     assert ok["strips_checked"] == 6 and ok["mismatches"] == 0
+    assert (ok["generated_at_end"], ok["cache_bytes_at_end"]) == (len(mirror.records), mirror.cache_bytes)
     other = _student(strips, seed=8)  # another student's seed: other tokens
     bad = classroom.replay_student(tiny, other, "The cat sat")
     assert bad["mismatches"] > 0 and bad["first_mismatch"]["kind"] == NEXT
@@ -73,4 +74,7 @@ def test_two_students_for_a_few_seconds(embedded):
     assert report["server_rss"]["samples_s_mib"] and report["server_rss"]["samples_s_mib"][0][1] > 0
     assert isolation["students_checked"] == 2 and isolation["strips_checked"] == report["actions_served"]
     assert isolation["mismatched_strips"] == 0 and isolation["every_student_equals_solo_replay"] is True
+    held = isolation["sessions_at_end"]
+    assert held["generated_tokens"] == sum(len(s.actions[-1].tokens) for s in students)
+    assert held["kv_cache_mib"] > 0
     assert all(s.seed != students[0].seed for s in students[1:])
