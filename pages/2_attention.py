@@ -120,8 +120,8 @@ def prefill_vs_decode(pic: ac.Picture, layer: int, head: int | None, where: str)
 
 # One section at a time: each chart the browser redraws costs it about 100 ms per click
 # (bench/click_cost.py), so Next token redraws the open section only.
-SECTIONS = {"1 · Where the new token looked": where_it_looked, "2 · The causal triangle": triangle,
-            "3 · Grouped-query attention": grouped_query, "4 · The KV cache": kv_cache,
+SECTIONS = {"1 · Where it looked": where_it_looked, "2 · Causal triangle": triangle,
+            "3 · Grouped-query attention": grouped_query, "4 · KV cache": kv_cache,
             "5 · Memory calculator": memory_calculator, "6 · Prefill vs decode": prefill_vs_decode}
 
 

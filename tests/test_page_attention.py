@@ -42,8 +42,8 @@ def _rows(spec) -> int:
     return _array(spec["data"][1]["z"]).shape[0]
 
 
-SECTIONS = ["1 · Where the new token looked", "2 · The causal triangle", "3 · Grouped-query attention",
-            "4 · The KV cache", "5 · Memory calculator", "6 · Prefill vs decode"]
+SECTIONS = ["1 · Where it looked", "2 · Causal triangle", "3 · Grouped-query attention",
+            "4 · KV cache", "5 · Memory calculator", "6 · Prefill vs decode"]
 SECTION_OF = {"att_bar": 0, "att_heads": 0, "att_triangle": 1, "att_gqa": 2, "att_cache_growth": 3, "att_memory": 4,
               "att_phase": 5}
 

@@ -87,13 +87,13 @@ def test_attention_page_after_a_few_steps(page, app_url):
     _open_app(page, app_url)
     _next_tokens(page, 3)
     page.get_by_role("link", name="Attention and the KV cache").click()
-    page.get_by_role("tab", name="1 · Where the new token looked").wait_for()
+    page.get_by_role("tab", name="1 · Where it looked").wait_for()
     page.get_by_role("button", name="Next token").first.click()  # step from this page, capture on
     page.get_by_text("decode step 4", exact=False).first.wait_for()
     page.locator(".st-key-att_bar .js-plotly-plot").wait_for()
     assert page.locator(".js-plotly-plot").count() == 1  # only the open section is drawn
     _screenshot(page, "attention-page.png", 1600)
-    for section, chart in (("2 · The causal triangle", "att_triangle"), ("4 · The KV cache", "att_cache_growth"),
+    for section, chart in (("2 · Causal triangle", "att_triangle"), ("4 · KV cache", "att_cache_growth"),
                            ("6 · Prefill vs decode", "att_phase")):
         page.get_by_role("tab", name=section).click()
         page.locator(f".st-key-{chart} .js-plotly-plot").wait_for()
