@@ -9,15 +9,13 @@ from autoreg_ui.figures.step import (history_frame, logprob_figure, token_strip_
                                      top_of_record, topn_figure)
 from autoreg_ui.presenter import explain
 from autoreg_ui.prompt import prompt_box
-from autoreg_ui.state import current_bundle, current_config, keep_widget_values
+from autoreg_ui.state import bundle_or_stop, current_config, keep_widget_values
 
 st.title("Step through generation")
 explain(step_text.LOOP)
 st.latex(step_text.CHAIN_RULE)
 
-bundle = current_bundle()
-if bundle is None:
-    st.stop()
+bundle = bundle_or_stop()
 session = prompt_box()
 messages.show()
 if session is None:

@@ -10,13 +10,11 @@ from autoreg_ui.figures import cost as figs
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE, ms
 from autoreg_ui.presenter import explain
-from autoreg_ui.state import current_bundle, current_session
+from autoreg_ui.state import bundle_or_stop, current_session
 
 st.title("Naive vs KV cache: what each token costs")
 explain(text.INTRO)
-bundle = current_bundle()
-if bundle is None:
-    st.stop()
+bundle = bundle_or_stop()
 spec, state, dtype = bundle.spec, st.session_state, dtype_name(bundle.dtype)
 
 
