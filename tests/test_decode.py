@@ -203,7 +203,7 @@ def test_log_probs_for_beams_use_only_the_repetition_penalty():
 
 
 class _CountingModel:
-    """Wraps a model: counts how many calls run at once (each call lasts at least 50 ms)."""
+    """Wraps a model: counts how many calls run at once (each call lasts at least 200 ms)."""
 
     def __init__(self, model):
         self.model, self.now, self.most, self.lock = model, 0, 0, threading.Lock()
@@ -215,7 +215,7 @@ class _CountingModel:
         with self.lock:
             self.now += 1
             self.most = max(self.most, self.now)
-        time.sleep(0.05)
+        time.sleep(0.2)  # long enough for four threads to overlap even on a loaded machine
         try:
             return self.model(**kwargs)
         finally:
