@@ -5,12 +5,12 @@ from autoreg_core import attention_view as av
 from autoreg_core.attention import supports_attention
 from autoreg_core.cache import worked_example
 from autoreg_core.spec import dtype_name
-from autoreg_ui import attention_controls as ac, keys, links, memory_calc, messages
+from autoreg_ui import attention as ac, keys, links, messages
 from autoreg_ui import attention_text as text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.controls import open_section, step_row
 from autoreg_ui.presenter import explain
-from autoreg_ui.figures import attention as fig_att, cache as fig_cache
+from autoreg_ui.figures import attention as fig_att
 from autoreg_ui.format import BYTE_UNITS_NOTE, human_bytes
 from autoreg_ui.state import bundle_or_stop, keep_widget_values, session_or_start
 
@@ -85,8 +85,8 @@ def grouped_query(pic: ac.Picture, layer: int, head: int | None, where: str) -> 
 def kv_cache(pic: ac.Picture, layer: int, head: int | None, where: str) -> None:
     st.caption(BYTE_UNITS_NOTE)
     formula = spec.cache_bytes(pic.positions)
-    st.latex(fig_cache.FORMULA_LATEX)
-    st.latex(fig_cache.formula_latex(spec, pic.positions))
+    st.latex(fig_att.FORMULA_LATEX)
+    st.latex(fig_att.formula_latex(spec, pic.positions))
     c1, c2 = st.columns([2, 3])
     c1.metric("Measured from the tensors", human_bytes(pic.measured), help=f"{pic.measured:,} bytes")
     c1.metric("Formula", human_bytes(formula), help=f"{formula:,} bytes")
@@ -94,15 +94,15 @@ def kv_cache(pic: ac.Picture, layer: int, head: int | None, where: str) -> None:
     (c1.success if equal else c1.error)(check)
     if pic.shapes:
         c1.markdown(text.layer_shapes_text(pic.shapes[0]))
-    show_chart(fig_cache.cache_growth_figure(pic.timeline, spec.cache_bytes_per_position),
+    show_chart(fig_att.cache_growth_figure(pic.timeline, spec.cache_bytes_per_position),
                key=keys.ATT_GROWTH_CHART, filename="kv-cache-growth", where=c2, width="stretch")
     with st.expander(f"K and V shapes in all {len(pic.shapes)} layers at this step"):
-        st.dataframe(fig_cache.shapes_table(pic.shapes), hide_index=True, key=keys.ATT_SHAPES_TABLE)
+        st.dataframe(fig_att.shapes_table(pic.shapes), hide_index=True, key=keys.ATT_SHAPES_TABLE)
     st.markdown(text.worked_example_text(worked_example(spec), bundle.name, dtype_name(bundle.dtype)))
 
 
 def memory_calculator(pic: ac.Picture, layer: int, head: int | None, where: str) -> None:
-    memory_calc.section(spec, bundle.name)
+    ac.section(spec, bundle.name)
 
 
 def prefill_vs_decode(pic: ac.Picture, layer: int, head: int | None, where: str) -> None:
@@ -110,7 +110,7 @@ def prefill_vs_decode(pic: ac.Picture, layer: int, head: int | None, where: str)
         st.info(text.TAKE_A_STEP)
         return
     c1, c2 = st.columns([3, 2])
-    show_chart(fig_cache.phase_times_figure(times.prefill_ms_per_token, times.decode_ms_median,
+    show_chart(fig_att.phase_times_figure(times.prefill_ms_per_token, times.decode_ms_median,
                                             times.prefill_tokens), key=keys.ATT_PHASE_CHART,
                filename="prefill-vs-decode-times", where=c1, width="stretch")
     c2.markdown(text.phase_text(times))
@@ -130,7 +130,7 @@ def lesson() -> None:
     """A fragment: a step, a layer or head change or another section reruns this, not the whole app."""
     step_row(keys.ATT_STEP, capture_attention=capturable)
     ac.settle_layer_head(st.session_state, L, H)
-    keep_widget_values(st.session_state, (*memory_calc.KEPT, keys.ATT_ALL_HEADS))  # kept while their section is closed
+    keep_widget_values(st.session_state, (*ac.KEPT, keys.ATT_ALL_HEADS))  # kept while their section is closed
     messages.show()
     av.ensure_prefill(session, capture=capturable)
     c1, c2 = st.columns([2, 3])

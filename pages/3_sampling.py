@@ -9,8 +9,8 @@ import streamlit as st
 from autoreg_core import decode
 from autoreg_core.beam import beam_search
 from autoreg_core.lab import compare_strategies, draw_many, inverse_cdf_draw, shown_ids, top_token_ids
-from autoreg_ui import keys, lab, messages
-from autoreg_ui import lab_text as text
+from autoreg_ui import keys, messages, sampling
+from autoreg_ui import sampling_text as text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.controls import open_section, step_row
 from autoreg_ui.figures.sampling import draw_figure, draws_figure, pipeline_figure, strategies_figure, sweep_figure
@@ -21,10 +21,10 @@ st.title("Sampling lab")
 explain(text.INTRO)
 bundle = bundle_or_stop()
 state = st.session_state
-lab.restore(state, lab.defaults(lab.sidebar_config(state), *kept_prompt()))
+sampling.restore(state, sampling.defaults(sampling.sidebar_config(state), *kept_prompt()))
 label = text.labeler(bundle.tokenizer)
 step_row(keys.LAB_STEP)
-source = lab.source_picker(bundle, state)
+source = sampling.source_picker(bundle, state)
 if source is None:
     st.stop()
 
@@ -54,7 +54,7 @@ def the_draw(pipe: decode.Pipeline, seed: int, t_start: float) -> None:
 
 def many_draws(pipe: decode.Pipeline, seed: int, t_start: float) -> None:
     left, right = st.columns([1, 3])
-    lab.draws_control(state, left)
+    sampling.draws_control(state, left)
     many = draw_many(pipe.probs, int(state[keys.LAB_N]), seed)
     if many.capped:
         messages.say(text.capped_draws(int(state[keys.LAB_N]), many.n))
@@ -67,9 +67,9 @@ def many_draws(pipe: decode.Pipeline, seed: int, t_start: float) -> None:
 
 
 def temperature_sweep(pipe: decode.Pipeline, seed: int, t_start: float) -> None:
-    sweep = lab.sweep(source.logits)
+    sweep = sampling.sweep(source.logits)
     left, right = st.columns([5, 2])
-    show_chart(sweep_figure(sweep, lab.lab_config(state).temperature), key=keys.LAB_SWEEP_CHART,
+    show_chart(sweep_figure(sweep, sampling.lab_config(state).temperature), key=keys.LAB_SWEEP_CHART,
                filename="sampling-temperature-sweep", where=left)
     right.markdown(text.sweep_text(sweep))
     right.markdown(text.SWEEP_NOTE)
@@ -84,19 +84,19 @@ def sampling_section() -> None:
     t_start = time.perf_counter()
     st.header("1 · Sampling one set of logits")
     keep_widget_values(state, (keys.LAB_N,))  # drawn in one view only: kept while another is open
-    lab.pipeline_controls(state)
-    pipe = decode.process(source.logits, source.ids, lab.lab_config(state))
+    sampling.pipeline_controls(state)
+    pipe = decode.process(source.logits, source.ids, sampling.lab_config(state))
     for level, note in text.pipeline_messages(pipe):
         messages.say(note, level)
     messages.show()
-    open_section(VIEWS, keys.LAB_VIEW, pipe, lab.draw_seed(state), t_start)
+    open_section(VIEWS, keys.LAB_VIEW, pipe, sampling.draw_seed(state), t_start)
 
 
 @st.fragment
 def strategies_section() -> None:
     st.header("2 · Strategies side by side")
-    lab.strategy_controls(state)
-    rows = compare_strategies(source.logits, lab.strategies(state))
+    sampling.strategy_controls(state)
+    rows = compare_strategies(source.logits, sampling.strategies(state))
     ids = top_token_ids(source.logits, 12)
     show_chart(strategies_figure(rows, ids, [label(i) for i in ids]), key=keys.LAB_STRATEGIES_CHART,
                filename="sampling-strategies")
@@ -108,15 +108,15 @@ def strategies_section() -> None:
 def continuations_section() -> None:
     st.header("3 · Continuations")
     explain(text.CONTINUATIONS)
-    configs = lab.presets(state)
-    run = lab.continuation_controls(state, list(configs))
-    if lab.run_button("Generate continuations", keys.LAB_CONT_RUN, lab.fits(source, bundle, run.m),
+    configs = sampling.presets(state)
+    run = sampling.continuation_controls(state, list(configs))
+    if sampling.run_button("Generate continuations", keys.LAB_CONT_RUN, sampling.fits(source, bundle, run.m),
                       text.too_long(run.m, bundle.spec.max_positions)):
-        lab.store(state, keys.LAB_CONT_RESULT, source, run, lab.continuations_with_bar(bundle, source, configs, run))
-    kept = lab.last_result(state, keys.LAB_CONT_RESULT, source, run, text.PRESS_CONTINUATIONS, text.OTHER_SETTINGS)
+        sampling.store(state, keys.LAB_CONT_RESULT, source, run, sampling.continuations_with_bar(bundle, source, configs, run))
+    kept = sampling.last_result(state, keys.LAB_CONT_RESULT, source, run, text.PRESS_CONTINUATIONS, text.OTHER_SETTINGS)
     if kept is None:
         return
-    lab.show_continuations(kept.result)
+    sampling.show_continuations(kept.result)
     st.caption(text.CONTINUATION_METRICS)
 
 
@@ -126,18 +126,18 @@ def beam_section() -> None:
     explain(text.BEAMS)
     st.latex(text.BEAM_SCORE_LATEX)
     explain(text.LENGTH_PENALTY)
-    settings = lab.beam_controls(state)
-    draw_tree = lab.beam_tree_drawer(st.empty(), bundle.tokenizer, source, label)
-    if lab.run_button("Run beam search", keys.LAB_BEAM_RUN, lab.fits(source, bundle, settings.max_new_tokens),
+    settings = sampling.beam_controls(state)
+    draw_tree = sampling.beam_tree_drawer(st.empty(), bundle.tokenizer, source, label)
+    if sampling.run_button("Run beam search", keys.LAB_BEAM_RUN, sampling.fits(source, bundle, settings.max_new_tokens),
                       text.too_long(settings.max_new_tokens)):
         with st.spinner("Beam search on the model…"):
             result = beam_search(bundle, source.prefix, settings, on_step=lambda part: draw_tree(part, live=True))
-            lab.store(state, keys.LAB_BEAM_RESULT, source, settings, result)
-    kept = lab.last_result(state, keys.LAB_BEAM_RESULT, source, settings, text.PRESS_BEAMS, text.OTHER_BEAM_SETTINGS)
+            sampling.store(state, keys.LAB_BEAM_RESULT, source, settings, result)
+    kept = sampling.last_result(state, keys.LAB_BEAM_RESULT, source, settings, text.PRESS_BEAMS, text.OTHER_BEAM_SETTINGS)
     if kept is None:
         return
     draw_tree(kept.result)
-    lab.show_beams(kept.result, bundle.tokenizer)
+    sampling.show_beams(kept.result, bundle.tokenizer)
 
 
 sampling_section()

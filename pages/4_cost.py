@@ -4,7 +4,7 @@ import streamlit as st
 
 from autoreg_core import cost
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, keys, limits, messages, race
+from autoreg_ui import controls, cost, keys, limits, messages
 from autoreg_ui import cost_text as text
 from autoreg_ui.figures import cost as figs
 from autoreg_ui.charts import show_chart
@@ -29,18 +29,18 @@ def your_sequence() -> None:
 
 
 your_sequence()
-race.recover(state)
+cost.recover(state)
 
 st.header("1 · The race")
 explain(text.RACE)
-choices, default = race.length_choices(bundle.spec.max_positions, limits.max_race_length())
+choices, default = cost.length_choices(bundle.spec.max_positions, limits.max_race_length())
 if state.get(keys.COST_MAX_LEN) not in choices:
     state[keys.COST_MAX_LEN] = default
 max_len = st.select_slider("Longest sequence to measure", options=choices, key=keys.COST_MAX_LEN,
                            help="Up to 1024 takes about 20–30 s on a quiet 2-core CPU.")
 st.caption(f"Lengths: {', '.join(map(str, cost.sample_lengths(max_len)))}.")
-key = race.RaceKey.of(bundle, max_len)
-results = race.race(state).results
+key = cost.RaceKey.of(bundle, max_len)
+results = cost.race(state).results
 kept = results.get(key)
 c1, c2, c3, c4 = st.columns([2, 1, 1.4, 1])
 resumable = bool(kept and kept.remaining)  # then key A continues the race, else it runs it
@@ -53,7 +53,7 @@ resume = c3.button(f"Continue from L = {kept.remaining[0]}" if resumable else "C
 c2.button("Stop", key=keys.COST_STOP, disabled=not (run or resume),
           help="Ends the race after the length being measured; what was measured is kept.")
 if c4.button("Forget results", key=keys.COST_CLEAR, disabled=not results):
-    race.forget(state)
+    cost.forget(state)
 if run or resume:
     bar, live = st.progress(0.0, text="Warm-up, then the shortest lengths first…"), st.empty()
 
@@ -63,18 +63,18 @@ if run or resume:
         show_chart(figs.step_time_figure(points, planned_max=max_len), key=f"{keys.COST_LIVE_CHART}_{len(points)}",
                    filename="race-step-times", where=live, export=False, keep=False)
 
-    race.run(state, bundle, key, resume=bool(resume), on_progress=show_progress)
+    cost.run(state, bundle, key, resume=bool(resume), on_progress=show_progress)
     bar.empty()
     live.empty()
 messages.show()
 result = results.get(key)
 if result is None:
-    st.info(text.press_run(race.other_lengths(state, key)))
+    st.info(text.press_run(cost.other_lengths(state, key)))
 else:
     points, last = result.points, result.points[-1]
-    for warning in race.warnings(result):
+    for warning in cost.warnings(result):
         st.warning(warning)
-    for col, (label, value) in zip(st.columns(4), race.headline(result)):
+    for col, (label, value) in zip(st.columns(4), cost.headline(result)):
         col.metric(label, value)
     st.caption(text.measured_on(result.device, result.dtype, result.model))
     fitted = cost.fits(points)
@@ -84,12 +84,12 @@ else:
     show_chart(figs.cumulative_figure(cost.cumulative_ms(points)), key=keys.COST_FIG_TOTAL,
                filename="race-total-time", where=left)
     show_chart(figs.speedup_figure(points), key=keys.COST_FIG_SPEEDUP, filename="race-speedup", where=right)
-    st.markdown(race.total_time_sentence(points))
+    st.markdown(cost.total_time_sentence(points))
     table = pd.DataFrame(result.rows())
     with st.expander("Measured table"):
         st.dataframe(table, hide_index=True, key=keys.COST_TABLE)
     st.download_button("Download the table (CSV)", table.to_csv(index=False).encode("utf-8"),
-                       file_name=race.csv_name(result), mime="text/csv", key=keys.COST_CSV)
+                       file_name=cost.csv_name(result), mime="text/csv", key=keys.COST_CSV)
 
 st.header("2 · Count, don't just time")
 st.markdown(text.counts_intro(spec))
@@ -98,20 +98,20 @@ st.latex(text.F_CACHE)
 st.markdown(text.SUMS)
 T = int(st.number_input("Tokens to generate, T", min_value=1, max_value=1_000_000, value=1000, step=100,
                         key=keys.COST_T))
-st.dataframe(pd.DataFrame(race.count_rows(spec, T)), hide_index=True, key=keys.COST_COUNTS)
-st.markdown(race.naive_counts_sentence(T))
+st.dataframe(pd.DataFrame(cost.count_rows(spec, T)), hide_index=True, key=keys.COST_COUNTS)
+st.markdown(cost.naive_counts_sentence(T))
 L_ref = result.last_length if result else max_len
-st.caption(text.attention_share(L_ref, race.attention_share(spec, L_ref)))
+st.caption(text.attention_share(L_ref, cost.attention_share(spec, L_ref)))
 points = result.points if result else []
 show_chart(figs.theory_figure(spec, max(result.lengths) if result else max_len, points,
-                              cost.fits(points) if points else None, race.throughputs(spec, points)),
+                              cost.fits(points) if points else None, cost.throughputs(spec, points)),
            key=keys.COST_FIG_THEORY, filename="cost-counted-flops")
 if points:
-    st.markdown(race.measured_vs_counted(spec, points))
+    st.markdown(cost.measured_vs_counted(spec, points))
 else:
     st.info("Run the race above to put the measured times on the second axis.")
 
-machine_roofs = st.cache_data(race.measure_roofs, max_entries=8,
+machine_roofs = st.cache_data(cost.measure_roofs, max_entries=8,
                               show_spinner="Measuring this machine's memory bandwidth and matmul speed…")
 
 
@@ -126,19 +126,19 @@ def memory_bound() -> None:
     except Exception as exc:  # noqa: BLE001 - e.g. not enough free memory for the buffers
         st.warning(f"Could not measure the memory bandwidth here: {type(exc).__name__}: {exc}")
         return
-    budget = race.decode_budget(spec, L_ref, roofs["bandwidth"], roofs["peak"])
+    budget = cost.decode_budget(spec, L_ref, roofs["bandwidth"], roofs["peak"])
     st.markdown(text.decode_reads(spec, budget, L_ref))
     st.latex(text.intensity_latex(budget))
     show_chart(figs.bytes_figure(budget.weight_bytes, budget.cache_bytes,
                                  f"Bytes read by one decode step at L = {L_ref}"), key=keys.COST_FIG_BYTES,
                filename=f"decode-step-bytes-L{L_ref}")
-    for col, (label, value) in zip(st.columns(3), race.roof_metrics(budget, dtype)):
+    for col, (label, value) in zip(st.columns(3), cost.roof_metrics(budget, dtype)):
         col.metric(label, value)
     st.caption(f"Measured at {roofs['measured_at']} with a 128 MiB copy and a 1024×1024 matmul, best of a few.")
-    st.markdown(race.verdict(budget, last.cached_ms if result else None))
+    st.markdown(cost.verdict(budget, last.cached_ms if result else None))
     st.markdown(text.memory_bound(budget))
     if result:
-        show_chart(figs.roofline_figure(budget.bandwidth, budget.peak_flops, race.roofline_marks(spec, last)),
+        show_chart(figs.roofline_figure(budget.bandwidth, budget.peak_flops, cost.roofline_marks(spec, last)),
                    key=keys.COST_FIG_ROOFLINE, filename="roofline")
         st.caption(text.ROOFLINE_POINTS)
 

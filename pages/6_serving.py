@@ -4,7 +4,7 @@ import streamlit as st
 
 from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models, batching, scheduler, speculative
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, keys, race, serving
+from autoreg_ui import controls, cost, keys, serving
 from autoreg_ui import serving_text as text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.figures import serving as figs
@@ -20,7 +20,7 @@ controls.step_row(keys.SRV_PAGE)
 st.caption(BYTE_UNITS_NOTE + text.MEASURED_LIVE)
 if serving.running_now():
     st.info(text.measuring_now(serving.running_now()))
-roofs = st.cache_data(race.measure_roofs, max_entries=8, show_spinner="Measuring this machine's memory bandwidth…")(
+roofs = st.cache_data(cost.measure_roofs, max_entries=8, show_spinner="Measuring this machine's memory bandwidth…")(
     str(bundle.device), dtype_name(bundle.dtype))
 bandwidth, peak = roofs["bandwidth"], roofs["peak"]
 

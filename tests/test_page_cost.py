@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from autoreg_core import cost
-from autoreg_ui import keys, race
+from autoreg_ui import cost, keys
 from autoreg_ui.format import BYTE_UNITS_NOTE
 
 PAGE = "pages/4_cost.py"
@@ -27,8 +27,8 @@ def _texts(at, kind: str) -> list[str]:
     return [str(e.value) for e in getattr(at, kind)]
 
 
-def _key(folder: str, max_len: int) -> race.RaceKey:
-    return race.RaceKey(folder, "cpu", "float32", max_len)
+def _key(folder: str, max_len: int) -> cost.RaceKey:
+    return cost.RaceKey(folder, "cpu", "float32", max_len)
 
 
 def test_page_before_any_measurement(page):
@@ -95,8 +95,8 @@ def test_run_the_race_small(page, tiny_folder):
 def test_interrupted_race_is_kept_and_can_be_continued(page, tiny_folder):
     """A Stop click reruns the script mid-race; the next run keeps the points measured so far."""
     key = _key(tiny_folder, 16)
-    state = race.Race()
-    state.running = race.Running(key, cost.sample_lengths(16), started=0.0,
+    state = cost.Race()
+    state.running = cost.Running(key, cost.sample_lengths(16), started=0.0,
                                  points=[cost.CostPoint(L, 1.0, 1.0 + L / 10, 3, 1, L - 1) for L in (1, 2, 4)])
     page.session_state[keys.COST_RACE] = state
     page.select_slider(key=keys.COST_MAX_LEN).set_value(16)
@@ -116,9 +116,9 @@ def test_interrupted_race_is_kept_and_can_be_continued(page, tiny_folder):
 
 
 def test_interrupted_before_first_point(page):
-    state = race.Race()
-    state.running = race.Running(race.RaceKey("x", "cpu", "float32", 64), [1, 64], started=0.0)
+    state = cost.Race()
+    state.running = cost.Running(cost.RaceKey("x", "cpu", "float32", 64), [1, 64], started=0.0)
     page.session_state[keys.COST_RACE] = state
     page.run()
     assert not page.exception
-    assert race.NOTHING_MEASURED in _texts(page, "warning")
+    assert cost.NOTHING_MEASURED in _texts(page, "warning")

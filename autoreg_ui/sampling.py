@@ -22,10 +22,10 @@ from autoreg_core.session import encode_prompt
 from autoreg_core.tokens import sequence_text
 
 from . import controls, keys, messages
+from . import sampling_text as text
 from .charts import show_chart
-from . import lab_text
-from .figures.beam import beam_tree_figure, beams_frame
-from .lab_text import beam_labels, context_text, continuation_progress
+from .figures.sampling import beam_tree_figure, beams_frame
+from .sampling_text import beam_labels, context_text, continuation_progress
 from .state import current_session
 
 SESSION_SOURCE = "the session's next token"
@@ -326,19 +326,19 @@ def show_continuations(pair: list[ContinuationSet]) -> None:
     """Strategies A and B side by side: their metrics, their continuations, how long each run took."""
     for col, tag, res in zip(st.columns(2), "AB", pair):
         col.subheader(f"{tag}: {res.name}")
-        for box, (name, value) in zip(col.columns(4), lab_text.continuation_metrics(res)):
+        for box, (name, value) in zip(col.columns(4), text.continuation_metrics(res)):
             box.metric(name, value)
-        col.dataframe(lab_text.continuations_table(res), hide_index=True, key=f"{keys.LAB_CONT_TABLE}_{tag}")
-        col.caption(lab_text.run_caption(res))
+        col.dataframe(text.continuations_table(res), hide_index=True, key=f"{keys.LAB_CONT_TABLE}_{tag}")
+        col.caption(text.run_caption(res))
 
 
 def show_beams(result: BeamResult, tokenizer) -> None:
     """Every finished beam as a table row, what ranked them, and when greedy did better."""
     st.dataframe(beams_frame(result, lambda ids: sequence_text(tokenizer, ids)), hide_index=True,
                  key=keys.LAB_BEAM_TABLE)
-    st.markdown(lab_text.beam_text(result))
-    if lab_text.greedy_beats_beams(result):
-        st.info(lab_text.GREEDY_WINS)
+    st.markdown(text.beam_text(result))
+    if text.greedy_beats_beams(result):
+        st.info(text.GREEDY_WINS)
 
 
 def continuations_with_bar(bundle, source: LabSource, configs: dict[str, SamplingConfig],

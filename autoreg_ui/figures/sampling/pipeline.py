@@ -15,8 +15,8 @@ from plotly.subplots import make_subplots
 from autoreg_core.decode import GREEDY, MIN_P, RAW, TOP_P, Pipeline, Stage
 from autoreg_core.lab import InverseCdfDraw, ManyDraws, StrategyRow, Sweep
 
-from .. import palette
-from .labels import escaped, short_label
+from ... import palette
+from ..labels import escaped, short_label
 
 KEPT_COLOR = palette.ACCENT
 RAW_COLOR = palette.RAW

@@ -5,7 +5,8 @@ import pytest
 
 from autoreg_core import cost
 from autoreg_core.spec import ModelSpec
-from autoreg_ui import keys, messages, race
+from autoreg_ui import cost as race
+from autoreg_ui import keys, messages
 
 QUICK = dict(warmup=False, cached_repeats=(1, 1), naive_repeats=(1, 1))
 SPEC = ModelSpec(name="hand", n_layers=2, n_heads=4, n_kv_heads=2, head_dim=16, hidden=64, vocab=100,

@@ -6,7 +6,8 @@ from autoreg_core import SamplingConfig, Session, SessionError
 from autoreg_core.beam import BeamSettings
 from autoreg_core.continuations import sample_continuations
 from autoreg_core.lab import temperature_sweep
-from autoreg_ui import keys, lab
+from autoreg_ui import keys
+from autoreg_ui import sampling as lab
 
 
 def _state(**sidebar):

@@ -14,8 +14,8 @@ import plotly.graph_objects as go
 
 from autoreg_core.beam import FINISHED, KEPT, PRUNED, BeamResult
 
-from .. import palette
-from .labels import short_label
+from ... import palette
+from ..labels import short_label
 
 PRUNED_COLOR = palette.FADED
 BEST_COLOR = palette.HIGHLIGHT
