@@ -9,8 +9,9 @@ from autoreg_core.spec import ModelSpec
 
 from .format import human_bytes
 
-CAPTION = ("Every decode step feeds one token in. Its query looks at the keys of every token already in "
-           "the KV cache, mixes their values, and then its own K and V are appended as one new row.")
+CAPTION = ("Every decode step feeds one token in. Its own key and value are appended to the KV cache first, "
+           "as one new row; then its query looks at every key in the cache, its own included, and mixes "
+           "their values by those weights.")
 NO_SESSION = "Start a session on the *Step through generation* page (type a prompt there)."
 NOTHING_YET = "Nothing has been through the model yet."
 

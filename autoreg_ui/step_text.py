@@ -19,19 +19,24 @@ def around_the_loop(n_tokens: int, dtype: str) -> str:
     """The ideas one can see while stepping, with this session's token count and the model's dtype."""
     return f"""
 - **No going back.** Each token is final once appended; the model never revises earlier text. Force
-  a token and watch later steps condition on that choice: this is **exposure bias**. In training the
-  model always read correct text (**teacher forcing**); when generating it reads its own choices.
-- **No look-ahead.** The model does not plan the whole answer; each bar chart above is all it
-  "knows" about what comes next.
+  a token and watch later steps condition on that choice. This *simulates* a mistake of the kind
+  behind **exposure bias**: in training the model only ever read correct text (**teacher forcing**),
+  so it never learned to recover from its own slips, while when generating it reads its own choices.
+- **One token at a time, no search.** The model commits to a single token per step and never
+  revises it. That does not mean it has no idea of what comes later: probing studies find
+  information about upcoming tokens in the hidden states. What it lacks is a step that looks ahead
+  and changes its mind (beam search, in the sampling lab, adds one from outside).
 - **A sequential bottleneck.** Step *t + 1* needs the token chosen at step *t*, so the steps of one
-  sequence cannot run in parallel: {n_tokens} tokens took {n_tokens} forward
-  passes. Extra GPUs help serve more users (batching), not one user's latency.
+  sequence cannot run in parallel: {n_tokens} tokens took one prefill pass plus {n_tokens} decode
+  passes (the last one already prepared the next token's distribution). More GPUs can shorten each
+  step (tensor parallelism streams the weights from several GPUs at once) and serve more users
+  (batching), but no hardware removes the number of sequential steps.
 - **Streaming.** Because tokens arrive one by one, apps show them as they come (as the strip above does).
 - **Stopping.** Generation ends at the **EOS** token, at **max new tokens**, or when a **stop sequence**
   appears (set them in the sidebar); in chat mode the model's EOS is its end-of-turn marker.
 - **Making it faster.** *Quantization* stores weights in fewer bits (this very model ships as a 4-bit
-  GGUF file, dequantized to {dtype} when loaded); *mixed precision* runs in 16-bit
-  floats; *speculative decoding* lets a cheap draft propose several tokens that the model checks in
+  GGUF file, dequantized to {dtype} when loaded); *mixed precision* runs the matrix
+  products in 16-bit floats while keeping softmax, normalisation and sums (accumulation) in 32-bit; *speculative decoding* lets a cheap draft propose several tokens that the model checks in
   one pass; *continuous batching* lets a server add and remove requests from a running batch every
   step. The KV cache itself is the first and biggest saving — see **Naive vs KV cache**.
 - **Other ways to write.** Non-autoregressive and diffusion-style models predict many positions at

@@ -1,0 +1,18 @@
+"""The step page's prose: the corrected statements about passes, exposure bias and look-ahead."""
+from autoreg_ui import step_text
+
+
+def test_passes_are_one_prefill_plus_one_decode_per_token():
+    text = step_text.around_the_loop(7, "float32")
+    assert "7 tokens took one prefill pass plus 7 decode" in text
+    assert "took 7 forward" not in text
+
+
+def test_forcing_simulates_exposure_bias_rather_than_being_it():
+    text = step_text.around_the_loop(1, "float32")
+    assert "*simulates*" in text and "this is **exposure bias**" not in text
+    assert "does not plan" not in text  # hidden states do carry information about later tokens
+
+
+def test_the_dtype_reaches_the_quantization_sentence():
+    assert "dequantized to bfloat16 when loaded" in step_text.around_the_loop(2, "bfloat16")
