@@ -2,7 +2,7 @@
 import pandas as pd
 import streamlit as st
 
-from autoreg_core import cost
+from autoreg_core import cost as engine
 from autoreg_core.spec import dtype_name
 from autoreg_ui import controls, cost, keys, limits, messages
 from autoreg_ui import cost_text as text
@@ -38,7 +38,7 @@ if state.get(keys.COST_MAX_LEN) not in choices:
     state[keys.COST_MAX_LEN] = default
 max_len = st.select_slider("Longest sequence to measure", options=choices, key=keys.COST_MAX_LEN,
                            help="Up to 1024 takes about 20–30 s on a quiet 2-core CPU.")
-st.caption(f"Lengths: {', '.join(map(str, cost.sample_lengths(max_len)))}.")
+st.caption(f"Lengths: {', '.join(map(str, engine.sample_lengths(max_len)))}.")
 key = cost.RaceKey.of(bundle, max_len)
 results = cost.race(state).results
 kept = results.get(key)
@@ -57,7 +57,7 @@ if c4.button("Forget results", key=keys.COST_CLEAR, disabled=not results):
 if run or resume:
     bar, live = st.progress(0.0, text="Warm-up, then the shortest lengths first…"), st.empty()
 
-    def show_progress(fraction: float, points: list[cost.CostPoint]) -> None:
+    def show_progress(fraction: float, points: list[engine.CostPoint]) -> None:
         p = points[-1]
         bar.progress(min(1.0, fraction), text=f"L = {p.length}: cached step {ms(p.cached_ms)}, naive {ms(p.naive_ms)}")
         show_chart(figs.step_time_figure(points, planned_max=max_len), key=f"{keys.COST_LIVE_CHART}_{len(points)}",
@@ -77,11 +77,11 @@ else:
     for col, (label, value) in zip(st.columns(4), cost.headline(result)):
         col.metric(label, value)
     st.caption(text.measured_on(result.device, result.dtype, result.model))
-    fitted = cost.fits(points)
+    fitted = engine.fits(points)
     show_chart(figs.step_time_figure(points, fitted, planned_max=max(result.lengths)), key=keys.COST_FIG_STEP,
                filename="race-step-times")
     left, right = st.columns(2)
-    show_chart(figs.cumulative_figure(cost.cumulative_ms(points)), key=keys.COST_FIG_TOTAL,
+    show_chart(figs.cumulative_figure(engine.cumulative_ms(points)), key=keys.COST_FIG_TOTAL,
                filename="race-total-time", where=left)
     show_chart(figs.speedup_figure(points), key=keys.COST_FIG_SPEEDUP, filename="race-speedup", where=right)
     st.markdown(cost.total_time_sentence(points))
@@ -104,7 +104,7 @@ L_ref = result.last_length if result else max_len
 st.caption(text.attention_share(L_ref, cost.attention_share(spec, L_ref)))
 points = result.points if result else []
 show_chart(figs.theory_figure(spec, max(result.lengths) if result else max_len, points,
-                              cost.fits(points) if points else None, cost.throughputs(spec, points)),
+                              engine.fits(points) if points else None, cost.throughputs(spec, points)),
            key=keys.COST_FIG_THEORY, filename="cost-counted-flops")
 if points:
     st.markdown(cost.measured_vs_counted(spec, points))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autoreg_core import cost
+from autoreg_core import cost as engine
 from autoreg_ui import cost, keys
 from autoreg_ui.format import BYTE_UNITS_NOTE
 
@@ -96,8 +96,8 @@ def test_interrupted_race_is_kept_and_can_be_continued(page, tiny_folder):
     """A Stop click reruns the script mid-race; the next run keeps the points measured so far."""
     key = _key(tiny_folder, 16)
     state = cost.Race()
-    state.running = cost.Running(key, cost.sample_lengths(16), started=0.0,
-                                 points=[cost.CostPoint(L, 1.0, 1.0 + L / 10, 3, 1, L - 1) for L in (1, 2, 4)])
+    state.running = cost.Running(key, engine.sample_lengths(16), started=0.0,
+                                 points=[engine.CostPoint(L, 1.0, 1.0 + L / 10, 3, 1, L - 1) for L in (1, 2, 4)])
     page.session_state[keys.COST_RACE] = state
     page.select_slider(key=keys.COST_MAX_LEN).set_value(16)
     page.run()

@@ -150,7 +150,7 @@ def test_the_app_itself_is_gated_and_caps_the_race_and_max_new_tokens(shared, op
 
     seats = shared(Seats(Limits(max_sessions=1, max_new_tokens=8, max_race_length=100), clock=Clock()))
     seats.admit("somebody else")
-    full = AppTest.from_file("../app.py", default_timeout=120).run()
+    full = AppTest.from_file("../../app.py", default_timeout=120).run()
     assert [t.value for t in full.title] == [limits.FULL_TITLE] and not full.exception
     assert [b.label for b in full.button] == ["Try again"] and len(full.get("plotly_chart")) == 0
     seats.release("somebody else")

@@ -305,7 +305,7 @@ def test_read_never_raises_on_random_junk():
 
 
 # ---------------------------------------------------------------- the whole app, under AppTest
-APP = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "app.py")
+APP = str(__import__("pathlib").Path(__file__).resolve().parents[2] / "app.py")
 
 
 def _app(query: dict):
