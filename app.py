@@ -18,12 +18,14 @@ limits.gate()  # a seat for this tab, or the class-is-full page (the operator's 
 link_notes = links.read_on_load(st.session_state, st.query_params)  # before the bound widgets take the URL
 
 PAGES = [
+    st.Page("pages/0_start.py", title="Start here", icon=":material/flag:", url_path="start"),
     st.Page("pages/1_step.py", title="Step through generation", icon=":material/play_arrow:", url_path="step", default=True),
     st.Page("pages/2_attention.py", title="Attention and the KV cache", icon=":material/visibility:", url_path="attention"),
     st.Page("pages/3_sampling.py", title="Sampling lab", icon=":material/casino:", url_path="sampling"),
     st.Page("pages/4_cost.py", title="Naive vs KV cache", icon=":material/timer:", url_path="cost"),
     st.Page("pages/5_inside.py", title="Inside generation", icon=":material/science:", url_path="inside"),
     st.Page("pages/6_serving.py", title="How servers go fast", icon=":material/speed:", url_path="serving"),
+    st.Page("pages/7_glossary.py", title="Glossary", icon=":material/menu_book:", url_path="glossary"),
 ]
 
 page = st.navigation(PAGES)

@@ -1,0 +1,150 @@
+"""Every term the app uses, in one place, with the page where it can be seen; and the units.
+
+The glossary page draws these entries; other pages may link to ``/glossary#term-anchor``.
+Plain data (no Streamlit): a test checks every entry has a definition and a page that exists.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import re
+
+INTRO = ("The words this app uses, each with where you can see it happen. Terms are grouped in the order "
+         "a lesson meets them. Units are reconciled at the end.")
+
+
+@dataclass(frozen=True)
+class Term:
+    """One glossary entry: the term, what it means, and the page (url path) where it is shown."""
+    name: str
+    meaning: str
+    page: str  # "" is the step page (served at /), else a page's url path
+
+    @property
+    def anchor(self) -> str:
+        """A stable id for links (``/glossary#top-p``)."""
+        return re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
+
+
+STEP, ATTENTION, SAMPLING, COST, INSIDE, SERVING = "", "attention", "sampling", "cost", "inside", "serving"
+PAGE_TITLES = {STEP: "Step through generation", ATTENTION: "Attention and the KV cache", SAMPLING: "Sampling lab",
+               COST: "Naive vs KV cache", INSIDE: "Inside generation", SERVING: "How servers go fast"}
+
+GROUPS: dict[str, tuple[Term, ...]] = {
+    "The loop": (
+        Term("Token", "A piece of text from the model's fixed vocabulary: a word, part of a word, a "
+             "space plus a word, or a single byte. The model reads and writes token ids, not letters.", STEP),
+        Term("Autoregressive", "Each new token is predicted from all the tokens before it, then appended "
+             "and used as input for the next prediction.", STEP),
+        Term("Prefill", "The first forward pass, over the whole prompt at once. It fills the KV cache "
+             "and gives the distribution of the first new token.", STEP),
+        Term("Decode step", "One later forward pass: only the newest token goes in, the cached keys and "
+             "values of all earlier tokens are reused, and one distribution comes out.", STEP),
+        Term("Forward pass", "Running the network once on some input positions, from embeddings through "
+             "every layer to the logits.", STEP),
+        Term("Logits", "One raw score per vocabulary token, computed as W·h + b from the last hidden "
+             "state h (each row of W works like a template the state is compared with).", STEP),
+        Term("Softmax", "Turns logits into probabilities: exp(logit) divided by the sum of exp over "
+             "the vocabulary, so they are positive and add up to 1.", STEP),
+        Term("Chain rule", "The probability of a whole sequence is the product of each token's "
+             "probability given the tokens before it.", STEP),
+        Term("Log-prob", "The natural logarithm of a token's probability (in nats). Summing log-probs "
+             "multiplies probabilities without underflow.", STEP),
+        Term("Perplexity", "exp of the mean negative log-prob per token: roughly how many equally likely "
+             "choices the model was hesitating between.", STEP),
+        Term("Entropy", "How spread a distribution is, −Σ p log₂ p, in bits: 0 when one token is "
+             "certain, higher when many are plausible.", STEP),
+        Term("EOS", "The end-of-sequence token. When the model picks it, generation stops; in chat "
+             "mode it is the end-of-turn marker.", STEP),
+        Term("Stop sequence", "A string that ends generation when it appears in the output "
+             "(transformers' generate calls them stop_strings).", STEP),
+        Term("max_new_tokens", "How many tokens may be generated after the prompt. max_length instead "
+             "counts the prompt too.", STEP),
+    ),
+    "Choosing a token": (
+        Term("Greedy", "Always take the most probable token (temperature 0). Deterministic, often "
+             "repetitive.", SAMPLING),
+        Term("Temperature", "Divide the logits by T before the softmax: T < 1 sharpens the distribution, "
+             "T > 1 flattens it.", SAMPLING),
+        Term("Top-k", "Keep only the k most probable tokens, renormalise, sample among them.", SAMPLING),
+        Term("Top-p (nucleus)", "Keep the smallest set of most probable tokens whose probabilities add "
+             "up to at least p, renormalise, sample.", SAMPLING),
+        Term("Min-p", "Keep tokens whose probability is at least min-p times the top token's "
+             "probability.", SAMPLING),
+        Term("Repetition penalty", "Lowers the logits of tokens already in the text, to discourage "
+             "loops.", SAMPLING),
+        Term("Seed", "Starts the random number generator, so the same settings draw the same tokens "
+             "again.", SAMPLING),
+        Term("Beam search", "Keeps the B best partial sequences by total log-prob at each step instead "
+             "of one. Common in translation; in open-ended text it drifts toward generic, repetitive "
+             "wording.", SAMPLING),
+    ),
+    "Attention and the KV cache": (
+        Term("Query, key, value", "Each position makes a query, a key and a value. A query's dot "
+             "products with the keys, softmaxed, weigh how much of each value it mixes in.", ATTENTION),
+        Term("Causal mask", "A position may attend only to itself and earlier positions, never to "
+             "later ones. This is why earlier keys and values never change.", ATTENTION),
+        Term("KV cache", "The stored keys and values of every earlier position, per layer. A decode "
+             "step adds one row and reuses the rest instead of recomputing them.", ATTENTION),
+        Term("GQA (grouped-query attention)", "Several query heads share one key/value head, so the "
+             "cache stores fewer heads (this model: 9 query heads read 3 cached heads).", ATTENTION),
+        Term("Context window", "The most positions the model was trained to handle; past it, a server "
+             "must drop or compress old tokens.", INSIDE),
+    ),
+    "Cost": (
+        Term("Naive decoding", "Recomputing the whole sequence at every step instead of using a cache: "
+             "T tokens cost 1 + 2 + … + T = T(T+1)/2 positions processed.", COST),
+        Term("Memory-bound", "A step whose time is set by how fast bytes (weights, cache) are read, not "
+             "by arithmetic. A decode step at batch 1 usually is.", COST),
+        Term("Compute-bound", "A step whose time is set by arithmetic throughput. A long prefill "
+             "usually is.", COST),
+        Term("Arithmetic intensity", "Floating-point operations per byte read. Below the machine's "
+             "ridge point (peak FLOP/s ÷ bandwidth) a step is memory-bound.", COST),
+        Term("Time to first token", "From the request to the first new token: mostly the prefill.",
+             INSIDE),
+    ),
+    "Inside generation": (
+        Term("Teacher forcing", "Training reads the true text and predicts every next token at once, "
+             "in one pass, always from correct prefixes.", INSIDE),
+        Term("Exposure bias", "The mismatch that teacher forcing leaves: the model never practised "
+             "continuing from its own mistakes, which it must do when generating.", INSIDE),
+        Term("Logit lens", "Reading an intermediate layer's hidden state through the final norm and LM "
+             "head, to see which token that layer already favours.", INSIDE),
+    ),
+    "Serving": (
+        Term("Batch", "Several sequences run through one forward pass together; the weights are read "
+             "once for all of them.", SERVING),
+        Term("Continuous batching", "A server adds new requests to, and removes finished ones from, the "
+             "running batch at every step instead of waiting for the whole batch.", SERVING),
+        Term("Speculative decoding", "A cheap draft proposes several tokens; the model checks them all "
+             "in one verify pass and keeps the accepted prefix.", SERVING),
+        Term("Draft", "The cheap proposer in speculative decoding: a small model, a few layers of the "
+             "same model, or text looked up in the prompt.", SERVING),
+        Term("Verify", "The model's single pass over the drafted tokens; draft token x is accepted with "
+             "probability min(1, p(x)/q(x)).", SERVING),
+        Term("Acceptance rate", "The share of drafted tokens the verify pass keeps. High rates make "
+             "speculative decoding fast.", SERVING),
+        Term("Quantization", "Storing weights (or the cache) in fewer bits, with scales per block: less "
+             "memory to read per step, at some cost in accuracy.", SERVING),
+        Term("Mixed precision", "Matrix products in 16-bit floats while softmax, normalisation and "
+             "accumulation stay in 32-bit.", SERVING),
+    ),
+}
+
+UNITS_TITLE = "Units, once for the whole app"
+UNITS = (
+    "- **Log-probs** are natural logarithms, in **nats**; perplexity is exp of the mean negative log-prob.\n"
+    "- **Entropy and KL divergence** are in **bits** (log base 2): 1 bit is a fair coin's uncertainty.\n"
+    "- **Bytes** use binary units: 1 KiB = 1,024 bytes, 1 MiB = 1,024² bytes, 1 GiB = 1,024³ bytes. "
+    "Vendors' GB are decimal (10⁹ bytes), so 80 GB of GPU memory is about 74.5 GiB.\n"
+    "- **Times** are milliseconds (ms) of wall clock on the machine running this app, measured live."
+)
+
+
+def all_terms() -> list[Term]:
+    """Every entry, in page order."""
+    return [term for group in GROUPS.values() for term in group]
+
+
+def entry_markdown(term: Term, page_title: str) -> str:
+    """One entry's body as Markdown (the term itself is its heading): its meaning and where to see it."""
+    return f"{term.meaning} *Seen on: {page_title}.*"
