@@ -12,7 +12,14 @@ CHAIN_RULE = r"P(x_1,\dots,x_T \mid \text{prompt}) = \prod_{t=1}^{T} P(x_t \mid 
 GENERATE_CALL = ("Every sidebar setting maps onto an argument of transformers' `generate`. With the same "
                  "seed, this code produces exactly the tokens you get here by clicking **Next token** "
                  "(a test checks it). `use_cache=True` is the KV cache; `pad_token_id` only matters when "
-                 "several prompts of different lengths run as one batch.")
+                 "several prompts of different lengths run as one batch. `max_new_tokens` counts only "
+                 "the tokens generated; the older `max_length` counts the prompt too, so a long prompt "
+                 "leaves it less room. The sidebar's stop sequences are generate's `stop_strings` (it "
+                 "needs the tokenizer to find them).")
+LOOP_CODE = ("What `generate` does inside, written out: one prefill over the prompt, then one decode step per "
+             "token, each feeding only the newest token and reusing the `DynamicCache`. Run it in a notebook: "
+             "with the same seed it prints exactly the tokens this page gives (a test runs this very text). "
+             "Stop sequences are left out to keep it short.")
 
 
 def around_the_loop(n_tokens: int, dtype: str) -> str:

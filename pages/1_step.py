@@ -1,7 +1,7 @@
 """Step through generation: one decode step per click, with everything the step decided."""
 import streamlit as st
 
-from autoreg_core.generate_call import generate_snippet
+from autoreg_core.generate_call import generate_snippet, loop_snippet
 from autoreg_core.spec import dtype_name
 from autoreg_ui import controls, export, keys, messages, step_text
 from autoreg_ui.charts import show_chart
@@ -121,6 +121,10 @@ stepper()
 with st.expander("The same generation in one `model.generate` call"):
     st.markdown(step_text.GENERATE_CALL)
     st.code(generate_snippet(current_config(), bundle, session.prompt, session.chat), language="python")
+
+with st.expander("The same loop written out by hand"):
+    st.markdown(step_text.LOOP_CODE)
+    st.code(loop_snippet(current_config(), bundle, session.prompt, session.chat), language="python")
 
 with st.expander("Around the loop: ideas these steps make visible"):
     st.markdown(step_text.around_the_loop(len(session.records), dtype_name(bundle.dtype)))

@@ -1,5 +1,6 @@
 """The model.generate call shown to learners: its arguments mirror the SamplingConfig exactly."""
 import ast
+import re
 
 import torch
 
@@ -40,3 +41,51 @@ def test_snippet_is_valid_python_that_seeds_only_when_sampling(tiny):
     greedy = generate_snippet(SamplingConfig(temperature=0, stop_sequences=("END",)), tiny, "Hi", chat=True)
     ast.parse(greedy)
     assert "manual_seed" not in greedy and "apply_chat_template" in greedy and "tokenizer=tok" in greedy
+
+
+def _run_loop_snippet(code: str, bundle, monkeypatch, capsys) -> tuple[list[int], str]:
+    """Execute the shown loop as a learner would, with load_model() giving ``bundle``: its new ids, what it printed."""
+    import autoreg_core
+
+    monkeypatch.setattr(autoreg_core, "load_model", lambda: bundle)
+    capsys.readouterr()
+    namespace: dict = {}
+    exec(compile(code, "<loop snippet>", "exec"), namespace)
+    return namespace["new"], capsys.readouterr().out
+
+
+def test_the_hand_written_loop_gives_the_sessions_tokens_when_sampling(tiny, monkeypatch, capsys):
+    from autoreg_core.generate_call import loop_snippet
+
+    cfg = SamplingConfig(temperature=0.9, top_k=20, top_p=0.95, min_p=0.02, repetition_penalty=1.1,
+                         seed=5, max_new_tokens=10)
+    s = Session(tiny, "The dog")
+    s.generate(10, cfg)
+    code = loop_snippet(cfg, tiny, "The dog")
+    assert len(re.findall(r"\bmodel\(", code)) == 2  # one prefill call, one decode call in the loop
+    new, printed = _run_loop_snippet(code, tiny, monkeypatch, capsys)
+    assert new == s.generated_ids and len(new) == len(s.records) >= 1
+    assert printed == tiny.tokenizer.decode(s.generated_ids) + "\n"
+
+
+def test_the_hand_written_loop_greedy_has_no_seed_and_matches(tiny, monkeypatch, capsys):
+    from autoreg_core.generate_call import loop_snippet
+
+    cfg = SamplingConfig(temperature=0, max_new_tokens=8)
+    s = Session(tiny, "Once", chat=tiny.tokenizer.chat_template is not None)
+    s.generate(8, cfg)
+    code = loop_snippet(cfg, tiny, "Once", s.chat)
+    assert ("apply_chat_template" in code) == s.chat
+    assert "manual_seed" not in code and "argmax" in code and "Temperature" not in code
+    new, _ = _run_loop_snippet(code, tiny, monkeypatch, capsys)
+    assert new == s.generated_ids and len(new) == len(s.records)
+
+
+def test_the_hand_written_loop_matches_the_embedded_model_in_chat_mode(embedded, monkeypatch, capsys):
+    from autoreg_core.generate_call import loop_snippet
+
+    cfg = SamplingConfig(temperature=0.8, top_k=50, top_p=0.95, seed=11, max_new_tokens=16)
+    s = Session(embedded, "Name a colour.", chat=True)
+    s.generate(16, cfg)
+    new, _ = _run_loop_snippet(loop_snippet(cfg, embedded, "Name a colour.", chat=True), embedded, monkeypatch, capsys)
+    assert new == s.generated_ids and len(new) == len(s.records)
