@@ -139,3 +139,25 @@ def phase_text(times: PhaseTimes) -> str:
             "\n\nPrefill pushes many tokens through each weight matrix at once, so it is limited by arithmetic "
             "(compute-bound); a decode step reads every weight and the whole cache to produce one token, so it "
             "is limited by how fast memory can be read (memory-bandwidth-bound).")
+
+
+WHY_EXACT = ("**Why reusing the cache changes nothing.** Under the causal mask a position attends only to "
+             "itself and the positions before it, so its keys and values in every layer are computed from "
+             "the tokens up to it and nothing later. Appending a token cannot change them: a decode step may "
+             "reuse them instead of recomputing. Check it on this text: one fresh pass over every token, "
+             "without the cache, and compare.")
+RECOMPUTE_BUTTON = "Recompute every cached key and value from scratch"
+
+
+def recompute_text(check) -> str:
+    """What the comparison found (``check``: ``cache_exact.RecomputeCheck``), with its own numbers."""
+    return (f"Recomputed {check.positions} positions × {check.layers} layers in one pass without the cache. "
+            f"Largest difference from the cached keys and values: {check.max_abs_diff:.2g}, on values up to "
+            f"{check.largest_value:.3g} (a relative {check.relative:.1g}). That is floating-point rounding: "
+            "the two computations add the same numbers in a different order, not a different result.")
+
+
+def recompute_rows(check) -> list[dict]:
+    """One row per layer: its largest difference, for the table under the sentence."""
+    return [{"layer": i, "largest |cached − recomputed|": d} for i, d in enumerate(check.per_layer)]
+

@@ -4,6 +4,7 @@ import streamlit as st
 from autoreg_core import attention_view as av
 from autoreg_core.attention import supports_attention
 from autoreg_core.cache import worked_example
+from autoreg_core.cache_exact import recompute_check
 from autoreg_core.spec import dtype_name
 from autoreg_ui import attention as ac, keys, links, messages
 from autoreg_ui import attention_text as text
@@ -99,6 +100,11 @@ def kv_cache(pic: ac.Picture, layer: int, head: int | None, where: str) -> None:
     with st.expander(f"K and V shapes in all {len(pic.shapes)} layers at this step"):
         st.dataframe(fig_att.shapes_table(pic.shapes), hide_index=True, key=keys.ATT_SHAPES_TABLE)
     st.markdown(text.worked_example_text(worked_example(spec), bundle.name, dtype_name(bundle.dtype)))
+    st.markdown(text.WHY_EXACT)
+    if st.button(text.RECOMPUTE_BUTTON, key=keys.ATT_RECOMPUTE, disabled=not pic.positions):
+        check = recompute_check(bundle, session)
+        st.success(text.recompute_text(check))
+        st.dataframe(text.recompute_rows(check), hide_index=True, key=keys.ATT_RECOMPUTE_TABLE)
 
 
 def memory_calculator(pic: ac.Picture, layer: int, head: int | None, where: str) -> None:

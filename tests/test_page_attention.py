@@ -201,3 +201,16 @@ def test_one_token_prompt(embedded):
     assert any("Take a decode step" in i.value for i in at.info)  # no decode timing yet
     at.button(key="att_next").click().run()
     assert not at.exception and _rows(_fig(at, "att_triangle")) == 2
+
+
+def test_recompute_the_cache_from_scratch_on_the_page(embedded):
+    at = _page("The capital of France is")
+    _open(at, 3)
+    at.button(key="att_recompute").click().run()
+    assert not at.exception, at.exception
+    found = [s.value for s in at.success if s.value.startswith("Recomputed ")]
+    n = len(embedded.tokenizer("The capital of France is")["input_ids"])
+    assert len(found) == 1 and found[0].startswith(f"Recomputed {n} positions × {embedded.spec.n_layers} layers")
+    tables = [d.value for d in at.dataframe if "largest |cached − recomputed|" in d.value.columns]
+    assert len(tables) == 1 and len(table := tables[0]) == embedded.spec.n_layers
+    assert float(table.iloc[:, 1].max()) < 1e-3  # rounding only: the cache is exact

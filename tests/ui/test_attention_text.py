@@ -31,3 +31,16 @@ def test_phase_text_says_which_phase_is_bound_by_what():
                                       decode_ms_median=10.0))
     assert "**2.00 ms per token**" in said and "5.0× the prefill cost per token" in said
     assert "(compute-bound)" in said and "(memory-bandwidth-bound)" in said
+
+
+def test_recompute_sentence_and_rows_carry_the_check_numbers():
+    from autoreg_core.cache_exact import RecomputeCheck
+    from autoreg_ui import attention_text as text
+
+    check = RecomputeCheck(positions=12, layers=3, per_layer=(1e-6, 4e-6, 2e-6), largest_value=8.0)
+    sentence = text.recompute_text(check)
+    assert sentence.startswith("Recomputed 12 positions × 3 layers")
+    assert "difference from the cached keys and values: 4e-06, on values up to 8 (a relative 5e-07)" in sentence
+    assert text.recompute_rows(check) == [{"layer": 0, "largest |cached − recomputed|": 1e-6},
+                                          {"layer": 1, "largest |cached − recomputed|": 4e-6},
+                                          {"layer": 2, "largest |cached − recomputed|": 2e-6}]
