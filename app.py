@@ -20,6 +20,7 @@ link_notes = links.read_on_load(st.session_state, st.query_params)  # before the
 PAGES = [
     st.Page("pages/0_start.py", title="Start here", icon=":material/flag:", url_path="start"),
     st.Page("pages/1_step.py", title="Step through generation", icon=":material/play_arrow:", url_path="step", default=True),
+    st.Page("pages/8_tokens.py", title="Tokens", icon=":material/text_fields:", url_path="tokens"),
     st.Page("pages/2_attention.py", title="Attention and the KV cache", icon=":material/visibility:", url_path="attention"),
     st.Page("pages/3_sampling.py", title="Sampling lab", icon=":material/casino:", url_path="sampling"),
     st.Page("pages/4_cost.py", title="Naive vs KV cache", icon=":material/timer:", url_path="cost"),

@@ -128,3 +128,25 @@ def single_token_view(tokenizer, token_id: int) -> TokenView:
 def sequence_text(tokenizer, ids: list[int]) -> str:
     """The decoded text of a sequence (special tokens kept, so chat markers stay visible)."""
     return tokenizer.decode([int(i) for i in ids], skip_special_tokens=False)
+
+
+@dataclass(frozen=True)
+class ScriptCount:
+    """How one text tokenizes: characters, UTF-8 bytes, tokens, and tokens that split a character."""
+    name: str
+    text: str
+    characters: int
+    utf8_bytes: int
+    tokens: int
+    partial_tokens: int  # tokens whose bytes end inside a character (shown as bytes, never as '�')
+
+    @property
+    def tokens_per_character(self) -> float:
+        return self.tokens / self.characters if self.characters else 0.0
+
+
+def script_count(tokenizer, name: str, text: str) -> ScriptCount:
+    """Tokenize ``text`` without special tokens and count what a learner compares across scripts."""
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    views = token_views(tokenizer, ids)
+    return ScriptCount(name, text, len(text), len(text.encode("utf-8")), len(ids), sum(v.partial for v in views))

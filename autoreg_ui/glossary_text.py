@@ -25,14 +25,20 @@ class Term:
         return re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
 
 
-STEP, ATTENTION, SAMPLING, COST, INSIDE, SERVING = "", "attention", "sampling", "cost", "inside", "serving"
-PAGE_TITLES = {STEP: "Step through generation", ATTENTION: "Attention and the KV cache", SAMPLING: "Sampling lab",
+STEP, TOKENS, ATTENTION, SAMPLING, COST, INSIDE, SERVING = ("", "tokens", "attention", "sampling", "cost", "inside",
+                                                             "serving")
+PAGE_TITLES = {STEP: "Step through generation", TOKENS: "Tokens", ATTENTION: "Attention and the KV cache",
+               SAMPLING: "Sampling lab",
                COST: "Naive vs KV cache", INSIDE: "Inside generation", SERVING: "How servers go fast"}
 
 GROUPS: dict[str, tuple[Term, ...]] = {
     "The loop": (
         Term("Token", "A piece of text from the model's fixed vocabulary: a word, part of a word, a "
-             "space plus a word, or a single byte. The model reads and writes token ids, not letters.", STEP),
+             "space plus a word, or a single byte. The model reads and writes token ids, not letters.", TOKENS),
+        Term("Vocabulary", "Every token the model knows (this model: 49,152). The logits have one score per "
+             "vocabulary entry.", TOKENS),
+        Term("Byte-level BPE", "A tokenizer that merges frequent byte sequences into tokens; any text can "
+             "still be written from single bytes, so no character is unknown.", TOKENS),
         Term("Autoregressive", "Each new token is predicted from all the tokens before it, then appended "
              "and used as input for the next prediction.", STEP),
         Term("Prefill", "The first forward pass, over the whole prompt at once. It fills the KV cache "

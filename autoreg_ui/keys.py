@@ -206,3 +206,10 @@ SRV_SPEC_ROUNDS = "srv_spec_rounds"  # prefix: one rounds table/chart per prompt
 SRV_PREC = JobKeys("srv_prec")  # kept: the precision table
 SRV_DIAL_GROUPING = "srv_dial_grouping"
 SRV_DIAL = JobKeys("srv_dial")  # kept: one dial curve per grouping, under f"{SRV_DIAL.kept}_{grouping}"
+
+# ---------------------------------------------------------------- tokens page
+TOKENS_TEXT = "tokens_text"  # the text box
+TOKENS_TABLE = "tokens_table"
+TOKENS_CHART = "tokens_scripts_chart"
+TOKENS_SCRIPTS_TABLE = "tokens_scripts_table"
+

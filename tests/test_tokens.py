@@ -52,3 +52,16 @@ def test_sentencepiece_byte_fallback_completes_a_character_across_tokens():
     views = token_views(tok, ids)
     assert [v.data for v in views[-2:]] == [b"\xc3", b"\x9f"]
     assert views[-2].partial and views[-2].label == "⟨c3⟩" and views[-1].text == "ß"
+
+
+def test_script_counts_on_the_embedded_tokenizer(embedded):
+    from autoreg_core.tokens import script_count
+
+    english = script_count(embedded.tokenizer, "English", "The cat is sleeping on the warm mat.")
+    chinese = script_count(embedded.tokenizer, "Chinese", "猫在温暖的垫子上睡觉。")
+    assert (english.characters, english.utf8_bytes) == (36, 36)
+    assert english.tokens == len(embedded.tokenizer(english.text, add_special_tokens=False)["input_ids"])
+    assert english.partial_tokens == 0
+    assert chinese.tokens_per_character > 4 * english.tokens_per_character  # measured 2.00 against 0.25
+    emoji = script_count(embedded.tokenizer, "Emoji", "🐈")
+    assert (emoji.tokens, emoji.partial_tokens) == (3, 2)  # two byte pieces, then the one that completes 🐈

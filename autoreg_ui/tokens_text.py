@@ -1,0 +1,56 @@
+"""What the tokens page says: the text as the model reads it, and how other scripts tokenize."""
+from __future__ import annotations
+
+TITLE = "Tokens: the text as the model reads it"
+INTRO = ("The model never sees letters. A tokenizer cuts the text into pieces from a fixed vocabulary and "
+         "hands the model their ids. This model's tokenizer works on **bytes** (byte-level BPE): common "
+         "words are one token, rare words several, and any character can be spelled out from its UTF-8 "
+         "bytes, so nothing is ever unknown.")
+BOX = "Text to tokenize"
+TABLE_NOTE = ("**piece** is the vocabulary entry itself (this tokenizer writes a leading space as Ġ and a "
+              "newline as Ċ); **bytes** are what it stands for; **text** is the characters it completes. A "
+              "token that ends in the middle of a character shows its bytes in ⟨ ⟩ instead of a broken '�': "
+              "the next token completes the character.")
+SCRIPTS_TITLE = "Other scripts cost more tokens"
+SCRIPTS_INTRO = ("The same short sentence in several scripts, tokenized live. A vocabulary learned mostly from "
+                 "English text has few pieces for other scripts, so they take more tokens per character: "
+                 "more decode steps, more KV cache and more cost for the same meaning.")
+# The same idea in each script (our own sentences), plus emoji and code.
+SAMPLES = {
+    "English": "The cat is sleeping on the warm mat.",
+    "Chinese": "猫在温暖的垫子上睡觉。",
+    "Arabic": "القطة نائمة على الحصيرة الدافئة.",
+    "Tamil": "பூனை சூடான பாயில் தூங்குகிறது.",
+    "Emoji": "🐈 💤 on a 🔥 mat 🎉",
+    "Code": "for cat in mats:\n    print(cat)",
+}
+EMPTY = "Type some text to see its tokens."
+
+
+def count_sentence(tokens: int, characters: int, utf8_bytes: int) -> str:
+    """One line under the table, from the counts."""
+    per = tokens / characters if characters else 0.0
+    return (f"{tokens} tokens for {characters} characters ({utf8_bytes} UTF-8 bytes): "
+            f"{per:.2f} tokens per character.")
+
+
+def scripts_sentence(rows) -> str:
+    """Which sample costs most and least per character (``rows``: ``tokens.ScriptCount``)."""
+    ranked = sorted(rows, key=lambda r: r.tokens_per_character)
+    low, high = ranked[0], ranked[-1]
+    return (f"Here **{high.name}** takes {high.tokens_per_character:.2f} tokens per character and "
+            f"**{low.name}** {low.tokens_per_character:.2f}: "
+            f"{high.tokens_per_character / max(low.tokens_per_character, 1e-9):.1f}× as many for each character.")
+
+
+def token_rows(views) -> list[dict]:
+    """One row per token for the table (``views``: ``tokens.TokenView``)."""
+    return [{"position": i, "id": v.id, "piece": v.piece, "bytes": v.data.hex(" "),
+             "text": v.label, "splits a character": v.partial} for i, v in enumerate(views)]
+
+
+def script_rows(rows) -> list[dict]:
+    """The scripts table."""
+    return [{"script": r.name, "text": r.text, "characters": r.characters, "UTF-8 bytes": r.utf8_bytes,
+             "tokens": r.tokens, "tokens per character": round(r.tokens_per_character, 2),
+             "tokens shown as bytes": r.partial_tokens} for r in rows]
