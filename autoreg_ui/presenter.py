@@ -19,6 +19,10 @@ BIG_BUTTON_REM = 1.3
 
 # in any theme: the token chips keep dark text on their light backgrounds (a dark theme would make it white)
 BASE_CSS = f"<style>.tokstrip .tok, .attstrip .atok {{ color: {palette.INK}; }}</style>"
+# The dark theme's light-blue primary colour reads well as text on the dark page, but white text on it
+# does not (2.5:1): primary buttons get dark text instead (7.6:1, WCAG AA).
+DARK_CSS = ('<style>[data-testid="stBaseButton-primary"], [data-testid="stBaseButton-primary"] p '
+            '{ color: #0b0e14 !important; }</style>')
 
 CSS = f"""
 <style>
@@ -76,7 +80,7 @@ def apply(state: MutableMapping | None = None) -> None:
     """Draw presenter mode's CSS, and reload once into the matching theme when the mode changed."""
     state = st.session_state if state is None else state
     on, changed = active(state), state.pop(keys.THEME_RELOAD, False)
-    st.html(BASE_CSS + (CSS if on else ""))
+    st.html(BASE_CSS + (CSS if on else "") + (DARK_CSS if on or st.context.theme.type == "dark" else ""))
     if on or changed:
         st.html(_THEME_JS % ("true" if on else "false"), unsafe_allow_javascript=True)
 

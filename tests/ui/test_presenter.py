@@ -56,7 +56,7 @@ def test_in_a_page_explanations_fold_and_the_theme_reloads_once_each_way():
     assert at.expander[0].markdown[0].value == "Why this **matters**."
     bodies = _html(at)
     assert len(bodies) == 2
-    assert sum(b.strip() == (presenter.BASE_CSS + presenter.CSS).strip() for b in bodies) == 1
+    assert sum(b.strip() == (presenter.BASE_CSS + presenter.CSS + presenter.DARK_CSS).strip() for b in bodies) == 1
     assert sum("const want = true;" in b for b in bodies) == 1
     at.toggle(key=keys.PRESENT).set_value(False).run()
     assert sorted("const want = false;" in b for b in _html(at)) == [False, True] and not at.expander  # light, once
