@@ -124,3 +124,17 @@ def worked_example(spec: ModelSpec, prompt_tokens: int = 50, new_tokens: int = 1
     every chosen token in, so the cache ends with prompt + new positions)."""
     return WorkedExample(prompt_tokens, new_tokens, spec.cache_bytes(prompt_tokens, 1),
                          spec.cache_bytes_per_position, spec.cache_bytes(prompt_tokens + new_tokens, 1))
+
+
+def positions_processed(prompt_tokens: int, new_tokens: int, cached: bool) -> int:
+    """Positions pushed through the model to choose ``new_tokens`` tokens after a prompt.
+
+    Naive: the step choosing token i (from 0) re-reads the prompt and the i tokens before it, so
+    Σ (P + i). Cached: the prefill reads the prompt, then each later step reads only the token just
+    chosen; the last chosen token never has to be fed, so P + T − 1. (This app's session feeds it
+    anyway, so the next distribution is ready: its cache ends with P + T positions.)
+    """
+    P, T = int(prompt_tokens), int(new_tokens)
+    if T <= 0:
+        return 0
+    return P + T - 1 if cached else T * P + T * (T - 1) // 2

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from .format import human_bytes
+
 TITLE = "Start here"
 WHAT = (
     "This app runs a real language model (SmolLM2-135M-Instruct) on this computer and lets you watch it "
@@ -93,3 +95,80 @@ def path_minutes(path: tuple[Stop, ...]) -> int:
 def stop_markdown(number: int, stop: Stop) -> str:
     """One stop as a numbered Markdown item with its link (the titles and notes are ours, not a user's)."""
     return f"{number}. **[{stop.title}]({stop.link})** · {stop.minutes} min — {stop.do}"
+
+
+# ---------------------------------------------------------------- predict, then check
+QUIZ_TITLE = "Predict, then check"
+QUIZ_INTRO = ("Answer each question before opening its answer. The answers are computed by the app's own "
+              "engine (the same code the pages use), not typed in.")
+CORRECT, NOT_QUITE = "Right.", "Not quite."
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question: the choices, which one is right, and the answer built from the engine's numbers."""
+    key: str
+    ask: str
+    choices: tuple[str, ...]
+    right: int
+    answer: str  # a format string over ``start.quiz_numbers()``
+
+
+QUIZ = (
+    Question("naive", "A model writes 100 tokens after a 50-token prompt. Without a KV cache, how many token "
+             "positions go through the model in total?", ("150", "about 10,000", "15,000"), 1,
+             "Naively, the step choosing each token re-reads everything: 50, then 51, … up to 149 positions, "
+             "**{naive_50_100:,}** in all. With the cache the prefill reads the 50 prompt tokens once and each "
+             "later step reads one token: **{cached_50_100:,}** (the 100th token never needs to be fed; the "
+             "app feeds it anyway so the next distribution is ready, so its cache ends with 150)."),
+    Question("gqa", "A 70B model (80 layers, 8 KV heads of 128 dims, 16-bit cache) holds 4,096 tokens. How big "
+             "is its KV cache?", ("about 100 MiB", "about 1.25 GiB", "about 40 GiB"), 1,
+             "2 (K and V) × {gqa_70b_layers} layers × {gqa_70b_kv_heads} KV heads × {gqa_70b_head_dim} dims × {gqa_70b_positions:,} "
+             "positions × 2 bytes = **{gqa_70b_bytes_h}**. Without grouped-query attention every one of the "
+             "{gqa_70b_heads} query heads would keep its own K and V: **{mha_70b_bytes_h}**."),
+    Question("accept", "Speculative decoding: the draft proposed a token with probability q = 0.6; the model "
+             "gives it p = 0.3. How likely is the token kept?", ("0.3", "0.5", "0.6", "always"), 1,
+             "The rule keeps a drafted token with probability min(1, p / q) = **{accept_p03_q06:g}**. If it is "
+             "rejected, a token is drawn from max(0, p − q), renormalised, so the output still follows p exactly."),
+)
+
+MYTHS_TITLE = "Four common beliefs: true or false?"
+MYTHS = (
+    Question("plans", "“The model works out its whole answer before writing it.”", ("true", "false"), 1,
+             "False as stated: it commits to one token per step and never revises, with no search over "
+             "futures. But it is not blind to what comes later either: probing studies find information about "
+             "upcoming tokens in its hidden states."),
+    Question("gpus", "“More GPUs make one user's answer arrive proportionally faster.”", ("true", "false"), 1,
+             "False: tensor parallelism does shorten each step (the weights stream from several GPUs at once), "
+             "but communication grows and the number of sequential steps stays the same. Extra GPUs mostly "
+             "buy more users served at once."),
+    Question("cache", "“The KV cache is a nice-to-have.”", ("true", "false"), 1,
+             "False: without it, 1,000 tokens push **{naive_1000:,}** positions through the model (1 + 2 + … "
+             "+ 1,000) instead of **{cached_1000:,}**. The *Naive vs KV cache* page measures it."),
+    Question("choice", "“Writing left to right is a limitation models are stuck with.”", ("true", "false"), 1,
+             "False: it is a modelling choice. Masked prediction and diffusion-style models write in other "
+             "orders; left-to-right was chosen because it gives a simple training objective (predict the next "
+             "token) and matches how text is read."),
+)
+
+
+def answer_text(question: Question, numbers: dict[str, float]) -> str:
+    """The question's answer with the engine's numbers filled in (byte counts in binary units)."""
+    filled = dict(numbers)
+    for name in ("gqa_70b_bytes", "mha_70b_bytes"):
+        if name in numbers:
+            filled[f"{name}_h"] = human_bytes(int(numbers[name]))
+    return question.answer.format(**filled)
+
+
+FURTHER_TITLE = "Further reading"
+FURTHER = (
+    "- Radford et al., 2019, *Language Models are Unsupervised Multitask Learners* (GPT-2): one model, "
+    "trained only to predict the next token.\n"
+    "- Leviathan, Kalman and Matias, 2023, *Fast Inference from Transformers via Speculative Decoding*: "
+    "the accept rule used on the *How servers go fast* page.\n"
+    "- Kwon et al., 2023, *Efficient Memory Management for Large Language Model Serving with "
+    "PagedAttention* (vLLM): the KV cache kept in pages, so many requests share one GPU.\n"
+    "- Ainslie et al., 2023, *GQA: Training Generalized Multi-Query Transformer Models*: fewer cached heads.\n"
+    "- nostalgebraist, 2020, *interpreting GPT: the logit lens*: reading each layer's guess."
+)

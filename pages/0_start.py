@@ -1,6 +1,7 @@
 """Start here: what the app teaches and two lesson paths, each stop a link that opens a ready page."""
 import streamlit as st
 
+from autoreg_ui import start
 from autoreg_ui import start_text as text
 
 st.title(text.TITLE)
@@ -10,3 +11,17 @@ st.header(text.PATHS_TITLE)
 for column, (name, path) in zip(st.columns(len(text.PATHS)), text.PATHS.items()):
     column.subheader(f"{name} ({text.path_minutes(path)} min)")
     column.markdown("\n".join(text.stop_markdown(i, stop) for i, stop in enumerate(path, 1)))
+
+numbers = start.quiz_numbers()
+for title, questions in ((text.QUIZ_TITLE, text.QUIZ), (text.MYTHS_TITLE, text.MYTHS)):
+    st.header(title)
+    if questions is text.QUIZ:
+        st.markdown(text.QUIZ_INTRO)
+    for q in questions:
+        picked = st.radio(q.ask, q.choices, index=None, key=f"start_quiz_{q.key}", horizontal=True)
+        if picked is not None:  # predict first: the answer opens only once a choice is made
+            right = picked == q.choices[q.right]
+            (st.success if right else st.warning)(f"{text.CORRECT if right else text.NOT_QUITE} "
+                                                   + text.answer_text(q, numbers))
+st.header(text.FURTHER_TITLE)
+st.markdown(text.FURTHER)

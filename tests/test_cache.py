@@ -124,3 +124,12 @@ def test_memory_and_phase_figures():
     bars = fig_cache.phase_times_figure(2.0, 30.0, 12)
     assert list(bars.data[0].y) == [2.0, 30.0]
     assert fig_cache.cache_growth_figure([], 1.0).data == ()
+
+
+def test_positions_processed_is_the_seeds_50_plus_100_example():
+    from autoreg_core.cache import positions_processed
+
+    assert positions_processed(50, 100, cached=False) == sum(range(50, 150)) == 9950
+    assert positions_processed(50, 100, cached=True) == 149  # 50 in the prefill + 99 fed one at a time
+    assert positions_processed(0, 1000, cached=False) == 1000 * 999 // 2
+    assert positions_processed(50, 0, cached=True) == positions_processed(50, 0, cached=False) == 0
