@@ -2,8 +2,9 @@
 
 The fast attention kernels (SDPA) never materialise the weights, and switching the shared model to
 eager attention would mutate it for every tab. So, on request, we redo the one small step the
-kernel hides, in plain tensors: q = RoPE(W_q · RMSNorm(h)), then softmax(q · Kᵀ / √d) against the
-keys already sitting in the cache. This is exactly the formula the app teaches, and a test checks
+kernel hides: q = RoPE(W_q · RMSNorm(h)) (RoPE and the GQA key repeat are transformers' own
+functions), then softmax(q · Kᵀ / √d) against the keys already sitting in the cache, written out by hand
+because that product is what the page shows. This is exactly the formula the app teaches, and a test checks
 it against transformers' eager attention.
 
 Supported: Llama-style decoders (Llama, SmolLM, Mistral, Qwen2 ...): layers with
@@ -12,6 +13,9 @@ Supported: Llama-style decoders (Llama, SmolLM, Mistral, Qwen2 ...): layers with
 from __future__ import annotations
 
 import torch
+from transformers.models.llama.modeling_llama import apply_rotary_pos_emb, repeat_kv
+
+from .spec import gqa_group
 
 
 class AttentionUnsupported(RuntimeError):
@@ -37,11 +41,6 @@ def supports_attention(model) -> bool:
     return True
 
 
-def _rotate_half(x: torch.Tensor) -> torch.Tensor:
-    half = x.shape[-1] // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-
-
 def query_states(model, layer_idx: int, hidden: torch.Tensor, position_ids: torch.Tensor) -> torch.Tensor:
     """Queries of one layer after RoPE: [batch, heads, q_len, head_dim]."""
     inner = _decoder(model)
@@ -53,8 +52,7 @@ def query_states(model, layer_idx: int, hidden: torch.Tensor, position_ids: torc
     if hasattr(attn, "q_norm"):  # Qwen3-style per-head norm
         q = attn.q_norm(q)
     cos, sin = inner.rotary_emb(x, position_ids=position_ids)
-    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
-    return q * cos + _rotate_half(q) * sin
+    return apply_rotary_pos_emb(q, q, cos, sin)[0]  # transformers' own RoPE (only the query is needed)
 
 
 def attention_weights(model, hidden_states: tuple[torch.Tensor, ...], cache, q_start: int) -> torch.Tensor:
@@ -72,8 +70,7 @@ def attention_weights(model, hidden_states: tuple[torch.Tensor, ...], cache, q_s
     for layer_idx in range(n_layers):
         q = query_states(model, layer_idx, hidden_states[layer_idx][:1], positions)  # [1, H, q, d]
         keys = cache.layers[layer_idx].keys[:1]  # [1, KV, T, d]
-        n_rep = q.shape[1] // keys.shape[1]
-        keys = keys.repeat_interleave(n_rep, dim=1)  # each KV head serves n_rep query heads (GQA)
+        keys = repeat_kv(keys, gqa_group(q.shape[1], keys.shape[1]))  # each KV head serves a group of queries
         scaling = getattr(inner.layers[layer_idx].self_attn, "scaling", q.shape[-1] ** -0.5)
         scores = (q.float() @ keys.float().transpose(-1, -2)) * scaling  # [1, H, q, T]
         k_pos = torch.arange(keys.shape[-2], device=scores.device)
@@ -85,5 +82,5 @@ def attention_weights(model, hidden_states: tuple[torch.Tensor, ...], cache, q_s
 
 def query_to_kv_head(n_heads: int, n_kv_heads: int) -> list[int]:
     """Which cached K/V head each query head reads under grouped-query attention."""
-    group = n_heads // n_kv_heads
+    group = gqa_group(n_heads, n_kv_heads)
     return [h // group for h in range(n_heads)]

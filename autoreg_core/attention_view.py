@@ -20,6 +20,7 @@ import torch
 from . import decode
 from .attention import attention_weights, query_to_kv_head, supports_attention
 from .session import MAX_PREFILL_CAPTURE
+from .spec import gqa_group
 
 # Full-sequence recomputation builds [layers, heads, N, N], like prefill capture: the same bound.
 MAX_FULL_TOKENS = MAX_PREFILL_CAPTURE
@@ -157,7 +158,7 @@ class GQAInfo:
 
     @property
     def group(self) -> int:
-        return self.n_heads // self.n_kv_heads
+        return gqa_group(self.n_heads, self.n_kv_heads)
 
     def queries_of(self, kv: int) -> list[int]:
         return [h for h, k in enumerate(self.kv_of_query) if k == kv]

@@ -16,6 +16,7 @@ from typing import Callable
 import torch
 
 from . import decode
+from .timing import fastest_ms
 from .spec import ModelSpec
 
 MAX_BATCH = 32
@@ -117,15 +118,17 @@ def batched_cache(bundle, prefix_cache, batch: int):
     return cache
 
 
-def time_step(bundle, cache, batch: int, token_id: int, repeats: int) -> list[float]:
-    """ms of ``repeats`` decode steps of ``batch`` rows on ``cache``; the cache is cut back after each
-    step, so every repeat reads the same number of positions."""
+def time_step(bundle, cache, batch: int, token_id: int, repeats: int) -> float:
+    """Fastest ms of ``repeats`` decode steps of ``batch`` rows on ``cache``; the cache is cut back after
+    each step, so every repeat reads the same number of positions."""
     tokens = torch.full((batch, 1), int(token_id), dtype=torch.long)
-    times = []
-    for _ in range(repeats):
-        times.append(decode.forward(bundle, tokens, cache).ms)
+
+    def one() -> float:
+        ms = decode.forward(bundle, tokens, cache).ms
         cache.crop(-1)
-    return times
+        return ms
+
+    return fastest_ms(one, repeats)[0]
 
 
 def sweep(bundle, ids: list[int], sizes: list[int], *, repeats: int = 3,
@@ -149,8 +152,7 @@ def sweep(bundle, ids: list[int], sizes: list[int], *, repeats: int = 3,
             break
         cache = batched_cache(bundle, prefix, batch)
         time_step(bundle, cache, batch, token, 1)  # warm-up: first call at a new shape
-        times = time_step(bundle, cache, batch, token, repeats)
-        result.points.append(BatchPoint(batch, len(ids), min(times), repeats))
+        result.points.append(BatchPoint(batch, len(ids), time_step(bundle, cache, batch, token, repeats), repeats))
         del cache
         if on_point is not None:
             on_point(result)

@@ -25,7 +25,7 @@ from typing import Callable
 import torch
 
 from . import decode
-from .config import SamplingConfig
+from .config import GREEDY, SamplingConfig
 from .loading import ModelBundle
 from .prefix import Prefix
 
@@ -34,7 +34,6 @@ MAX_BEAM_STEPS = 64
 NEG = -1.0e9  # generate's "impossible" score
 
 KEPT, FINISHED, PRUNED = "kept", "finished", "pruned"
-GREEDY = SamplingConfig(temperature=0.0)
 
 
 @dataclass(frozen=True)

@@ -72,3 +72,6 @@ class SamplingConfig:
                 continue
             out.append(line.replace("\\n", "\n").replace("\\t", "\t"))
         return tuple(out)
+
+
+GREEDY = SamplingConfig(temperature=0.0)  # argmax at every step: the one greedy config of the engine

@@ -89,14 +89,6 @@ def repetition_rate(ids: list[int], n: int = 3) -> float:
     return repeats / total if total else 0.0
 
 
-def _pad_id(bundle: ModelBundle) -> int:
-    """What ``generate`` writes after a row's EOS."""
-    pad = bundle.tokenizer.pad_token_id
-    if pad is not None:
-        return int(pad)
-    return min(bundle.eos_token_ids) if bundle.eos_token_ids else 0
-
-
 def sample_continuations(bundle: ModelBundle, prefix: Prefix, config: SamplingConfig, k: int = 5, m: int = 30,
                          name: str = "", on_step: Callable[[int, int], None] | None = None) -> ContinuationSet:
     """K continuations of up to M tokens under ``config`` (seeded by ``config.seed``), one forward per step.
@@ -109,7 +101,7 @@ def sample_continuations(bundle: ModelBundle, prefix: Prefix, config: SamplingCo
     t0 = time.perf_counter()
     cache = decode.copy_cache(prefix.cache, bundle)
     cache.batch_repeat_interleave(k)
-    eos, pad = set(bundle.eos_token_ids), _pad_id(bundle)
+    eos, pad = set(bundle.eos_token_ids), bundle.pad_id
     gen = torch.Generator(device="cpu").manual_seed(int(config.seed))
     seqs = torch.tensor([list(prefix.ids)] * k, dtype=torch.long)
     logits = prefix.logits.float().view(1, -1).repeat(k, 1)

@@ -15,7 +15,6 @@ bandwidth, matmul throughput) help read the times against the counts.
 """
 from __future__ import annotations
 
-import math
 import os
 import platform
 import time
@@ -26,6 +25,7 @@ import numpy as np
 import torch
 
 from . import decode
+from .timing import fastest_ms, timed_ms
 from .loading import ModelBundle
 from .spec import ModelSpec, dtype_name
 
@@ -105,18 +105,6 @@ class SweepResult:
 
 
 # ---------------------------------------------------------------- measuring
-def _fastest(fn: Callable[[], float], min_repeats: int, max_repeats: int, min_seconds: float) -> tuple[float, int]:
-    """Fastest ms returned by ``fn`` over repeats: at least ``min_repeats``, more until ``min_seconds``.
-
-    The minimum, not the mean: other work on the machine only ever adds time to a run, so the fastest
-    repeat is the best estimate of what the computation itself costs.
-    """
-    times: list[float] = []
-    while len(times) < max_repeats and (len(times) < min_repeats or sum(times) < min_seconds * 1000.0):
-        times.append(fn())
-    return min(times), len(times)
-
-
 def _warm_up(bundle: ModelBundle, ids: torch.Tensor) -> None:
     """First calls allocate and pick kernels; keep that out of the numbers."""
     n = min(16, ids.shape[1])
@@ -147,8 +135,8 @@ def _measure(bundle: ModelBundle, cache, ids: torch.Tensor, L: int, cached_repea
         cache.crop(-1)  # back to L − 1 tokens for the next repeat
         return ms
 
-    cached_ms, cached_n = _fastest(cached_step, *cached_repeats, 0.1)
-    naive_ms, naive_n = _fastest(lambda: decode.forward(bundle, ids[:, :L]).ms, *naive_repeats, 0.3)
+    cached_ms, cached_n = fastest_ms(cached_step, *cached_repeats, min_seconds=0.1)
+    naive_ms, naive_n = fastest_ms(lambda: decode.forward(bundle, ids[:, :L]).ms, *naive_repeats, min_seconds=0.3)
     return CostPoint(L, cached_ms, naive_ms, cached_n, naive_n, positions)
 
 
@@ -250,14 +238,7 @@ def flops_per_ms(spec: ModelSpec, points: list[CostPoint], cached: bool) -> floa
 
 # ---------------------------------------------------------------- the machine
 def _best_seconds(fn: Callable[[], object], device: torch.device, repeats: int) -> float:
-    best = math.inf
-    for _ in range(repeats):
-        decode._sync(device)
-        t0 = time.perf_counter()
-        fn()
-        decode._sync(device)
-        best = min(best, time.perf_counter() - t0)
-    return best
+    return fastest_ms(lambda: timed_ms(fn, device)[1], repeats)[0] / 1000.0
 
 
 def measure_bandwidth(device: torch.device | str = "cpu", megabytes: int = 128, repeats: int = 5) -> float:

@@ -22,7 +22,6 @@ import functools
 import inspect
 import math
 import threading
-import time
 from dataclasses import dataclass, field
 
 import torch
@@ -36,11 +35,12 @@ from transformers import (
 )
 
 from .config import SamplingConfig
+from .timing import timed_ms
 
 NEG_INF = float("-inf")
 
 # Stage names, in generate's order.
-RAW, REPETITION, TEMPERATURE, TOP_K, TOP_P, MIN_P, GREEDY, FALLBACK = (
+RAW, REPETITION, TEMPERATURE, TOP_K, TOP_P, MIN_P, ARGMAX, FALLBACK = (
     "raw logits", "repetition penalty", "temperature", "top-k", "top-p", "min-p", "greedy", "fallback")
 
 MULTINOMIAL, INVERSE_CDF = "multinomial", "inverse CDF"
@@ -71,11 +71,6 @@ def copy_cache(cache: DynamicCache, bundle) -> DynamicCache:
 @functools.lru_cache(maxsize=8)
 def _takes_logits_to_keep(model_type: type) -> bool:
     return "logits_to_keep" in inspect.signature(model_type.forward).parameters
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 _forward_slots: threading.BoundedSemaphore | None = None
@@ -117,15 +112,13 @@ def forward(bundle, input_ids, cache: DynamicCache | None = None, *, hidden_stat
         kwargs["position_ids"] = torch.as_tensor(position_ids, dtype=torch.long).to(device)
     if not all_positions and _takes_logits_to_keep(type(model)):
         kwargs["logits_to_keep"] = 1
-    with _forward_slots or contextlib.nullcontext():
-        _sync(device)
-        t0 = time.perf_counter()
+    def run() -> tuple:
         with torch.inference_mode():
             out = model(**kwargs)
-            logits = out.logits if all_positions else out.logits[:, -1]
-            logits = logits.float().cpu()
-        _sync(device)
-        ms = (time.perf_counter() - t0) * 1000.0
+            return out, (out.logits if all_positions else out.logits[:, -1]).float().cpu()
+
+    with _forward_slots or contextlib.nullcontext():
+        (out, logits), ms = timed_ms(run, device)
     return Forward(logits=logits, cache=out.past_key_values if cache is not None else None,
                    hidden_states=out.hidden_states if hidden_states else None, ms=ms)
 
@@ -141,9 +134,7 @@ def softmax(scores: torch.Tensor) -> torch.Tensor:
 
 def entropy_bits(probs: torch.Tensor) -> float | torch.Tensor:
     """Shannon entropy in bits over the last axis (0·log 0 counts as 0): a float for one row."""
-    p = probs.double()
-    terms = torch.where(p > 0, -p * torch.log2(p.clamp_min(1e-300)), torch.zeros_like(p))
-    out = terms.sum(dim=-1).clamp_min(0.0)
+    out = (torch.special.entr(probs.double()).sum(dim=-1) / math.log(2)).clamp_min(0.0)  # entr: −p ln p, 0 at 0
     return float(out) if out.dim() == 0 else out
 
 
@@ -303,7 +294,7 @@ def process(logits: torch.Tensor, context, config: SamplingConfig) -> Pipeline:
         notes.append(f"Temperature {config.temperature:g} is so small that logits ÷ T overflows; "
                      "that is greedy decoding.")
     if greedy:
-        build.add(GREEDY, "greedy: argmax (temperature 0)", True, _one_hot_argmax(scores))
+        build.add(ARGMAX, "greedy: argmax (temperature 0)", True, _one_hot_argmax(scores))
     else:
         scores = _sampling_stages(build, ids, scores, config)
     fallback = not bool((build.stages[-1].scores > NEG_INF).any(dim=-1).all())

@@ -12,8 +12,7 @@ def generate_kwargs(config: SamplingConfig, bundle: ModelBundle) -> dict:
     top_k=50 when sampling without one.
     """
     kwargs: dict = {"max_new_tokens": config.max_new_tokens, "use_cache": True,
-                    "pad_token_id": bundle.tokenizer.pad_token_id if bundle.tokenizer.pad_token_id is not None
-                    else (bundle.eos_token_ids or [None])[0]}
+                    "pad_token_id": bundle.pad_id}
     if config.repetition_penalty != 1.0:
         kwargs["repetition_penalty"] = config.repetition_penalty
     if config.greedy:

@@ -76,6 +76,15 @@ class ModelBundle:
         return sorted(ids)
 
     @property
+    def pad_id(self) -> int:
+        """The id written where a row has no token (padding, and after a finished row's EOS): the
+        tokenizer's pad token, else the lowest EOS id (what ``generate`` falls back to), else 0."""
+        pad = getattr(self.tokenizer, "pad_token_id", None)
+        if pad is not None:
+            return int(pad)
+        return self.eos_token_ids[0] if self.eos_token_ids else 0
+
+    @property
     def has_chat_template(self) -> bool:
         return bool(getattr(self.tokenizer, "chat_template", None))
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import decode
+from .timing import fastest_ms
 from .cache import PhaseTimes, layer_shapes, measured_bytes
-from .config import SamplingConfig
+from .config import GREEDY
 from .spec import ModelSpec
 
-GREEDY = SamplingConfig(temperature=0.0)
 SWEEP_START = 8  # the shortest prefill of a sweep (tokens)
 
 
@@ -153,12 +153,12 @@ def measure_prefill(bundle, ids: list[int], length: int, repeats: int = 2) -> Pr
     if not 1 <= length <= len(ids):
         raise ValueError(f"Length {length} is outside the prompt (1–{len(ids)} tokens).")
     next_token = ids[length] if length < len(ids) else ids[-1]
-    prefills, decodes = [], []
-    for _ in range(max(1, repeats)):
+    def one() -> tuple[float, float]:
         cache = decode.new_cache(bundle)
-        prefills.append(decode.forward(bundle, ids[:length], cache).ms)
-        decodes.append(decode.forward(bundle, [next_token], cache).ms)
-    return PrefillPoint(length, min(prefills), min(decodes))
+        return decode.forward(bundle, ids[:length], cache).ms, decode.forward(bundle, [next_token], cache).ms
+
+    (prefill_ms, decode_ms), _ = fastest_ms(one, repeats)
+    return PrefillPoint(length, prefill_ms, decode_ms)
 
 
 def prefill_sweep(bundle, ids: list[int], lengths: list[int], *, repeats: int = 2,

@@ -30,14 +30,13 @@ from transformers import QuantizedCache
 
 from . import cache as kv
 from . import decode
-from .config import SamplingConfig
+from .config import GREEDY
 from .speculative import plain_decode
 
 FP32, BF16, INT8 = "float32", "bfloat16", "int8"
 FP8_CACHE = "float32 + fp8 KV cache"
 VARIANTS = (FP32, BF16, INT8, FP8_CACHE)
 MIN_BITS, MAX_BITS = 2, 8
-GREEDY = SamplingConfig(temperature=0.0)
 GGUF_BLOCK = 32  # values per block in GGUF's Q4_1 / Q8_0 (one scale, and for Q4_1 one minimum, per block)
 
 

@@ -25,7 +25,7 @@ import torch
 from transformers import DynamicCache
 
 from . import decode
-from .config import SamplingConfig
+from .config import GREEDY
 
 STATIC, CONTINUOUS = "static", "continuous"
 POLICIES = (STATIC, CONTINUOUS)
@@ -33,7 +33,6 @@ PREFILL, DECODE, WAITING = "prefill", "decode", "finished, waiting"  # what a sl
 MAX_SLOTS = 16
 MAX_REQUESTS = 16
 MAX_NEW = 64
-GREEDY = SamplingConfig(temperature=0.0)
 
 
 @dataclass(frozen=True)
@@ -187,7 +186,7 @@ def _keep(bundle, rows: _Rows, keep: list[int]) -> _Rows | None:
 # ---------------------------------------------------------------- the two model calls of a step
 def _prefill(bundle, requests: list[Request]) -> tuple[_Rows, torch.Tensor]:
     """Every joining prompt through the model in one left-padded pass; the logits of each row's next token."""
-    ids, mask = _left_pad([r.prompt_ids for r in requests], _pad_id(bundle))
+    ids, mask = _left_pad([r.prompt_ids for r in requests], bundle.pad_id)
     positions = (mask.cumsum(dim=1) - 1).clamp_min(0)
     cache = decode.new_cache(bundle)
     fwd = decode.forward(bundle, ids, cache, attention_mask=mask, position_ids=positions)
@@ -203,12 +202,6 @@ def _decode(bundle, rows: _Rows) -> torch.Tensor:
                          position_ids=torch.tensor(rows.positions).view(-1, 1))
     rows.positions = [p + 1 for p in rows.positions]
     return fwd.logits
-
-
-def _pad_id(bundle) -> int:
-    tok = bundle.tokenizer
-    pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-    return int(pad if pad is not None else 0)
 
 
 # ---------------------------------------------------------------- serving a queue

@@ -25,7 +25,7 @@ def dtype_name(dtype: torch.dtype) -> str:
 
 def dtype_bytes(dtype: torch.dtype) -> int:
     """Bytes per element of a torch dtype (``torch.float32`` → 4)."""
-    return int(torch.empty((), dtype=dtype).element_size())
+    return int(dtype.itemsize)
 
 
 # bytes per element of the precisions the calculator offers (4-bit packs two values per byte)
@@ -49,6 +49,12 @@ def _body_params(model) -> int:
             if module is not None for p in module.parameters()}
     seen = {id(p): p for p in model.parameters() if id(p) not in skip}
     return int(sum(p.numel() for p in seen.values()))
+
+
+
+def gqa_group(n_heads: int, n_kv_heads: int) -> int:
+    """Query heads that share one cached K/V head under grouped-query attention (1 = plain multi-head)."""
+    return max(1, n_heads // max(1, n_kv_heads))
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,7 @@ class ModelSpec:
         n_heads = int(cfg.num_attention_heads)
         dtype = dtype or next(model.parameters()).dtype
         size = dtype_bytes(dtype)
-        n_params = sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+        n_params = int(model.num_parameters())  # tied embedding and LM head counted once
         return cls(name=name, n_layers=int(cfg.num_hidden_layers), n_heads=n_heads,
                    n_kv_heads=int(getattr(cfg, "num_key_value_heads", None) or n_heads),
                    head_dim=int(getattr(cfg, "head_dim", None) or cfg.hidden_size // n_heads),
@@ -111,7 +117,7 @@ class ModelSpec:
     @property
     def gqa_group(self) -> int:
         """Query heads that share one cached K/V head."""
-        return self.n_heads // self.n_kv_heads
+        return gqa_group(self.n_heads, self.n_kv_heads)
 
     @property
     def cache_bytes_per_position(self) -> float:

@@ -13,21 +13,15 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from transformers.convert_slow_tokenizer import bytes_to_unicode
+
 _BYTE_FALLBACK = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
 
 
 @lru_cache(maxsize=1)
 def _byte_decoder() -> dict[str, int]:
-    """The GPT-2 byte↔unicode table, inverted: printable stand-in character → byte value."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {chr(c): b for b, c in zip(bs, cs)}
+    """The GPT-2 byte↔unicode table (transformers' own), inverted: printable stand-in character → byte value."""
+    return {char: byte for byte, char in bytes_to_unicode().items()}
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ def quiz_numbers() -> dict[str, float]:
         "naive_50_100": positions_processed(50, 100, cached=False),
         "cached_50_100": positions_processed(50, 100, cached=True),
         "gqa_70b_bytes": big.cache_bytes(),
-        "mha_70b_bytes": big.cache_bytes() * big.n_heads // big.n_kv_heads,
+        "mha_70b_bytes": big.without_gqa().cache_bytes(),
         "gqa_70b_layers": big.n_layers,
         "gqa_70b_kv_heads": big.n_kv_heads,
         "gqa_70b_heads": big.n_heads,

@@ -52,8 +52,8 @@ def test_time_step_leaves_the_cache_at_its_length(tiny):
     prefix = decode.new_cache(tiny)
     decode.forward(tiny, [ids], prefix)
     cache = batching.batched_cache(tiny, prefix, 4)
-    times = batching.time_step(tiny, cache, 4, 5, repeats=3)
-    assert len(times) == 3
+    fastest = batching.time_step(tiny, cache, 4, 5, repeats=3)
+    assert isinstance(fastest, float) and fastest > 0
     assert cache.get_seq_length() == 16
     assert measured_bytes(cache) == tiny.spec.cache_bytes(16, 4)
 

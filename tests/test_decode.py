@@ -89,7 +89,7 @@ def test_greedy_is_temperature_zero():
     logits = _logits(3)
     pipe = decode.process(logits, None, SamplingConfig(temperature=0.0, top_k=5, top_p=0.5))
     assert pipe.greedy and pipe.kept == 1 and int(torch.argmax(pipe.probs)) == int(torch.argmax(logits))
-    assert [s.name for s in pipe.stages] == [decode.RAW, decode.GREEDY]
+    assert [s.name for s in pipe.stages] == [decode.RAW, decode.ARGMAX]
     choice = decode.choose(logits, None, SamplingConfig(temperature=0.0), generator=None)
     assert choice.token_id == int(torch.argmax(logits)) and choice.draw is None
 

@@ -13,7 +13,7 @@ from plotly.subplots import make_subplots
 
 from autoreg_core.attention_view import MISSING
 from autoreg_core.cache import CachePoint, LayerCacheShape
-from autoreg_core.spec import ModelSpec
+from autoreg_core.spec import ModelSpec, gqa_group
 from autoreg_ui import palette
 from autoreg_ui.format import human_bytes
 
@@ -136,7 +136,7 @@ def triangle_figure(z: np.ndarray, labels: list[str], sources: list[str], n_prom
 def gqa_figure(kv_of_query: list[int], n_kv_heads: int, selected_head: int | None = None) -> go.Figure:
     """Query heads (top) wired to the cached K/V head each one reads (bottom)."""
     n_heads = len(kv_of_query)
-    group = max(1, n_heads // max(1, n_kv_heads))
+    group = gqa_group(n_heads, n_kv_heads)
     qx = list(range(n_heads))
     kvx = [kv * group + (group - 1) / 2 for kv in range(n_kv_heads)]
     traces = [dict(type="scatter", x=[qx[h], kvx[kv]], y=[1, 0], mode="lines",

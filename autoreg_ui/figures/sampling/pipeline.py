@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from autoreg_core.decode import GREEDY, MIN_P, RAW, TOP_P, Pipeline, Stage
+from autoreg_core.decode import ARGMAX, MIN_P, RAW, TOP_P, Pipeline, Stage
 from autoreg_core.lab import InverseCdfDraw, ManyDraws, StrategyRow, Sweep
 
 from ... import palette
@@ -166,7 +166,7 @@ def _nucleus_marks(fig: dict, pipeline: Pipeline, k: int, ids: list[int], remove
 def _stage_title(stage: Stage) -> str:
     if stage.name == RAW:
         return "1. raw logits"
-    if stage.name == GREEDY:
+    if stage.name == ARGMAX:
         return f"{stage.title} — 1 left"
     if not stage.active:
         return f"{stage.title} (no change)"
