@@ -25,7 +25,8 @@ from typing import Callable
 import torch
 
 from . import decode
-from .config import GREEDY, SamplingConfig
+from .config import SamplingConfig
+from .loop import generation_loop
 from .loading import ModelBundle
 from .prefix import Prefix
 
@@ -288,19 +289,11 @@ def beam_search(bundle: ModelBundle, prefix: Prefix, settings: BeamSettings, wit
 
 
 def greedy_path(bundle: ModelBundle, prefix: Prefix, max_new_tokens: int, eos) -> tuple[list[int], list[float], int]:
-    """Greedy decoding (``decode.choose`` at temperature 0) on a copy of the prefix's cache; stops at EOS.
+    """Greedy decoding (the engine's one loop, at temperature 0) on a copy of the prefix's cache; stops at EOS.
 
     Returns the ids, their log-probs and the number of forward passes.
     """
     cache = decode.copy_cache(prefix.cache, bundle)
-    ids, logprobs, context = [], [], list(prefix.ids)
-    logits = prefix.logits
-    for step in range(max_new_tokens):
-        token = int(decode.choose(logits, context, GREEDY).token_id)
-        ids.append(token)
-        logprobs.append(decode.logprob_of(logits, token))
-        context.append(token)
-        if token in eos or step == max_new_tokens - 1:
-            break
-        logits = decode.forward(bundle, [token], cache).logits[0]
-    return ids, logprobs, len(ids) - 1
+    steps = list(generation_loop(bundle, cache, list(prefix.ids), prefix.logits, max_new_tokens, eos=set(eos)))
+    ids = [s.token for s in steps]
+    return ids, [decode.logprob_of(s.logits, s.token) for s in steps], len(steps) - 1

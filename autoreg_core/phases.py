@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import decode
+from .loop import generation_loop
 from .timing import fastest_ms
 from .cache import PhaseTimes, layer_shapes, measured_bytes
-from .config import GREEDY
 from .spec import ModelSpec
 
 SWEEP_START = 8  # the shortest prefill of a sweep (tokens)
@@ -83,10 +83,6 @@ class GreedyRun(PerToken):
         self.cache_bytes.append(measured_bytes(cache))
 
 
-def _greedy_token(logits, context: list[int]) -> int:
-    return int(decode.choose(logits, context, GREEDY).token_id)
-
-
 def greedy_run(bundle, prompt_ids: list[int], n_new: int, cache=None, *, stop_at_eos: bool = True,
                should_stop: Callable[[], bool] | None = None) -> GreedyRun:
     """Generate up to ``n_new`` tokens greedily, on ``cache`` or a new full cache.
@@ -102,19 +98,19 @@ def greedy_run(bundle, prompt_ids: list[int], n_new: int, cache=None, *, stop_at
     ids = [int(i) for i in prompt_ids]
     start = time.perf_counter()
     fwd = decode.forward(bundle, ids, cache)
-    ids.append(_greedy_token(fwd.logits[0], ids))
-    run = GreedyRun(len(prompt_ids), ids, fwd.ms, (time.perf_counter() - start) * 1000.0)
+    run = GreedyRun(len(prompt_ids), ids, fwd.ms, 0.0)
     run._note_cache(cache)
     eos = set(bundle.eos_token_ids) if stop_at_eos else set()
-    while len(run.generated_ids) < n_new and ids[-1] not in eos:
-        if should_stop is not None and should_stop():
-            run.stopped_early = True
-            break
-        t0 = time.perf_counter()
-        fwd = decode.forward(bundle, ids[-1:], cache)
-        ids.append(_greedy_token(fwd.logits[0], ids))
-        run.step_ms.append((time.perf_counter() - t0) * 1000.0)
-        run._note_cache(cache)
+    last = start
+    for step in generation_loop(bundle, cache, ids, fwd.logits[0], n_new, eos=eos, should_stop=should_stop):
+        now = time.perf_counter()
+        if step.pass_ms is None:
+            run.first_token_ms = (now - start) * 1000.0  # prefill + choosing the first token
+        else:
+            run.step_ms.append((now - last) * 1000.0)  # one decode pass + the choice
+            run._note_cache(cache)
+        last = now
+    run.stopped_early = len(run.generated_ids) < n_new and not (run.generated_ids and run.generated_ids[-1] in eos)
     return run
 
 

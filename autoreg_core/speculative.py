@@ -26,6 +26,7 @@ import torch
 from transformers.generation.candidate_generator import PromptLookupCandidateGenerator
 
 from . import decode
+from .loop import generation_loop
 from .config import SamplingConfig
 
 MAX_DRAFT = 8
@@ -213,17 +214,17 @@ def plain_decode(bundle, prompt_ids: list[int], max_new: int, config: SamplingCo
     _check_run(bundle, prompt_ids, max_new)
     eos, out = set(bundle.eos_token_ids) if stop_at_eos else set(), Decoded()
     cache = decode.new_cache(bundle) if cache is None else cache
-    context, feed = list(prompt_ids), list(prompt_ids)
     t0 = time.perf_counter()
-    while not out.done and not (should_stop is not None and should_stop()):
-        fwd = decode.forward(bundle, [feed], cache)
-        if out.forward_passes:
-            out.step_ms.append(fwd.ms)
-        out.forward_passes += 1
-        token = int(decode.choose(fwd.logits[0], context, config, generator).token_id)
-        context.append(token)
-        out.tokens, out.done = _finish(out.tokens + [token], eos, max_new)
-        feed = [token]
+    if should_stop is None or not should_stop():
+        fwd = decode.forward(bundle, list(prompt_ids), cache)  # the prefill
+        out.forward_passes = 1
+        for step in generation_loop(bundle, cache, list(prompt_ids), fwd.logits[0], max_new, config, generator,
+                                    eos=eos, should_stop=should_stop):
+            if step.pass_ms is not None:
+                out.step_ms.append(step.pass_ms)
+                out.forward_passes += 1
+            out.tokens.append(step.token)
+        out.done = len(out.tokens) >= max_new or bool(out.tokens and out.tokens[-1] in eos)
     out.ms = (time.perf_counter() - t0) * 1000.0
     return out
 
