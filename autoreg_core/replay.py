@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Callable
 
 from .config import MAX_NEW_TOKENS_CAP, SamplingConfig
-from .session import Session, SessionError, StepRecord
+from .session import Session, SessionError, SessionSnapshot, StepRecord
 
 FORMAT = "autoreg-session/1"
 MAX_PROMPT_CHARS = 20_000
@@ -44,10 +44,11 @@ class Recipe:
         return [s.config for s in self.segments if s.start <= step][-1]
 
 
-def recipe_of(session: Session, config: SamplingConfig | None = None) -> Recipe:
-    """What rebuilds ``session``; with no steps yet, ``config`` (the current settings) is the one segment."""
-    with session.lock:
-        records = list(session.records)
+def recipe_of(session: Session | SessionSnapshot, config: SamplingConfig | None = None) -> Recipe:
+    """What rebuilds ``session`` (read from one snapshot); with no steps yet, ``config`` (the current
+    settings) is the one segment."""
+    session = session.snapshot() if isinstance(session, Session) else session
+    records = session.records
     segments: list[Segment] = []
     for rec in records:
         if not segments or segments[-1].config != rec.config:
@@ -151,10 +152,12 @@ def recipe_from_dict(data: dict) -> Recipe:
         raise ReplayError(f"The session recipe is malformed: {exc!s}") from exc
 
 
-def export_session(session: Session, config: SamplingConfig | None = None) -> dict:
-    """The recipe plus every step's numbers: a file that rebuilds the session and documents it."""
-    with session.lock:
-        records = list(session.records)
+def export_session(session: Session | SessionSnapshot, config: SamplingConfig | None = None) -> dict:
+    """The recipe plus every step's numbers: a file that rebuilds the session and documents it.
+
+    Steps and recipe come from one snapshot, so a step taken meanwhile cannot split the file in two."""
+    session = session.snapshot() if isinstance(session, Session) else session
+    records = session.records
     steps = [{"step": r.index, "token_id": r.token_id, "token": session.bundle.tokenizer.convert_ids_to_tokens(r.token_id),
               "forced": r.forced, "prob": r.prob, "prob_filtered": r.prob_filtered, "rank": r.rank,
               "logprob": r.logprob, "entropy_bits": r.entropy_bits, "kept": r.kept,

@@ -109,6 +109,14 @@ class Session:
         """Hold it to read records, ids and cache as one consistent picture while a step may run."""
         return self._lock
 
+    def snapshot(self) -> "SessionSnapshot":
+        """Everything a reader outside the tab's script thread needs (downloads, exports, class views),
+        copied in one go under the lock, so a step running meanwhile can never show half of itself."""
+        with self._lock:
+            return SessionSnapshot(bundle=self.bundle, prompt=self.prompt, chat=self.chat,
+                                   prompt_ids=tuple(self.prompt_ids), ids=tuple(self.ids),
+                                   seed=self.seed, records=tuple(self.records))
+
     # ---------------------------------------------------------------- state
     def reset(self) -> None:
         """Back to just the prompt: empty cache, no records; the generator is reseeded on the next step."""
@@ -381,3 +389,27 @@ def token_id_for(bundle: ModelBundle, text: str) -> int:
     pieces = tok.convert_ids_to_tokens(ids)
     raise SessionError(f"{text!r} is not a single token: it splits into {len(ids)} tokens {pieces}. "
                        "Force one of them, or pick a bar in the chart.")
+
+
+@dataclass(frozen=True)
+class SessionSnapshot:
+    """A session at one moment, read-only: what exports and other threads read instead of the live session."""
+    bundle: ModelBundle
+    prompt: str
+    chat: bool
+    prompt_ids: tuple[int, ...]
+    ids: tuple[int, ...]
+    seed: int | None
+    records: tuple[StepRecord, ...]
+
+    @property
+    def prompt_len(self) -> int:
+        return len(self.prompt_ids)
+
+    @property
+    def generated_ids(self) -> list[int]:
+        return list(self.ids[self.prompt_len:])
+
+    def views(self) -> list[TokenView]:
+        return token_views(self.bundle.tokenizer, list(self.ids))
+

@@ -25,7 +25,7 @@ from . import keys, messages
 from .charts import show_chart
 from .figures import attention as fig_att
 from .format import human_bytes
-from .links import MEAN
+from .link_codec import MEAN
 
 
 MAX_TRIANGLE = 256  # the heatmap shows at most this many of the latest positions

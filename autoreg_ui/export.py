@@ -8,6 +8,7 @@ wrote is escaped before it goes into HTML.
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import json
 import re
@@ -21,9 +22,10 @@ import streamlit as st
 
 from autoreg_core import allowed_models
 from autoreg_core.replay import ReplayError, export_session, recipe_from_dict
-from autoreg_core.session import Session
+from autoreg_core.session import Session, SessionSnapshot
 
-from . import charts, keys, links, messages
+from . import charts, keys, links, messages, settings
+from .prompt_store import prompt_store, tab_id
 from .figures.step import history_frame, logprob_figure, token_strip_html, top_of_record, topn_figure
 
 MAX_FILE_MB = 5
@@ -31,7 +33,7 @@ SETTING_COLUMNS = ["temperature", "top_k", "top_p", "min_p", "repetition_penalty
                    "stop_sequences"]
 
 
-def session_json(session: Session, config=None) -> str:
+def session_json(session: Session | SessionSnapshot, config=None) -> str:
     return json.dumps(export_session(session, config), indent=1, ensure_ascii=False)
 
 
@@ -45,8 +47,10 @@ def _slug(text: str) -> str:
     return "-".join(words)[:40] or "prompt"
 
 
-def history_csv(session: Session) -> str:
-    """The step table with what made each step: model, prompt, chat mode, seed and that step's settings."""
+def history_csv(session: Session | SessionSnapshot) -> str:
+    """The step table with what made each step: model, prompt, chat mode, seed and that step's settings
+    (read from one snapshot: downloads run outside the tab's script thread, while steps may go on)."""
+    session = session.snapshot() if isinstance(session, Session) else session
     frame = history_frame(session.bundle.tokenizer, list(session.records))
     made = pd.DataFrame({"model": session.bundle.name, "prompt": session.prompt, "chat": session.chat,
                          "seed": session.seed}, index=frame.index)
@@ -79,10 +83,10 @@ def widget_values(data: dict) -> dict:
     if not recipe.segments:
         return {}
     config = recipe.segments[-1].config
-    out = {s.key: s.kind(getattr(config, s.field)) for s in links.SETTINGS}
+    out = {s.key: s.kind(getattr(config, s.field)) for s in settings.SETTINGS}
     out[keys.CFG_SEED] = int(recipe.seed)
-    out[keys.CFG_STOPS] = links.stops_text(config.stop_sequences)
-    for setting in links.SETTINGS:  # what the sidebar's widgets cannot show is left to them
+    out[keys.CFG_STOPS] = settings.stops_text(config.stop_sequences)
+    for setting in settings.SETTINGS:  # what the sidebar's widgets cannot show is left to them
         if not setting.low <= out[setting.key] <= setting.high:
             out.pop(setting.key)
     return out
@@ -126,13 +130,14 @@ def handout_charts(session: Session) -> list[tuple[str, go.Figure]]:
     return [("The chain rule, running", logprob_figure(records)), (f"Step {last.index}: what could have come", top)]
 
 
-def handout_html(session: Session, config, shown: list[tuple[str, go.Figure]], link: str | None = None,
+def handout_html(session: Session | SessionSnapshot, config, shown: list[tuple[str, go.Figure]], link: str | None = None,
                  plotly_js: str | None = None) -> str:
     """One self-contained HTML page: prompt, settings, the text token by token, the steps and the charts.
 
     ``shown`` are the charts the tab showed (name, figure); the step page's own are rebuilt from the session
     instead. plotly.js goes inline once (no CDN).
     """
+    session = session.snapshot() if isinstance(session, Session) else session  # one moment for the whole file
     data = export_session(session, config)
     recipe = data["recipe"]
     records = list(session.records)
@@ -185,6 +190,11 @@ def _segments_table(segments: list[dict]) -> str:
     return pd.DataFrame(rows).to_html(index=False, escape=True)
 
 
+def handout_of(snapshot: SessionSnapshot, config, shown, base: str | None, model: str | None, keep_long) -> str:
+    """The hand-out and its reopen link, both from the same snapshot (made when the button is clicked)."""
+    return handout_html(snapshot, config, shown, links.share_url(base, snapshot, config, model, keep_long))
+
+
 def handout_name(session: Session) -> str:
     return f"autoreg-handout-{_slug(session.prompt)}.html"
 
@@ -201,14 +211,15 @@ def sidebar_tools(where, session: Session | None, config, shown: OrderedDict) ->
     if session is not None:
         model = st.session_state.get(keys.MODEL)
         model = None if model in (None, allowed_models()[0]) else model
-        base, keep_long = st.context.url, links.prompt_store().keep  # the file itself is made in another thread
+        # the files are made in another thread, when clicked: what they need from this run is taken now
+        base, keep_long = st.context.url, functools.partial(prompt_store().keep, owner=tab_id())
         where.download_button("Save the session (JSON)", data=lambda: session_json(session, config),
                               file_name=session_file_name(session), mime="application/json", key=keys.SAVE_SESSION,
                               on_click="ignore", help="Prompt, settings, seed and every step's numbers; "
                               "load it back to rebuild exactly this session.")
         where.download_button("Hand-out (one HTML file, works offline)",
-                              data=lambda: handout_html(session, config, charts.kept_charts(shown),
-                                                          links.share_url(base, session, config, model, keep_long)),
+                              data=lambda: handout_of(session.snapshot(), config, charts.kept_charts(shown), base,
+                                                      model, keep_long),
                               file_name=handout_name(session), mime="text/html", key=keys.HANDOUT,
                               on_click="ignore", help="The text, the steps and the charts shown in this tab, with "
                               "plotly.js inside: students open it later without the server.")

@@ -12,7 +12,7 @@ from collections.abc import Mapping, MutableMapping
 
 import streamlit as st
 
-from . import keys, links, palette
+from . import keys, link_codec, palette
 
 ROOT_FONT_PX = 22  # against the theme's 16: every rem-sized thing grows by 1.375
 BIG_BUTTON_REM = 1.3
@@ -56,13 +56,13 @@ def active(state: Mapping | None = None) -> bool:
 
 def read_link(query: Mapping, state: MutableMapping) -> bool:
     """``?present=1`` turns presenter mode on (once per distinct value, so the toggle wins afterwards)."""
-    raw = links.values(query).get(links.PRESENT, [None])[-1]
+    raw = link_codec.values(query).get(link_codec.PRESENT, [None])[-1]
     if raw is not None and state.get(keys.PRESENT_SEEN) != raw:
         state[keys.PRESENT_SEEN] = raw
         try:
-            state[keys.PRESENT] = links.flag(raw, "presenter mode")
-        except links.LinkError:
-            pass  # links.read says why
+            state[keys.PRESENT] = link_codec.flag(raw, "presenter mode")
+        except link_codec.LinkError:
+            pass  # link_codec.read says why
     return active(state)
 
 

@@ -5,12 +5,12 @@ import streamlit as st
 
 from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models
 
-from . import charts, export, keys, limits, links, presenter
+from . import charts, export, keys, limits, links, presenter, settings
 from .state import current_bundle, session_or_start
 
 URL = "query-params"  # Streamlit's own binding: the widget's value lives in the URL (left out at its default)
-DEFAULT = links.SIDEBAR_DEFAULTS
-RANGE = {s.key: (s.kind(s.low), s.kind(s.high)) for s in links.SETTINGS}
+DEFAULT = settings.SIDEBAR_DEFAULTS
+RANGE = {s.key: (s.kind(s.low), s.kind(s.high)) for s in settings.SETTINGS}
 
 
 def render_sidebar() -> SamplingConfig:

@@ -112,9 +112,10 @@ def test_the_hand_out_is_one_offline_page_with_every_chart_and_the_session(tiny)
 
 def test_the_share_link_is_built_from_the_session_as_it_is_now(tiny):
     from autoreg_ui import links
+    from autoreg_ui.prompt_store import PromptStore
 
     s = _session(tiny)
-    store = links.PromptStore()
+    store = PromptStore()
     url = links.share_url("http://host:8501", s, B, None, store.keep)
     query = __import__("urllib.parse").parse.parse_qs(url.split("?", 1)[1])
     assert url.startswith("http://host:8501/?") and query["steps"] == ["6"] and query["prompt"] == ["Once upon a time"]
@@ -130,3 +131,46 @@ def test_the_hand_out_bundles_plotly_js(tiny):
     page = export.handout_html(Session(tiny, "Hi"), A, [])
     assert len(page) > 3_000_000 and "cdn.plot.ly" not in page.split("<body>")[1]
     assert page.count('class="chart"') == 0 and "Every step" not in page  # no steps yet: no table, no charts
+
+
+def test_downloads_during_steps_always_read_one_consistent_moment(tiny):
+    """One thread steps (and undoes) while another makes the CSV and JSON 200 times each: no exception,
+    every JSON loads back into the same tokens, every CSV has one row per step of its own moment."""
+    import io
+    import threading
+
+    import pandas as pd
+
+    from autoreg_core import SamplingConfig, Session
+    from autoreg_core.replay import import_session
+    from autoreg_ui import export
+
+    session = Session(tiny, "The cat sat on the")
+    config = SamplingConfig(temperature=0.9, top_k=20, seed=3, max_new_tokens=500)
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def stepper() -> None:
+        try:
+            while not done.is_set():
+                session.generate(3, config)
+                session.undo()
+                if len(session.records) > 40:
+                    session.reset()
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    thread = threading.Thread(target=stepper)
+    thread.start()
+    try:
+        for _ in range(200):
+            data = json.loads(export.session_json(session, config))
+            assert len(data["steps"]) == data["recipe"]["steps"]
+            rebuilt = import_session(tiny, data)
+            assert rebuilt.generated_ids == [s["token_id"] for s in data["steps"]]
+            frame = pd.read_csv(io.StringIO(export.history_csv(session)))
+            assert list(frame["step"]) == list(range(1, len(frame) + 1))
+    finally:
+        done.set()
+        thread.join()
+    assert errors == []

@@ -1,7 +1,7 @@
 """The Start here paths: the right order, real durations, and every stop a link the app reads cleanly."""
 from urllib.parse import parse_qsl, urlsplit
 
-from autoreg_ui import links
+from autoreg_ui import link_codec
 from autoreg_ui import start_text as text
 
 TEACHING_ORDER = ["", "sampling", "attention", "cost", "inside", "serving"]
@@ -30,7 +30,7 @@ def test_every_stop_is_a_link_the_app_reads_without_a_complaint():
             parts = urlsplit(stop.link)
             assert parts.path == f"/{stop.page}"
             query = dict(parse_qsl(parts.query))
-            link, notes = links.read(query)
+            link, notes = link_codec.read(query)
             assert notes == [], (stop.title, notes)
             assert (link is not None) == ("prompt" in query), stop.title
 
