@@ -14,16 +14,14 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-import torch
 
 from autoreg_core import cost
 from autoreg_core.spec import ModelSpec, dtype_name
 
-from . import keys, messages
+from . import keys, measuring, measuring_text, messages
 from .format import human_bytes, human_count, ms, ratio
 
 LENGTH_CHOICES = [16, 32, 64, 128, 256, 512, 768, 1024, 1536, 2048]
-TIME_BUDGET_S = 180.0  # a sweep never runs longer than this, whatever the machine's load
 NOTHING_MEASURED = "The race was stopped before the first length was measured."
 
 
@@ -116,18 +114,19 @@ def recover(state: MutableMapping) -> None:
 
 def run(state: MutableMapping, bundle, key: RaceKey, *, resume: bool = False,
         on_progress: Callable[[float, list[cost.CostPoint]], None] | None = None,
-        budget_s: float = TIME_BUDGET_S, **sweep_kwargs) -> cost.SweepResult | None:
+        on_wait: Callable[[str], None] | None = None, budget_s: float = measuring.TIME_BUDGET_S,
+        **sweep_kwargs) -> cost.SweepResult | None:
     """Measure the race for ``key`` (or, with ``resume``, the lengths its stopped result missed).
 
     Points are kept in the state as they arrive; if the script is interrupted, ``recover`` keeps them.
-    A failure (out of memory, an odd architecture ...) becomes a message, never an exception.
+    The race takes its turn at the server's one measuring gate (``measuring.turn``; ``on_wait`` hears
+    about the line). A failure (out of memory, an odd architecture ...) becomes a message, never an exception.
     """
     current = race(state)
     before = current.results.get(key) if resume else None
     lengths = before.remaining if before is not None else cost.sample_lengths(key.max_len)
     running = Running(key, lengths, time.perf_counter(), before=before)
     current.running = running
-    deadline = running.started + budget_s
 
     def progress(fraction: float, point: cost.CostPoint) -> None:
         running.points.append(point)
@@ -135,11 +134,17 @@ def run(state: MutableMapping, bundle, key: RaceKey, *, resume: bool = False,
             on_progress(fraction, (before.points if before else []) + running.points)
 
     try:
-        result = cost.sweep(bundle, lengths, should_stop=lambda: time.perf_counter() > deadline,
-                            on_progress=progress, **sweep_kwargs)
+        with measuring.turn("the naive vs cached race", on_wait):
+            deadline = time.perf_counter() + budget_s  # the budget counts from the turn, not the wait
+            result = cost.sweep(bundle, lengths, should_stop=lambda: time.perf_counter() > deadline,
+                                on_progress=progress, **sweep_kwargs)
+    except measuring.Busy as exc:
+        current.running = None
+        messages.say(str(exc), state=state)
+        return None
     except Exception as exc:  # noqa: BLE001 - a message, not a crash
         current.running = None
-        messages.say(f"The measurement failed: {type(exc).__name__}: {exc}", state=state)
+        messages.say(measuring_text.failed(exc), state=state)
         return None
     current.running = None
     if not result.points and before is None:
@@ -304,13 +309,6 @@ def warnings(result: cost.SweepResult) -> list[str]:
                    f"{result.cpu_count} cores): other processes took CPU time, so these times are inflated and "
                    "noisy. Run the race again when it is quieter for clean curves.")
     return out
-
-
-def measure_roofs(device: str, dtype: str) -> dict:
-    """The machine's two roofs: copy bandwidth (bytes/s) and matmul peak (FLOP/s) in ``dtype``."""
-    return {"bandwidth": cost.measure_bandwidth(device),
-            "peak": cost.measure_matmul_flops(device, getattr(torch, dtype)),
-            "measured_at": time.strftime("%H:%M:%S")}
 
 
 def roof_metrics(budget: DecodeBudget, dtype: str) -> list[tuple[str, str]]:

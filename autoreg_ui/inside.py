@@ -16,15 +16,14 @@ from pathlib import Path
 import torch
 
 from autoreg_core import SessionError
-from autoreg_core.lens import LensReading
 from autoreg_core.phases import GreedyRun, PrefillPoint, WorkedCounts, prefill_sweep
-from autoreg_core.spec import dtype_name
 from autoreg_core.teacher import (TeacherForced, first_forced_step, own_continuation, stepped_forward_ms,
                                    teacher_forced)
 from autoreg_core.tokens import sequence_text, single_token_view
 from autoreg_core.window import WindowComparison, first_difference
 
-from . import keys
+from . import keys, measuring
+from .inside_text import WORKED_PROMPT
 from .format import human_bytes, human_count, ms, ratio
 
 Metric = tuple[str, str, str]  # label, value, what it means
@@ -33,11 +32,9 @@ LONG_PROMPT_PATH = Path(__file__).resolve().parents[1] / "assets" / "long_prompt
 LONG_PROMPT_SOURCE = "the opening of Jane Austen's *Pride and Prejudice* (1813, public domain)"
 TAB_PROMPT, LONG_PROMPT = "this tab's prompt", "a long example prompt"
 PROMPT_CHOICES = (LONG_PROMPT, TAB_PROMPT)
-WORKED_PROMPT, WORKED_NEW = 50, 100  # the seeds' worked example
 MAX_NEW = 128  # new tokens a measurement on this page may ask for
 BRANCH_MAX = 64  # tokens of the model's own branch after a forced token
 DIVERGES = " ▌"  # marks where two texts part
-SWEEP_BUDGET_S = 120.0  # a prefill sweep starts no new length after this long
 
 
 @lru_cache(maxsize=1)
@@ -62,21 +59,6 @@ def worked_prompt(bundle) -> list[int]:
 
 
 # ---------------------------------------------------------------- kept results
-def stamp(bundle, *parts) -> tuple:
-    """What a result was measured on: the model, its device and dtype, and the given settings."""
-    return (bundle.name, str(bundle.device), dtype_name(bundle.dtype)) + tuple(parts)
-
-
-def keep(state: MutableMapping, key: str, measured_on: tuple, value) -> None:
-    state[key] = (measured_on, value)
-
-
-def kept(state: MutableMapping, key: str, measured_on: tuple):
-    """The value kept under ``key`` if it was measured on ``measured_on``, else None."""
-    entry = state.get(key)
-    return entry[1] if entry is not None and entry[0] == measured_on else None
-
-
 def run_and_keep(state: MutableMapping, job: keys.JobKeys, measured_on: tuple, label: str, spinner: str,
                  compute: Callable[[], object], disabled: bool = False):
     """The job's button: pressed, ``compute()`` runs under a spinner and its result is kept with its stamp.
@@ -85,8 +67,9 @@ def run_and_keep(state: MutableMapping, job: keys.JobKeys, measured_on: tuple, l
 
     if st.button(label, key=job.run, disabled=disabled):
         with st.spinner(spinner):
-            keep(state, job.kept, measured_on, compute())
-    return kept(state, job.kept, measured_on)
+            measuring.keep(state, job.kept, measuring.Kept(measured_on, compute()))
+    found = measuring.kept(state, job.kept, measured_on)
+    return None if found is None else found.result
 
 
 def clamp(state: MutableMapping, key: str, low: int, high: int, default: int) -> None:
@@ -206,18 +189,6 @@ def lens_target(session, step: int) -> tuple[list[int], int | None]:
     return list(session.ids), None
 
 
-def lens_summary(tokenizer, reading: LensReading) -> str:
-    """One sentence: when the eventual token first tops the guess, and from where it stays on top."""
-    label = single_token_view(tokenizer, reading.target_id).label
-    layers = reading.depth - 1
-    if reading.first_top is None:
-        return (f"“{label}” is never the top guess of any layer "
-                f"(its rank at the last layer: {reading.target_ranks[-1]}).")
-    where = "in the embedding" if reading.first_top == 0 else f"after layer {reading.first_top}"
-    return (f"“{label}” is first the top guess {where} and stays on top from layer {reading.settles_at} of "
-            f"{layers} on (lens vs the model's own logits at the last layer: {reading.last_gap:.1e} apart).")
-
-
 # ---------------------------------------------------------------- prefill vs decode
 def phase_numbers(run: GreedyRun) -> list[Metric]:
     n = len(run.generated_ids)
@@ -251,18 +222,18 @@ def window_numbers(compared: WindowComparison) -> list[Metric]:
 
 # ---------------------------------------------------------------- the prefill sweep: run, stop, keep
 @dataclass
-class Sweep:
-    """A prefill sweep; points land here as they are measured, so an interrupted run keeps them."""
+class Sweep(measuring.Kept):
+    """A prefill sweep (stamped like every kept result); points land here as they are measured, so an
+    interrupted run keeps them."""
 
-    measured_on: tuple
-    lengths: list[int]
+    lengths: list[int] = field(default_factory=list)
     points: list[PrefillPoint] = field(default_factory=list)
     running: bool = True
     stopped: bool = False  # ended before its last length (Stop, or another click)
 
 
 def sweep_start(state: MutableMapping, measured_on: tuple, lengths: list[int]) -> Sweep:
-    sweep = Sweep(measured_on, list(lengths))
+    sweep = Sweep(stamp=measured_on, lengths=list(lengths))
     state[keys.INSIDE_SWEEP.kept] = sweep
     return sweep
 
@@ -279,15 +250,17 @@ def sweep_finish(sweep: Sweep) -> None:
 
 
 def run_sweep(state: MutableMapping, bundle, ids: list[int], measured_on: tuple, lengths: list[int],
-              progress: Callable[[float, str], None], budget_s: float = SWEEP_BUDGET_S) -> Sweep:
+              progress: Callable[[float, str], None], budget_s: float = measuring.TIME_BUDGET_S) -> Sweep:
     """Measure every length, keeping each point in the state as it arrives; ``progress(fraction, text)``.
 
-    No new length is started after ``budget_s`` seconds (a busy machine); what was measured is kept.
+    The sweep takes its turn at the server's one measuring gate (waiting, ``progress`` says so). No new
+    length is started after ``budget_s`` seconds (a busy machine); what was measured is kept.
     """
     sweep = sweep_start(state, measured_on, lengths)
-    deadline = time.perf_counter() + budget_s
-    prefill_sweep(bundle, ids, lengths, should_stop=lambda: time.perf_counter() > deadline,
-                  on_point=lambda point: progress(sweep_add(sweep, point), f"L = {point.length} measured"))
+    with measuring.turn("the prefill vs decode sweep", lambda text: progress(0.0, text)):
+        deadline = time.perf_counter() + budget_s
+        prefill_sweep(bundle, ids, lengths, should_stop=lambda: time.perf_counter() > deadline,
+                      on_point=lambda point: progress(sweep_add(sweep, point), f"L = {point.length} measured"))
     sweep_finish(sweep)
     return sweep
 
@@ -300,5 +273,4 @@ def sweep_settle(state: MutableMapping) -> None:
 
 
 def sweep_of(state: MutableMapping, measured_on: tuple) -> Sweep | None:
-    sweep = state.get(keys.INSIDE_SWEEP.kept)
-    return sweep if isinstance(sweep, Sweep) and sweep.measured_on == measured_on else None
+    return measuring.kept(state, keys.INSIDE_SWEEP.kept, measured_on, kind=Sweep)

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from autoreg_core.phases import PrefillPoint
 from autoreg_core.teacher import MAX_TOKENS
+from autoreg_core.lens import LensReading
+from autoreg_core.tokens import single_token_view
 
 from .format import ratio
-from .inside import WORKED_NEW, WORKED_PROMPT
+
+WORKED_PROMPT, WORKED_NEW = 50, 100  # the seeds' worked example
 
 INTRO = ("Four things one decode step does not show: why training is fast and generation is not, what the "
          "layers guess before the last one, what prefill and decode cost in seconds, and what a server does "
@@ -98,3 +101,15 @@ CACHE_RUNS_OUT = (
 
 def window_captions(width: int) -> tuple[str, str]:
     return "Full cache (▌ marks where the texts part)", f"Sliding window, W = {width}"
+
+
+def lens_summary(tokenizer, reading: LensReading) -> str:
+    """One sentence: when the eventual token first tops the guess, and from where it stays on top."""
+    label = single_token_view(tokenizer, reading.target_id).label
+    layers = reading.depth - 1
+    if reading.first_top is None:
+        return (f"“{label}” is never the top guess of any layer "
+                f"(its rank at the last layer: {reading.target_ranks[-1]}).")
+    where = "in the embedding" if reading.first_top == 0 else f"after layer {reading.first_top}"
+    return (f"“{label}” is first the top guess {where} and stays on top from layer {reading.settles_at} of "
+            f"{layers} on (lens vs the model's own logits at the last layer: {reading.last_gap:.1e} apart).")

@@ -21,7 +21,7 @@ from autoreg_core.prefix import Prefix, of_session, prefill
 from autoreg_core.session import encode_prompt
 from autoreg_core.tokens import sequence_text
 
-from . import controls, keys, messages
+from . import controls, keys, measuring, messages
 from . import sampling_text as text
 from .charts import show_chart
 from .figures.sampling import beam_tree_figure, beams_frame
@@ -211,31 +211,19 @@ def fits(source: LabSource, bundle, new_tokens: int) -> bool:
 
 
 # ---------------------------------------------------------------- results that outlive a rerun
-@dataclass(frozen=True)
-class Stored:
-    fingerprint: tuple  # the source the result was computed from
-    settings: object  # ContinuationRun or BeamSettings
-    result: object
-
-
 def store(state: MutableMapping, key: str, source: LabSource, settings, result) -> None:
-    state[key] = Stored(source.fingerprint, settings, result)
-
-
-def stored(state: MutableMapping, key: str, source: LabSource) -> Stored | None:
-    """The last result under ``key`` if it was computed from these logits (else it is stale: None)."""
-    found = state.get(key)
-    return found if isinstance(found, Stored) and found.fingerprint == source.fingerprint else None
+    """Keep a result stamped with the logits it was computed from and the settings it ran with."""
+    measuring.keep(state, key, measuring.Kept(source.fingerprint, result, chosen=settings))
 
 
 def last_result(state: MutableMapping, key: str, source: LabSource, settings, press: str,
-                differs: str) -> Stored | None:
+                differs: str) -> measuring.Kept | None:
     """The section's kept result for these logits, under a caption when there is none (``press``: what the
     button does) or when it was made with other settings than the ones now shown (``differs``)."""
-    kept = stored(state, key, source)
+    kept = measuring.kept(state, key, source.fingerprint)
     if kept is None:
         st.caption(press)
-    elif kept.settings != settings:
+    elif kept.chosen != settings:
         st.caption(differs)
     return kept
 

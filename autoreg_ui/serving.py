@@ -1,35 +1,21 @@
-"""The serving page's controller: one measurement at a time per server, results kept per tab, and
-what the page says about them.
-
-Many students share one server and one model. A measurement here keeps both cores busy for
-seconds, so measurements take turns: a process-wide lock lets one run at a time and everyone else
-waits in line with a message saying so (the rest of the app keeps answering meanwhile). Results are
-kept in the tab's state as they arrive: a Stop click (any click reruns the page and interrupts the
-run at its next progress update) keeps what was measured. Every function takes the state as a
-mapping (``st.session_state`` on the page, a dict in tests) and never draws anything.
+"""The serving page's controller: what each experiment measures (the work handed to the measuring
+gate, ``measuring``) and the tables of its results; what the page says about them is ``serving_text``.
+Each ``*_work`` fills a ``measuring.Measured`` as it goes, so a Stop click keeps what was measured.
+Nothing here draws.
 """
 from __future__ import annotations
 
 import gc
-import os
-import threading
-import time
-from collections.abc import MutableMapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
 import torch
 
-from autoreg_core import batching, cost, precision, scheduler, speculative
+from autoreg_core import batching, precision, scheduler, speculative
 from autoreg_core.config import SamplingConfig
 from autoreg_core.tokens import sequence_text, token_views
 
-from . import keys, messages
-
-TIME_BUDGET_S = 150.0  # a measurement never runs longer, whatever the machine's load
-WAIT_LIMIT_S = 300.0  # how long a click waits in line before giving up
-Progress = Callable[[float, str], None]  # (fraction done, what is being measured)
+from .measuring import Measured, Progress
 
 CONTEXT_TEXT = ("The river runs past the old mill, under the stone bridge and on towards the sea, where the "
                 "fishing boats wait for the tide. ")
@@ -49,129 +35,6 @@ PRECISION_TEXT = ("The history of the printing press begins in the fifteenth cen
                   "wine. Within fifty years printers were at work in more than two hundred European cities, and "
                   "the price of books fell sharply.")
 DIAL_BITS = (8, 6, 5, 4, 3, 2)
-GROUPINGS = {f"blocks of {precision.GGUF_BLOCK} (as in GGUF files)": precision.GGUF_BLOCK, "one output row": None}
-COLLAPSE_TOP1 = 0.9  # quality has collapsed once fewer than this share of top-1 tokens agree with float32
-
-
-# ---------------------------------------------------------------- one measurement at a time per server
-class Busy(RuntimeError):
-    """The line was too long: another measurement kept the model for longer than we wait."""
-
-
-_GATE = threading.Lock()
-_NOW: dict[str, object] = {}  # what is being measured right now: label, since
-_LINE = {"waiting": 0}
-_LINE_LOCK = threading.Lock()
-
-
-def running_now() -> str | None:
-    """What the server is measuring right now (for the page to say), if anything."""
-    return _NOW.get("label")  # type: ignore[return-value]
-
-
-def queued_message() -> str:
-    label, since = _NOW.get("label"), _NOW.get("since")
-    ago = f", started {time.monotonic() - since:.0f} s ago" if isinstance(since, float) else ""
-    ahead = max(0, _LINE["waiting"] - 1)
-    return (f"Another measurement is running on this server ({label}{ago}); yours is queued"
-            + (f" behind {ahead} other{'s' if ahead != 1 else ''}" if ahead else "")
-            + " and starts as soon as it ends. The model is shared by everyone on this server.")
-
-
-@contextmanager
-def turn(label: str, on_wait: Callable[[str], None] | None = None, limit_s: float = WAIT_LIMIT_S):
-    """Hold the server's one measuring slot while the block runs; wait in line (telling ``on_wait``) if taken."""
-    if not _GATE.acquire(blocking=False):
-        with _LINE_LOCK:
-            _LINE["waiting"] += 1
-        try:
-            deadline = time.monotonic() + limit_s
-            while not _GATE.acquire(timeout=1.0):
-                if on_wait is not None:
-                    on_wait(queued_message())  # a Streamlit call: a Stop click lands here too
-                if time.monotonic() > deadline:
-                    raise Busy(f"Waited {limit_s:.0f} s for the measurement in progress ({_NOW.get('label')}); "
-                               "please try again in a minute.")
-        finally:
-            with _LINE_LOCK:
-                _LINE["waiting"] -= 1
-    _NOW.update(label=label, since=time.monotonic())
-    try:
-        yield
-    finally:
-        _NOW.clear()
-        _GATE.release()
-
-
-# ---------------------------------------------------------------- results kept per tab
-@dataclass
-class Measured:
-    """A measurement as it grows: ``result`` is updated after every point, so an interruption keeps it."""
-
-    label: str
-    settings: tuple
-    result: object = None
-    done: bool = False  # ran to its end (False: stopped by a click, or failed)
-    complete: bool = False  # every planned point was measured (False: the time budget ran out)
-    failed: bool = False  # refused or failed: the message channel says why
-    seconds: float = 0.0
-    load: float | None = None  # the machine's 1-minute load average when it ended
-
-
-def kept(state: MutableMapping, key: str, model: str | None = None) -> Measured | None:
-    """The measurement kept under ``key``, if there is one (and it was made on ``model`` when given:
-    every measurement's settings start with the model's name)."""
-    found = state.get(key)
-    if not isinstance(found, Measured) or (model is not None and found.settings[:1] != (model,)):
-        return None
-    return found
-
-
-def status(found: Measured, cores: int | None = os.cpu_count()) -> list[str]:
-    """What the reader should know before trusting a kept result: stopped, cut short, a busy machine."""
-    if found.failed:
-        return []
-    out = []
-    if not found.done:
-        out.append("Stopped before the end: what was measured is shown; run again for the rest.")
-    elif not found.complete:
-        out.append(f"The {TIME_BUDGET_S:.0f} s time budget ran out (the machine is busy): only part was measured.")
-    if found.load is not None and cores and found.load > cores:
-        out.append(f"The machine was busy during this measurement (load average {found.load:.1f} on {cores} cores): "
-                   "other programs took CPU time, so these times are inflated and noisy. Measure again when it "
-                   "is quieter for clean numbers.")
-    return out
-
-
-def measure(state: MutableMapping, key: str, label: str, settings: tuple,
-            work: Callable[[Measured, Callable[[], bool]], bool], on_wait: Callable[[str], None] | None = None,
-            budget_s: float = TIME_BUDGET_S, wait_s: float = WAIT_LIMIT_S) -> Measured:
-    """Run ``work(kept, should_stop)`` in the server's one measuring slot, keeping its result in ``state``.
-
-    ``work`` fills ``kept.result`` as it goes and returns whether every planned point was measured.
-    A refused input or a failure becomes a message, never an exception.
-    """
-    found = Measured(label, settings)
-    state[key] = found
-    t0 = time.monotonic()
-    try:
-        with turn(label, on_wait, wait_s):
-            t0 = time.monotonic()
-            found.complete = bool(work(found, lambda: time.monotonic() - t0 > budget_s))
-            found.done = True
-    except Busy as exc:
-        found.failed = True
-        messages.say(str(exc), "warning", state)
-    except ValueError as exc:
-        found.failed = True
-        messages.say(str(exc), "error", state)
-    except Exception as exc:  # noqa: BLE001 - out of memory, an odd architecture ...: a message, not a crash
-        found.failed = True
-        messages.say(f"The measurement failed: {type(exc).__name__}: {exc}", "error", state)
-    finally:
-        found.seconds, found.load = time.monotonic() - t0, cost.load_average()
-        gc.collect()  # model copies made for a measurement go now, not at some later collection
-    return found
 
 
 def _ids(bundle, text: str, limit: int | None = None) -> list[int]:
@@ -186,38 +49,6 @@ def _mean(values: list[float]) -> float:
 def generator(config: SamplingConfig) -> torch.Generator:
     """A generator seeded from the settings, so a run can be repeated draw for draw."""
     return torch.Generator().manual_seed(int(config.seed))
-
-
-# ---------------------------------------------------------------- on the page (the only Streamlit calls here)
-def run_controls(job: keys.JobKeys, label: str) -> bool:
-    """The job's Run button and Stop button (any click stops a run; what was measured is kept)."""
-    import streamlit as st
-
-    left, right = st.columns([3, 1])
-    run = left.button(label, key=job.run, type="primary")
-    right.button("Stop", key=job.stop, disabled=not run, help="Ends the measurement; what was measured is kept.")
-    return run
-
-
-def launch(key: str, label: str, settings: tuple, make_work: Callable[[Progress], Callable]) -> None:
-    """Measure with a progress bar, in line behind any other measurement on this server."""
-    import streamlit as st
-
-    bar = st.progress(0.0, text="Starting…")
-    measure(st.session_state, key, label, settings, make_work(lambda f, text: bar.progress(min(1.0, f), text=text)),
-            on_wait=lambda text: bar.progress(0.0, text=text))
-    bar.empty()
-    messages.show()
-
-
-def show_kept(key: str, model: str) -> Measured | None:
-    """The measurement kept for this model, after what to know before trusting it (None if nothing to show)."""
-    import streamlit as st
-
-    found = kept(st.session_state, key, model)
-    for warning in status(found) if found is not None else []:
-        st.warning(warning)
-    return found if found is not None and found.result else None
 
 
 # ---------------------------------------------------------------- 1 · batching
@@ -252,33 +83,6 @@ def batching_rows(sweep: batching.BatchSweep, spec, bandwidth: float) -> list[di
                      "KV cache share of the bytes": f"{read['cache'] / read['total']:.1%}",
                      "bandwidth floor (ms)": round(batching.floor_ms(spec, p.batch, p.context, bandwidth), 1)})
     return rows
-
-
-def batching_sentences(sweep: batching.BatchSweep, spec, bandwidth: float, peak: float) -> list[str]:
-    """What the measured curve says (markdown), including where throughput stopped growing and why."""
-    one, last = sweep.point(1), (sweep.points[-1] if sweep.points else None)
-    if one is None or last is None or last.batch == 1:
-        return []
-    out = [f"One row: **{one.step_ms:,.0f} ms** per decode step, {one.tokens_per_s:,.0f} tokens/s. "
-           f"{last.batch} rows: **{last.step_ms:,.0f} ms** per step, {last.step_ms / one.step_ms:,.1f}× the time "
-           f"for {last.batch}× the tokens: **{last.tokens_per_s / one.tokens_per_s:,.1f}× the throughput**. "
-           f"Each sequence now waits {last.step_ms:,.0f} ms for every token instead of {one.step_ms:,.0f} ms: the "
-           "server buys throughput with a little latency."]
-    free = sweep.nearly_free_until()
-    out.append(f"Up to **batch {free}** a step took less than {batching.FREE_SLACK:g}× a single-row step: "
-               "the extra rows rode along on the same weight read, nearly free.")
-    ridge = batching.ridge_batch(spec, sweep.context, bandwidth, peak)
-    if ridge < 10_000:
-        out.append(f"By the counts, at this machine's measured bandwidth and matmul peak the arithmetic would take "
-                   f"as long as the bytes at about **B ≈ {ridge:,.0f}**; beyond that every row costs its full "
-                   "share of FLOPs." + (" The measured curve bends earlier: a CPU gets nowhere near its matmul peak "
-                                       "on these small products." if free < ridge else ""))
-    best = max(sweep.points, key=lambda p: p.tokens_per_s)
-    if best.batch < last.batch:
-        out.append(f"Throughput peaked at batch {best.batch} ({best.tokens_per_s:,.0f} tokens/s) and fell after "
-                   "it: here the step had become compute-bound (or other work on the machine took the cores), so "
-                   "more rows only made every sequence wait longer.")
-    return out
 
 
 # ---------------------------------------------------------------- 2 · static vs continuous batching
@@ -340,25 +144,6 @@ def request_rows(runs: dict[str, scheduler.ServeRun], tokenizer) -> list[dict]:
         row["same tokens both ways"] = (a.tokens == b.tokens) if a and b and a.finished and b.finished else None
         rows.append(row)
     return rows
-
-
-def serving_sentences(runs: dict[str, scheduler.ServeRun]) -> list[str]:
-    """The comparison in words, including when continuous batching is not faster and why."""
-    static, continuous = runs.get(scheduler.STATIC), runs.get(scheduler.CONTINUOUS)
-    if not (static and continuous and static.done and continuous.done):
-        return []
-    ttft = [_mean([s.first_token_ms for s in run.finished()]) for run in (static, continuous)]
-    out = [f"Continuous batching served the queue at **{continuous.tokens_per_s:,.1f} tokens/s** against "
-           f"{static.tokens_per_s:,.1f} for static batches, and the first token came after **{ttft[1] / 1000:,.2f} s** "
-           f"on average instead of {ttft[0] / 1000:,.2f} s: a queued request starts as soon as any row frees up, "
-           f"not when the whole batch ahead of it is done. Static batching spent {static.wasted_rows} row-steps "
-           "computing for requests that had already finished."]
-    if continuous.tokens_per_s < static.tokens_per_s:
-        out.append(f"Here continuous batching was **slower** in tokens/s: it made {continuous.forward_passes} model "
-                   f"passes against {static.forward_passes}, one extra prefill pass each time requests joined, and "
-                   "on a CPU every pass carries a fixed cost. With few rows and short answers that outweighs the "
-                   "padding it saves; its win in waiting time stays.")
-    return out
 
 
 # ---------------------------------------------------------------- 3 · speculative decoding
@@ -446,31 +231,6 @@ def round_rows(run: speculative.Speculated, tokenizer, limit: int = 60) -> list[
     return rows
 
 
-def speculative_sentence(case: SpecCase, run: speculative.Speculated) -> str:
-    """Why this draft was faster or slower than plain decoding on this prompt (markdown, from the measurements)."""
-    speedup = case.plain.ms / run.ms
-    per_round = len(run.tokens) / max(1, len(run.rounds))
-    verify, drafting = _mean([r.verify_ms for r in run.rounds]), _mean([r.draft_ms for r in run.rounds])
-    plain_step = _mean(case.plain.step_ms)
-    rate = f"{run.acceptance_rate:.0%} of {run.drafted} guesses kept" if run.drafted else "no guesses found"
-    text = (f"**{run.draft}** on “{case.label}”: {rate}, {len(run.tokens) / max(1, run.forward_passes):.2f} tokens "
-            f"per model pass. A round took {drafting:,.1f} ms of drafting and a {verify:,.1f} ms verify pass for "
-            f"{per_round:.2f} tokens, against {plain_step:,.1f} ms per token for plain decoding: ")
-    if speedup >= 1:
-        return text + f"**{speedup:.2f}× faster**."
-    if drafting > verify:
-        why = "the draft itself cost more than the pass it was meant to save"
-    elif not run.drafted or run.acceptance_rate < 0.5:
-        why = "too few guesses were kept to pay for the wider verify pass"
-    else:
-        why = ("the verify pass over k + 1 positions cost nearly as much as k + 1 plain steps: on this machine the "
-               "model is not waiting on memory enough for the extra positions to ride along for free")
-    if run.draft.startswith(speculative.EARLY_EXIT):
-        why += ("; an early exit is also a weak draft, because the first layers alone were never trained to predict "
-                "the next token (LayerSkip-style training makes them usable)")
-    return text + f"**{speedup:.2f}×, slower**: {why}."
-
-
 # ---------------------------------------------------------------- 4 · precision
 def _precision_inputs(bundle) -> tuple[list[int], list[int]]:
     text = _ids(bundle, PRECISION_TEXT, bundle.spec.max_positions - 1)
@@ -525,59 +285,3 @@ def precision_rows(rows: list[precision.PrecisionRow], bandwidth: float, tokeniz
     return out
 
 
-SLOWER_BECAUSE = {
-    precision.BF16: "this CPU has no fast bfloat16 matrix unit, so the products convert to float32 and back as they "
-                    "go: half the bytes, more work per byte",
-    precision.INT8: "dynamic quantization also rounds every activation to int8 at every step and small int8 products "
-                    "have overheads of their own, so a quarter of the weight bytes need not give a quarter of the time",
-    precision.FP8_CACHE: "transformers' fp8 cache turns the whole cache back into float32 at every step",
-}
-
-
-def precision_sentences(rows: list[precision.PrecisionRow]) -> list[str]:
-    """Each path's decode step against float32's, and why it is slower where it is (markdown bullets)."""
-    by_name = {row.variant: row for row in rows}
-    base = by_name.get(precision.FP32)
-    out = []
-    for name, reason in SLOWER_BECAUSE.items():
-        row = by_name.get(name)
-        if base is None or row is None:
-            continue
-        change = row.step_ms / base.step_ms
-        if name == precision.FP8_CACHE:
-            saved = (f"its cache takes {row.cache_bytes / base.cache_bytes:.0%} of float32's memory, but at "
-                     f"{row.cache_positions} positions the cache is only {base.cache_bytes / base.step_bytes:.1%} of "
-                     "the bytes a step reads, so it saves memory rather than time")
-        else:
-            saved = f"it reads {row.step_weight_bytes / base.step_weight_bytes:.0%} of float32's weight bytes per step"
-        out.append(f"- **{name}**: {change:.2f}× the time of a float32 step; {saved}"
-                   + (f". Slower, because {reason}." if change > 1 else "."))
-    int8 = by_name.get(precision.INT8)
-    if int8 is not None and int8.quality.top1 < COLLAPSE_TOP1:
-        out.append(f"- **int8** moved far from float32 (top-1 agreement {int8.quality.top1:.0%}). torch's dynamic "
-                   "int8 rounds the activations too, with one scale per activation tensor at every step, and the "
-                   "inputs of each MLP's down projection carry a few huge outlier values, a known trait of LLMs: "
-                   "one scale stretched over them leaves the ordinary values only a handful of levels. The weights "
-                   "alone lose almost nothing at 8 bits (the dial below); production int8 keeps the outlier "
-                   "channels in 16 bits (LLM.int8) or moves the scale into the weights (SmoothQuant).")
-    return out
-
-
-def dial_sentence(curves: dict[str, list[tuple[int, precision.Quality]]]) -> str:
-    """Where each grouping's top-1 agreement first fell below ``COLLAPSE_TOP1``, and what 4 bits in blocks does."""
-    parts = []
-    for label, points in curves.items():
-        fallen = [bits for bits, q in points if q.top1 < COLLAPSE_TOP1]
-        parts.append(f"**{label}**: " + (f"top-1 agreement falls below {COLLAPSE_TOP1:.0%} at **{max(fallen)} bits**"
-                                          if fallen else f"top-1 agreement stays above {COLLAPSE_TOP1:.0%} down to "
-                                                         f"{min(bits for bits, _ in points)} bits"))
-    blocks = dict(curves.get(next(iter(GROUPINGS)), []))
-    if 4 in blocks and blocks[4].kl_bits < 1e-6:
-        parts.append("At **4 bits in blocks of 32** the rounding gives back the very same weights (KL "
-                     f"{blocks[4].kl_bits:.1g}): the GGUF file stored them exactly that way, so nothing is left "
-                     "to lose")
-        if 8 in blocks and blocks[8].kl_bits < 1e-6:
-            parts.append("8 bits is exact too, since each block's 16 levels are among its 256 (255 = 15 × 17), while "
-                         "5 and 6 bits place their levels in between and round the stored values off them: more "
-                         "bits is not always closer")
-    return " · ".join(parts) + "."

@@ -1,9 +1,20 @@
 """What the serving page says: the lesson's prose, section by section, and its captions.
 
-Constants and small functions (no Streamlit); the sentences about measured results live with the
-controller that computes them (``serving.py``).
+Constants and functions of the measured results (no Streamlit, no controller): the controller
+(``serving.py``) measures, these say what the numbers mean.
 """
 from __future__ import annotations
+
+from statistics import fmean
+
+from autoreg_core import batching, precision, scheduler, speculative
+
+GROUPINGS = {f"blocks of {precision.GGUF_BLOCK} (as in GGUF files)": precision.GGUF_BLOCK, "one output row": None}
+COLLAPSE_TOP1 = 0.9  # quality has collapsed once fewer than this share of top-1 tokens agree with float32
+
+
+def _mean(values: list[float]) -> float:
+    return fmean(values) if values else float("nan")
 
 INTRO = (
     "A decode step reads every weight of the model to produce one token for one sequence: the processor mostly "
@@ -68,3 +79,133 @@ def precision_caption(cache_positions: int, quality_positions: int) -> str:
 
 def dial_label(bits: tuple[int, ...]) -> str:
     return f"Round the weights to {bits[0]}…{bits[-1]} bits"
+
+
+def batching_sentences(sweep: batching.BatchSweep, spec, bandwidth: float, peak: float) -> list[str]:
+    """What the measured curve says (markdown), including where throughput stopped growing and why."""
+    one, last = sweep.point(1), (sweep.points[-1] if sweep.points else None)
+    if one is None or last is None or last.batch == 1:
+        return []
+    out = [f"One row: **{one.step_ms:,.0f} ms** per decode step, {one.tokens_per_s:,.0f} tokens/s. "
+           f"{last.batch} rows: **{last.step_ms:,.0f} ms** per step, {last.step_ms / one.step_ms:,.1f}× the time "
+           f"for {last.batch}× the tokens: **{last.tokens_per_s / one.tokens_per_s:,.1f}× the throughput**. "
+           f"Each sequence now waits {last.step_ms:,.0f} ms for every token instead of {one.step_ms:,.0f} ms: the "
+           "server buys throughput with a little latency."]
+    free = sweep.nearly_free_until()
+    out.append(f"Up to **batch {free}** a step took less than {batching.FREE_SLACK:g}× a single-row step: "
+               "the extra rows rode along on the same weight read, nearly free.")
+    ridge = batching.ridge_batch(spec, sweep.context, bandwidth, peak)
+    if ridge < 10_000:
+        out.append(f"By the counts, at this machine's measured bandwidth and matmul peak the arithmetic would take "
+                   f"as long as the bytes at about **B ≈ {ridge:,.0f}**; beyond that every row costs its full "
+                   "share of FLOPs." + (" The measured curve bends earlier: a CPU gets nowhere near its matmul peak "
+                                       "on these small products." if free < ridge else ""))
+    best = max(sweep.points, key=lambda p: p.tokens_per_s)
+    if best.batch < last.batch:
+        out.append(f"Throughput peaked at batch {best.batch} ({best.tokens_per_s:,.0f} tokens/s) and fell after "
+                   "it: here the step had become compute-bound (or other work on the machine took the cores), so "
+                   "more rows only made every sequence wait longer.")
+    return out
+
+
+def serving_sentences(runs: dict[str, scheduler.ServeRun]) -> list[str]:
+    """The comparison in words, including when continuous batching is not faster and why."""
+    static, continuous = runs.get(scheduler.STATIC), runs.get(scheduler.CONTINUOUS)
+    if not (static and continuous and static.done and continuous.done):
+        return []
+    ttft = [_mean([s.first_token_ms for s in run.finished()]) for run in (static, continuous)]
+    out = [f"Continuous batching served the queue at **{continuous.tokens_per_s:,.1f} tokens/s** against "
+           f"{static.tokens_per_s:,.1f} for static batches, and the first token came after **{ttft[1] / 1000:,.2f} s** "
+           f"on average instead of {ttft[0] / 1000:,.2f} s: a queued request starts as soon as any row frees up, "
+           f"not when the whole batch ahead of it is done. Static batching spent {static.wasted_rows} row-steps "
+           "computing for requests that had already finished."]
+    if continuous.tokens_per_s < static.tokens_per_s:
+        out.append(f"Here continuous batching was **slower** in tokens/s: it made {continuous.forward_passes} model "
+                   f"passes against {static.forward_passes}, one extra prefill pass each time requests joined, and "
+                   "on a CPU every pass carries a fixed cost. With few rows and short answers that outweighs the "
+                   "padding it saves; its win in waiting time stays.")
+    return out
+
+
+def speculative_sentence(case, run: speculative.Speculated) -> str:
+    """Why this draft was faster or slower than plain decoding on this prompt (markdown, from the measurements;
+    ``case``: ``serving.SpecCase``)."""
+    speedup = case.plain.ms / run.ms
+    per_round = len(run.tokens) / max(1, len(run.rounds))
+    verify, drafting = _mean([r.verify_ms for r in run.rounds]), _mean([r.draft_ms for r in run.rounds])
+    plain_step = _mean(case.plain.step_ms)
+    rate = f"{run.acceptance_rate:.0%} of {run.drafted} guesses kept" if run.drafted else "no guesses found"
+    text = (f"**{run.draft}** on “{case.label}”: {rate}, {len(run.tokens) / max(1, run.forward_passes):.2f} tokens "
+            f"per model pass. A round took {drafting:,.1f} ms of drafting and a {verify:,.1f} ms verify pass for "
+            f"{per_round:.2f} tokens, against {plain_step:,.1f} ms per token for plain decoding: ")
+    if speedup >= 1:
+        return text + f"**{speedup:.2f}× faster**."
+    if drafting > verify:
+        why = "the draft itself cost more than the pass it was meant to save"
+    elif not run.drafted or run.acceptance_rate < 0.5:
+        why = "too few guesses were kept to pay for the wider verify pass"
+    else:
+        why = ("the verify pass over k + 1 positions cost nearly as much as k + 1 plain steps: on this machine the "
+               "model is not waiting on memory enough for the extra positions to ride along for free")
+    if run.draft.startswith(speculative.EARLY_EXIT):
+        why += ("; an early exit is also a weak draft, because the first layers alone were never trained to predict "
+                "the next token (LayerSkip-style training makes them usable)")
+    return text + f"**{speedup:.2f}×, slower**: {why}."
+
+
+SLOWER_BECAUSE = {
+    precision.BF16: "this CPU has no fast bfloat16 matrix unit, so the products convert to float32 and back as they "
+                    "go: half the bytes, more work per byte",
+    precision.INT8: "dynamic quantization also rounds every activation to int8 at every step and small int8 products "
+                    "have overheads of their own, so a quarter of the weight bytes need not give a quarter of the time",
+    precision.FP8_CACHE: "transformers' fp8 cache turns the whole cache back into float32 at every step",
+}
+
+
+def precision_sentences(rows: list[precision.PrecisionRow]) -> list[str]:
+    """Each path's decode step against float32's, and why it is slower where it is (markdown bullets)."""
+    by_name = {row.variant: row for row in rows}
+    base = by_name.get(precision.FP32)
+    out = []
+    for name, reason in SLOWER_BECAUSE.items():
+        row = by_name.get(name)
+        if base is None or row is None:
+            continue
+        change = row.step_ms / base.step_ms
+        if name == precision.FP8_CACHE:
+            saved = (f"its cache takes {row.cache_bytes / base.cache_bytes:.0%} of float32's memory, but at "
+                     f"{row.cache_positions} positions the cache is only {base.cache_bytes / base.step_bytes:.1%} of "
+                     "the bytes a step reads, so it saves memory rather than time")
+        else:
+            saved = f"it reads {row.step_weight_bytes / base.step_weight_bytes:.0%} of float32's weight bytes per step"
+        out.append(f"- **{name}**: {change:.2f}× the time of a float32 step; {saved}"
+                   + (f". Slower, because {reason}." if change > 1 else "."))
+    int8 = by_name.get(precision.INT8)
+    if int8 is not None and int8.quality.top1 < COLLAPSE_TOP1:
+        out.append(f"- **int8** moved far from float32 (top-1 agreement {int8.quality.top1:.0%}). torch's dynamic "
+                   "int8 rounds the activations too, with one scale per activation tensor at every step, and the "
+                   "inputs of each MLP's down projection carry a few huge outlier values, a known trait of LLMs: "
+                   "one scale stretched over them leaves the ordinary values only a handful of levels. The weights "
+                   "alone lose almost nothing at 8 bits (the dial below); production int8 keeps the outlier "
+                   "channels in 16 bits (LLM.int8) or moves the scale into the weights (SmoothQuant).")
+    return out
+
+
+def dial_sentence(curves: dict[str, list[tuple[int, precision.Quality]]]) -> str:
+    """Where each grouping's top-1 agreement first fell below ``COLLAPSE_TOP1``, and what 4 bits in blocks does."""
+    parts = []
+    for label, points in curves.items():
+        fallen = [bits for bits, q in points if q.top1 < COLLAPSE_TOP1]
+        parts.append(f"**{label}**: " + (f"top-1 agreement falls below {COLLAPSE_TOP1:.0%} at **{max(fallen)} bits**"
+                                          if fallen else f"top-1 agreement stays above {COLLAPSE_TOP1:.0%} down to "
+                                                         f"{min(bits for bits, _ in points)} bits"))
+    blocks = dict(curves.get(next(iter(GROUPINGS)), []))
+    if 4 in blocks and blocks[4].kl_bits < 1e-6:
+        parts.append("At **4 bits in blocks of 32** the rounding gives back the very same weights (KL "
+                     f"{blocks[4].kl_bits:.1g}): the GGUF file stored them exactly that way, so nothing is left "
+                     "to lose")
+        if 8 in blocks and blocks[8].kl_bits < 1e-6:
+            parts.append("8 bits is exact too, since each block's 16 levels are among its 256 (255 = 15 × 17), while "
+                         "5 and 6 bits place their levels in between and round the stored values off them: more "
+                         "bits is not always closer")
+    return " · ".join(parts) + "."

@@ -11,11 +11,11 @@ from __future__ import annotations
 import torch
 
 from autoreg_core import SamplingConfig, cost
-from autoreg_ui import serving
+from autoreg_ui import measuring, serving
 
 
-def _run(bundle, label: str, work) -> serving.Measured:
-    found = serving.measure({}, label, label, (bundle.name,), work)
+def _run(bundle, label: str, work) -> measuring.Measured:
+    found = measuring.measure({}, label, label, (bundle.name,), work)
     if found.failed or found.result is None:
         raise RuntimeError(f"{label}: the measurement failed")
     return found

@@ -1,10 +1,12 @@
 """Naive vs KV cache: the quadratic-vs-linear argument, counted from the model's shape and measured live."""
+import time
+
 import pandas as pd
 import streamlit as st
 
 from autoreg_core import cost as engine
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, cost, keys, limits, messages
+from autoreg_ui import controls, cost, keys, limits, measuring, measuring_text, messages
 from autoreg_ui import cost_text as text
 from autoreg_ui.figures import cost as figs
 from autoreg_ui.charts import show_chart
@@ -111,22 +113,18 @@ if points:
 else:
     st.info("Run the race above to put the measured times on the second axis.")
 
-machine_roofs = st.cache_data(cost.measure_roofs, max_entries=8,
-                              show_spinner="Measuring this machine's memory bandwidth and matmul speed…")
-
-
 def memory_bound() -> None:
     """Section 3: the bytes a decode step reads against the FLOPs it does, on this machine's roofs."""
     st.header("3 · Why a decode step is memory-bound")
     st.caption(BYTE_UNITS_NOTE)
-    if st.button("Measure the machine again", key=keys.COST_ROOFS):
-        machine_roofs.clear()
+    again = st.button("Measure the machine again", key=keys.COST_ROOFS)
     try:
-        roofs = machine_roofs(str(bundle.device), dtype)
+        with st.spinner("Measuring this machine's memory bandwidth and matmul speed…"):
+            roofs = measuring.roofs(str(bundle.device), dtype, again=again)
     except Exception as exc:  # noqa: BLE001 - e.g. not enough free memory for the buffers
         st.warning(f"Could not measure the memory bandwidth here: {type(exc).__name__}: {exc}")
         return
-    budget = cost.decode_budget(spec, L_ref, roofs["bandwidth"], roofs["peak"])
+    budget = cost.decode_budget(spec, L_ref, roofs.bandwidth, roofs.peak)
     st.markdown(text.decode_reads(spec, budget, L_ref))
     st.latex(text.intensity_latex(budget))
     show_chart(figs.bytes_figure(budget.weight_bytes, budget.cache_bytes,
@@ -134,7 +132,8 @@ def memory_bound() -> None:
                filename=f"decode-step-bytes-L{L_ref}")
     for col, (label, value) in zip(st.columns(3), cost.roof_metrics(budget, dtype)):
         col.metric(label, value)
-    st.caption(f"Measured at {roofs['measured_at']} with a 128 MiB copy and a 1024×1024 matmul, best of a few.")
+    st.caption(measuring_text.roofs_caption(time.time() - roofs.measured_at, roofs.load, roofs.cores)
+               + " A 128 MiB copy and a 1024×1024 matmul, best of a few.")
     st.markdown(cost.verdict(budget, last.cached_ms if result else None))
     st.markdown(text.memory_bound(budget))
     if result:

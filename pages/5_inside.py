@@ -2,7 +2,7 @@
 import streamlit as st
 
 from autoreg_core import lens, phases, window
-from autoreg_ui import controls, inside, keys, messages
+from autoreg_ui import controls, inside, keys, measuring, messages
 from autoreg_ui import inside_text as text
 from autoreg_ui.figures import inside as figs
 from autoreg_ui.charts import show_chart
@@ -30,7 +30,7 @@ rank = rank_col.number_input("Rank to force", 2, 1000, 20, key=keys.INSIDE_FORCE
 force_col.button(text.force_label(rank), key=keys.INSIDE_FORCE, on_click=inside.force_rank)
 messages.show()
 st.text(session.text)
-kept = inside.run_and_keep(state, keys.INSIDE_TEACHER, inside.stamp(bundle, tuple(session.ids)),
+kept = inside.run_and_keep(state, keys.INSIDE_TEACHER, measuring.stamp(bundle, tuple(session.ids)),
                            "Read this text in one pass (teacher forcing)", "One forward pass over the whole text…",
                            lambda: inside.read_in_one_pass(bundle, session), disabled=not session.records)
 if kept is not None:
@@ -55,15 +55,15 @@ n_steps = len(session.records)
 inside.clamp(state, keys.INSIDE_LENS_STEP, 1, n_steps + 1, max(1, n_steps))
 step = st.number_input(text.lens_step_label(n_steps), 1, n_steps + 1, key=keys.INSIDE_LENS_STEP)
 context, target = inside.lens_target(session, int(step))
-lens_on = inside.stamp(bundle, tuple(context), target)
+lens_on = measuring.stamp(bundle, tuple(context), target)
 if st.button("Read every layer", key=keys.INSIDE_LENS.run):
     try:
-        inside.keep(state, keys.INSIDE_LENS.kept, lens_on, lens.logit_lens(bundle, context, target))
+        measuring.keep(state, keys.INSIDE_LENS.kept, measuring.Kept(lens_on, lens.logit_lens(bundle, context, target)))
     except ValueError as exc:
         st.warning(str(exc))
-reading = inside.kept(state, keys.INSIDE_LENS.kept, lens_on)
+reading = getattr(measuring.kept(state, keys.INSIDE_LENS.kept, lens_on), "result", None)
 if reading is not None:
-    st.write(inside.lens_summary(tok, reading))
+    st.write(text.lens_summary(tok, reading))
     show_chart(figs.lens_target_figure(tok, reading), key=keys.INSIDE_LENS_TARGET_FIG, filename="logit-lens-target")
     show_chart(figs.lens_figure(tok, reading), key=keys.INSIDE_LENS_GRID_FIG, filename="logit-lens-grid")
 
@@ -74,7 +74,7 @@ choice = st.radio("Prompt for sections 3 and 4", inside.PROMPT_CHOICES, horizont
 n_new = int(st.number_input("New tokens", 2, inside.MAX_NEW, 32, key=keys.INSIDE_PHASE_NEW))
 prompt_ids = inside.measurement_prompt(bundle, session, choice, room=inside.MAX_NEW)
 st.caption(inside.prompt_caption(prompt_ids, choice))
-run = inside.run_and_keep(state, keys.INSIDE_PHASES, inside.stamp(bundle, tuple(prompt_ids), n_new),
+run = inside.run_and_keep(state, keys.INSIDE_PHASES, measuring.stamp(bundle, tuple(prompt_ids), n_new),
                           "Measure time to first token and tokens per second",
                           text.phases_spinner(len(prompt_ids), n_new),
                           lambda: phases.greedy_run(bundle, prompt_ids, n_new))
@@ -82,7 +82,7 @@ if run is not None:
     inside.show_metrics(inside.phase_numbers(run))
 
 lengths = phases.sweep_lengths(len(prompt_ids), bundle.spec.max_positions)
-sweep_on = inside.stamp(bundle, tuple(prompt_ids[:lengths[-1]]))
+sweep_on = measuring.stamp(bundle, tuple(prompt_ids[:lengths[-1]]))
 go_col, stop_col = st.columns([3, 1])
 start = go_col.button(text.sweep_label(lengths), key=keys.INSIDE_SWEEP.run)
 stop_col.button("Stop", key=keys.INSIDE_SWEEP.stop, disabled=not start, help="What was measured is kept.")
@@ -99,12 +99,12 @@ if sweep is not None and sweep.points:
     show_chart(figs.sweep_figure(sweep.points), key=keys.INSIDE_SWEEP_FIG, filename="prefill-sweep")
 
 st.subheader(text.WORKED_TITLE)
-counts = phases.worked_counts(bundle.spec, inside.WORKED_PROMPT, inside.WORKED_NEW)
+counts = phases.worked_counts(bundle.spec, text.WORKED_PROMPT, text.WORKED_NEW)
 st.dataframe(inside.worked_rows(counts), hide_index=True, key=keys.INSIDE_WORKED_COUNTS)
 st.caption(text.WORKED_COUNTING)
-worked = inside.run_and_keep(state, keys.INSIDE_EXAMPLE, inside.stamp(bundle, inside.WORKED_PROMPT, inside.WORKED_NEW),
+worked = inside.run_and_keep(state, keys.INSIDE_EXAMPLE, measuring.stamp(bundle, text.WORKED_PROMPT, text.WORKED_NEW),
                              "Time it on this model", text.WORKED_SPINNER,
-                             lambda: phases.greedy_run(bundle, inside.worked_prompt(bundle), inside.WORKED_NEW,
+                             lambda: phases.greedy_run(bundle, inside.worked_prompt(bundle), text.WORKED_NEW,
                                                        stop_at_eos=False))
 if worked is not None:
     inside.show_metrics(inside.phase_numbers(worked))
@@ -114,7 +114,7 @@ explain(text.CACHE_RUNS_OUT)
 max_window = min(512, bundle.spec.max_positions)
 inside.clamp(state, keys.INSIDE_WINDOW_SIZE, 2, max_window, min(64, max_window))
 width = int(st.slider("Window W (positions each new token sees)", 2, max_window, key=keys.INSIDE_WINDOW_SIZE))
-compared = inside.run_and_keep(state, keys.INSIDE_WINDOW, inside.stamp(bundle, tuple(prompt_ids), n_new, width),
+compared = inside.run_and_keep(state, keys.INSIDE_WINDOW, measuring.stamp(bundle, tuple(prompt_ids), n_new, width),
                                f"Generate {n_new} tokens with both caches", "Full cache, then sliding window…",
                                lambda: window.compare_window(bundle, prompt_ids, n_new, width))
 if compared is not None:

@@ -1,10 +1,12 @@
 """How servers go fast: batching, continuous batching, speculative decoding and precision, measured live."""
+import time
+
 import pandas as pd
 import streamlit as st
 
 from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models, batching, scheduler, speculative
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, cost, keys, serving
+from autoreg_ui import controls, keys, measuring, measuring_text, serving
 from autoreg_ui import serving_text as text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.figures import serving as figs
@@ -18,25 +20,26 @@ bundle = bundle_or_stop()
 spec = bundle.spec
 controls.step_row(keys.SRV_PAGE)
 st.caption(BYTE_UNITS_NOTE + text.MEASURED_LIVE)
-if serving.running_now():
-    st.info(text.measuring_now(serving.running_now()))
-roofs = st.cache_data(cost.measure_roofs, max_entries=8, show_spinner="Measuring this machine's memory bandwidth…")(
-    str(bundle.device), dtype_name(bundle.dtype))
-bandwidth, peak = roofs["bandwidth"], roofs["peak"]
+if measuring.running_now():
+    st.info(text.measuring_now(measuring.running_now()))
+with st.spinner("Measuring this machine's memory bandwidth…"):
+    roofs = measuring.roofs(str(bundle.device), dtype_name(bundle.dtype))
+bandwidth, peak = roofs.bandwidth, roofs.peak
+st.caption(measuring_text.roofs_caption(time.time() - roofs.measured_at, roofs.load, roofs.cores))
 
 
 st.header("1 · Batching: one weight read, many sequences")
 explain(text.BATCHING)
 largest = st.select_slider("Largest batch", options=batching.BATCH_SIZES, value=16, key=keys.SRV_BATCH_MAX)
-if serving.run_controls(keys.SRV_BATCH, "Measure the batching curve"):
-    serving.launch(keys.SRV_BATCH.kept, "batching curve", (bundle.name, largest),
+if measuring.run_controls(keys.SRV_BATCH, "Measure the batching curve"):
+    measuring.launch(keys.SRV_BATCH.kept, "batching curve", (bundle.name, largest),
                    lambda p: serving.batching_work(bundle, largest, p))
 show_chart(figs.bytes_figure(spec, batching.batch_sizes(largest), serving.context_length(bundle)),
            key=f"{keys.SRV_CHART}_bytes", filename="serving-bytes-per-step")
-if found := serving.show_kept(keys.SRV_BATCH.kept, bundle.name):
+if found := measuring.show_kept(keys.SRV_BATCH.kept, bundle.name):
     show_chart(figs.batching_figure(found.result, spec, bandwidth, peak), key=f"{keys.SRV_CHART}_batching",
                filename="serving-batching")
-    for line in serving.batching_sentences(found.result, spec, bandwidth, peak):
+    for line in text.batching_sentences(found.result, spec, bandwidth, peak):
         st.markdown(line)
     st.dataframe(pd.DataFrame(serving.batching_rows(found.result, spec, bandwidth)), hide_index=True,
                  key=keys.SRV_BATCH.table)
@@ -47,15 +50,15 @@ c1, c2, c3 = st.columns(3)
 n = c1.slider("Requests in the queue", 2, scheduler.MAX_REQUESTS, 10, key=keys.SRV_QUEUE_REQUESTS)
 slots = c2.slider("Slots in the batch", 1, 8, 4, key=keys.SRV_QUEUE_SLOTS)
 longest = c3.slider("Longest answer (tokens)", 4, scheduler.MAX_NEW, 32, key=keys.SRV_QUEUE_LONGEST)
-if serving.run_controls(keys.SRV_QUEUE, "Serve the queue both ways"):
-    serving.launch(keys.SRV_QUEUE.kept, "static vs continuous batching", (bundle.name, n, slots, longest),
+if measuring.run_controls(keys.SRV_QUEUE, "Serve the queue both ways"):
+    measuring.launch(keys.SRV_QUEUE.kept, "static vs continuous batching", (bundle.name, n, slots, longest),
                    lambda p: serving.serving_work(bundle, n, slots, longest, p))
-if found := serving.show_kept(keys.SRV_QUEUE.kept, bundle.name):
+if found := measuring.show_kept(keys.SRV_QUEUE.kept, bundle.name):
     for policy, run in found.result.items():
         show_chart(figs.timeline_figure(run), key=f"{keys.SRV_CHART}_timeline_{policy}",
                    filename=f"serving-timeline-{policy}")
     st.dataframe(pd.DataFrame(serving.serving_rows(found.result)), hide_index=True, key=keys.SRV_QUEUE.table)
-    for line in serving.serving_sentences(found.result):
+    for line in text.serving_sentences(found.result):
         st.markdown(line)
     show_chart(figs.waits_figure(found.result), key=f"{keys.SRV_CHART}_waits", filename="serving-waits")
     with st.expander("Every request"):
@@ -75,18 +78,18 @@ k = c3.slider("Draft length k", 1, speculative.MAX_DRAFT, 4, key=keys.SRV_SPEC_K
 max_new = c4.slider("Tokens to write", 8, 96, 48, key=keys.SRV_SPEC_MAX_NEW)
 sampled = st.toggle("Sample with the sidebar's settings (off: greedy)", key=keys.SRV_SPEC_SAMPLING)
 config = current_config() if sampled else SamplingConfig(temperature=0.0)
-if serving.run_controls(keys.SRV_SPEC, "Race the drafts against plain decoding") and drafts:
+if measuring.run_controls(keys.SRV_SPEC, "Race the drafts against plain decoding") and drafts:
     try:
         extra = {name: shared_bundle(name) for name in drafts if name in others}
-        serving.launch(keys.SRV_SPEC.kept, "speculative decoding", (bundle.name,),
+        measuring.launch(keys.SRV_SPEC.kept, "speculative decoding", (bundle.name,),
                        lambda p: serving.speculative_work(bundle, drafts, layers, k, max_new, config, p, extra))
     except Exception as exc:  # noqa: BLE001 - a draft model that does not load: say so
         st.error(f"Could not load the draft model: {exc}")
-if found := serving.show_kept(keys.SRV_SPEC.kept, bundle.name):
+if found := measuring.show_kept(keys.SRV_SPEC.kept, bundle.name):
     st.dataframe(pd.DataFrame(serving.speculative_rows(found.result)), hide_index=True, key=keys.SRV_SPEC.table)
     for i, case in enumerate(found.result):
         for j, run in enumerate(case.runs or []):
-            st.markdown(serving.speculative_sentence(case, run))
+            st.markdown(text.speculative_sentence(case, run))
             with st.expander(text.rounds_title(case.label, run.draft)):
                 show_chart(figs.rounds_figure(run), key=f"{keys.SRV_SPEC_ROUNDS}_chart_{i}_{j}",
                            filename=f"speculative-rounds-{i}-{run.draft}")
@@ -99,21 +102,21 @@ st.header("4 · Precision: fewer bytes per weight")
 explain(text.PRECISION)
 if bundle.name == EMBEDDED_MODEL:
     st.info(text.EMBEDDED_WEIGHTS)
-if serving.run_controls(keys.SRV_PREC, "Measure every precision"):
-    serving.launch(keys.SRV_PREC.kept, "precision table", (bundle.name,), lambda p: serving.precision_work(bundle, p))
-if found := serving.show_kept(keys.SRV_PREC.kept, bundle.name):
+if measuring.run_controls(keys.SRV_PREC, "Measure every precision"):
+    measuring.launch(keys.SRV_PREC.kept, "precision table", (bundle.name,), lambda p: serving.precision_work(bundle, p))
+if found := measuring.show_kept(keys.SRV_PREC.kept, bundle.name):
     st.dataframe(pd.DataFrame(serving.precision_rows(found.result, bandwidth, bundle.tokenizer)), hide_index=True,
                  key=keys.SRV_PREC.table)
-    st.markdown("\n".join(serving.precision_sentences(found.result)))
+    st.markdown("\n".join(text.precision_sentences(found.result)))
     st.caption(text.precision_caption(found.result[0].cache_positions, found.result[0].quality.positions))
 
 st.subheader("The bit dial: where quality collapses")
-grouping = st.radio("Round in groups of", list(serving.GROUPINGS), horizontal=True, key=keys.SRV_DIAL_GROUPING)
-if serving.run_controls(keys.SRV_DIAL, text.dial_label(serving.DIAL_BITS)):
-    serving.launch(f"{keys.SRV_DIAL.kept}_{grouping}", f"bit dial ({grouping})", (bundle.name,),
-                   lambda p: serving.dial_work(bundle, serving.GROUPINGS[grouping], p))
-curves = {g: kept.result for g in serving.GROUPINGS
-          if (kept := serving.show_kept(f"{keys.SRV_DIAL.kept}_{g}", bundle.name))}
+grouping = st.radio("Round in groups of", list(text.GROUPINGS), horizontal=True, key=keys.SRV_DIAL_GROUPING)
+if measuring.run_controls(keys.SRV_DIAL, text.dial_label(serving.DIAL_BITS)):
+    measuring.launch(f"{keys.SRV_DIAL.kept}_{grouping}", f"bit dial ({grouping})", (bundle.name,),
+                   lambda p: serving.dial_work(bundle, text.GROUPINGS[grouping], p))
+curves = {g: kept.result for g in text.GROUPINGS
+          if (kept := measuring.show_kept(f"{keys.SRV_DIAL.kept}_{g}", bundle.name))}
 if curves:
     show_chart(figs.dial_figure(curves), key=f"{keys.SRV_CHART}_dial", filename="precision-bit-dial")
-    st.markdown(serving.dial_sentence(curves))
+    st.markdown(text.dial_sentence(curves))

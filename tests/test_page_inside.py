@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from autoreg_core.phases import PrefillPoint, sweep_lengths
-from autoreg_ui import inside, keys
+from autoreg_ui import inside, inside_text, keys, measuring
 from autoreg_ui.format import BYTE_UNITS_NOTE
 
 PAGE = "pages/5_inside.py"
@@ -59,10 +59,12 @@ def test_teacher_forcing_and_exposure_bias(page):
 def test_logit_lens(page):
     _click(page, f"{keys.INSIDE_PAGE}_next")
     _click(page, keys.INSIDE_LENS.run)
-    reading = page.session_state[keys.INSIDE_LENS.kept][1]
+    reading = page.session_state[keys.INSIDE_LENS.kept].result
     session = page.session_state[keys.SESSION]
     assert reading.target_id == session.records[0].token_id and reading.depth == 3
-    assert any("apart)" in m.value or "never the top guess" in m.value for m in page.markdown)
+    summary = inside_text.lens_summary(session.bundle.tokenizer, reading)  # the sentence the numbers imply
+    assert summary.endswith("apart).") == (reading.first_top is not None)
+    assert [m.value for m in page.markdown if m.value == summary] == [summary]
     assert len(page.get("plotly_chart")) == 2
     _click(page, f"{keys.INSIDE_PAGE}_reset")  # the step number falls back inside the new bounds
     assert page.number_input(key=keys.INSIDE_LENS_STEP).value == 1
@@ -72,7 +74,7 @@ def test_phases_sweep_worked_example_and_window(page):
     page.number_input(key=keys.INSIDE_PHASE_NEW).set_value(6)
     page.run()
     _click(page, keys.INSIDE_PHASES.run)
-    assert len(page.session_state[keys.INSIDE_PHASES.kept][1].generated_ids) <= 6
+    assert len(page.session_state[keys.INSIDE_PHASES.kept].result.generated_ids) <= 6
     assert "Time to first token" in _metrics(page)
     _click(page, keys.INSIDE_SWEEP.run)
     sweep = page.session_state[keys.INSIDE_SWEEP.kept]
@@ -82,12 +84,12 @@ def test_phases_sweep_worked_example_and_window(page):
     assert not sweep.running and not sweep.stopped
     assert any("one decode step costs as much as" in m.value for m in page.markdown)
     _click(page, keys.INSIDE_EXAMPLE.run)
-    worked = page.session_state[keys.INSIDE_EXAMPLE.kept][1]
+    worked = page.session_state[keys.INSIDE_EXAMPLE.kept].result
     assert (worked.prompt_len, len(worked.generated_ids)) == (50, 100)
     page.slider(key=keys.INSIDE_WINDOW_SIZE).set_value(4)
     page.run()
     _click(page, keys.INSIDE_WINDOW.run)
-    compared = page.session_state[keys.INSIDE_WINDOW.kept][1]
+    compared = page.session_state[keys.INSIDE_WINDOW.kept].result
     assert compared.window == 4 and max(compared.windowed.cache_positions) == 3
     assert "Window cache at the end" in _metrics(page)
     assert BYTE_UNITS_NOTE in [c.value for c in page.caption]
@@ -105,7 +107,7 @@ def test_a_stopped_sweep_keeps_what_it_measured(page):
     bundle = page.session_state[keys.SESSION].bundle
     prompt = inside.measurement_prompt(bundle, None, inside.LONG_PROMPT, room=inside.MAX_NEW)
     lengths = sweep_lengths(len(prompt), bundle.spec.max_positions)
-    sweep = inside.sweep_start(page.session_state, inside.stamp(bundle, tuple(prompt[:lengths[-1]])), lengths)
+    sweep = inside.sweep_start(page.session_state, measuring.stamp(bundle, tuple(prompt[:lengths[-1]])), lengths)
     inside.sweep_add(sweep, PrefillPoint(8, 2.0, 1.0))
     page.run()
     assert not page.exception, page.exception

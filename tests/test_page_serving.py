@@ -8,7 +8,7 @@ from contextlib import contextmanager
 import pytest
 
 from autoreg_core import SamplingConfig, scheduler, speculative
-from autoreg_ui import keys, messages, serving
+from autoreg_ui import keys, measuring, messages, serving, serving_text
 from autoreg_ui.figures import serving as figs
 from tiny import tiny_bundle
 
@@ -24,7 +24,7 @@ def held_by_another_tab(label: str, seconds: float = 10.0):
     holding, release = threading.Event(), threading.Event()
 
     def other_tab():
-        with serving.turn(label):
+        with measuring.turn(label):
             holding.set()
             release.wait(seconds)
 
@@ -41,11 +41,11 @@ def held_by_another_tab(label: str, seconds: float = 10.0):
 def test_a_second_measurement_waits_in_line_and_says_so():
     waited = []
     with held_by_another_tab("batching curve") as release:
-        assert serving.running_now() == "batching curve"
+        assert measuring.running_now() == "batching curve"
         threading.Timer(1.5, release.set).start()
-        with serving.turn("precision table", on_wait=waited.append):
-            assert serving.running_now() == "precision table"
-    assert serving.running_now() is None
+        with measuring.turn("precision table", on_wait=waited.append):
+            assert measuring.running_now() == "precision table"
+    assert measuring.running_now() is None
     assert waited and "Another measurement is running on this server (batching curve" in waited[0]
     assert "yours is queued" in waited[0]
 
@@ -53,10 +53,10 @@ def test_a_second_measurement_waits_in_line_and_says_so():
 def test_waiting_too_long_gives_up_with_a_message():
     state, ran = {}, []
     with held_by_another_tab("speculative decoding"):
-        with pytest.raises(serving.Busy, match="Waited 0 s"):
-            with serving.turn("mine", limit_s=0.2):
+        with pytest.raises(measuring.Busy, match="Waited 0 s"):
+            with measuring.turn("mine", limit_s=0.2):
                 ran.append("turn")
-        found = serving.measure(state, "k", "mine", (), lambda f, stop: ran.append("measure"), wait_s=0.2)
+        found = measuring.measure(state, "k", "mine", (), lambda f, stop: ran.append("measure"), wait_s=0.2)
     assert ran == [] and found.failed and not found.done
     assert messages.take(state) == [("warning", "Waited 0 s for the measurement in progress (speculative decoding); "
                                                 "please try again in a minute.")]
@@ -69,15 +69,15 @@ def test_measure_keeps_results_and_says_how_it_ended():
         found.result = [1, 2]
         return True
 
-    found = serving.measure(state, "k", "label", ("model a", 16), work)
-    assert serving.kept(state, "k", "model a") is found and found.done and found.complete
-    assert serving.kept(state, "k", "model b") is None and serving.status(found, cores=1_000_000) == []
-    budget = serving.measure(state, "k", "label", ("a",), lambda f, stop: not stop(), budget_s=-1)
+    found = measuring.measure(state, "k", "label", ("model a", 16), work)
+    assert measuring.kept(state, "k", ("model a",), prefix=True) is found and found.done and found.complete
+    assert measuring.kept(state, "k", ("model b",), prefix=True) is None and measuring.status(found, cores=1_000_000) == []
+    budget = measuring.measure(state, "k", "label", ("a",), lambda f, stop: not stop(), budget_s=-1)
     assert budget.done and not budget.complete
-    assert serving.status(budget, cores=1_000_000) == [
+    assert measuring.status(budget, cores=1_000_000) == [
         "The 150 s time budget ran out (the machine is busy): only part was measured."]
     budget.load = 9.5
-    assert "busy during this measurement (load average 9.5 on 2 cores)" in serving.status(budget, cores=2)[1]
+    assert "busy during this measurement (load average 9.5 on 2 cores)" in measuring.status(budget, cores=2)[1]
 
 
 def test_a_stop_click_keeps_what_was_measured():
@@ -92,22 +92,22 @@ def test_a_stop_click_keeps_what_was_measured():
         raise Interrupted
 
     with pytest.raises(Interrupted):
-        serving.measure(state, "k", "label", (), work)
-    found = serving.kept(state, "k")
+        measuring.measure(state, "k", "label", (), work)
+    found = measuring.kept(state, "k")
     assert found.result == ["first point"] and not found.done
-    assert serving.status(found, cores=1_000_000) == [
+    assert measuring.status(found, cores=1_000_000) == [
         "Stopped before the end: what was measured is shown; run again for the rest."]
-    assert serving.running_now() is None  # the line moves on
+    assert measuring.running_now() is None  # the line moves on
 
 
 def test_bad_input_and_failures_become_messages():
     state = {}
-    serving.measure(state, "k", "label", (), lambda f, stop: serving.demo_queue(tiny_bundle(), 99, 8))
-    serving.measure(state, "j", "label", (), lambda f, stop: 1 / 0)
+    measuring.measure(state, "k", "label", (), lambda f, stop: serving.demo_queue(tiny_bundle(), 99, 8))
+    measuring.measure(state, "j", "label", (), lambda f, stop: 1 / 0)
     said = messages.take(state)
     assert said[0] == ("error", "Queue 1 to 16 requests; got 99.")
     assert said[1][0] == "error" and "ZeroDivisionError" in said[1][1]
-    assert serving.kept(state, "k").failed and serving.status(serving.kept(state, "k"), cores=1) == []
+    assert measuring.kept(state, "k").failed and measuring.status(measuring.kept(state, "k"), cores=1) == []
 
 
 # ---------------------------------------------------------------- what the controller measures and says
@@ -123,7 +123,7 @@ def test_demo_queue_varies_prompts_and_answers(tiny):
 def test_serving_work_serves_both_ways_with_the_same_tokens(tiny):
     state, progress = {}, []
     work = serving.serving_work(tiny, 5, 2, 8, lambda f, t: progress.append(f))
-    found = serving.measure(state, "q", "queue", (), work)
+    found = measuring.measure(state, "q", "queue", (), work)
     assert found.complete and set(found.result) == set(scheduler.POLICIES)
     rows = serving.serving_rows(found.result)
     assert [r["batching"] for r in rows] == list(scheduler.POLICIES)
@@ -131,7 +131,7 @@ def test_serving_work_serves_both_ways_with_the_same_tokens(tiny):
     per_request = serving.request_rows(found.result, tiny.tokenizer)
     assert len(per_request) == 5 and all(r["same tokens both ways"] is True for r in per_request)
     assert progress == sorted(progress) and 0 < progress[-1] <= 1
-    assert serving.serving_sentences(found.result)[0].startswith("Continuous batching served the queue")
+    assert serving_text.serving_sentences(found.result)[0].startswith("Continuous batching served the queue")
     for run in found.result.values():
         assert len(figs.timeline_figure(run).data) == 3
     assert len(figs.waits_figure(found.result).data) == 4
@@ -141,13 +141,13 @@ def test_speculative_work_reports_every_draft_on_both_prompts(tiny):
     state = {}
     work = serving.speculative_work(tiny, [speculative.PROMPT_LOOKUP, speculative.EARLY_EXIT], 1, 3, 12,
                                     SamplingConfig(temperature=0.0), lambda f, t: None)
-    found = serving.measure(state, "s", "spec", (), work)
+    found = measuring.measure(state, "s", "spec", (), work)
     assert found.complete and [c.label for c in found.result] == list(serving.SPEC_PROMPTS)
     rows = serving.speculative_rows(found.result)
     assert len(rows) == 2 * 3 and all(r["same tokens as plain"] is True for r in rows)
     case = found.result[0]
     for run in case.runs:
-        text = serving.speculative_sentence(case, run)
+        text = serving_text.speculative_sentence(case, run)
         assert text.startswith(f"**{run.draft}**") and ("faster" in text or "slower" in text)
         assert len(serving.round_rows(run, tiny.tokenizer)) == len(run.rounds)
         assert len(figs.rounds_figure(run).data) == 3
@@ -155,25 +155,25 @@ def test_speculative_work_reports_every_draft_on_both_prompts(tiny):
 
 def test_precision_and_dial_work(tiny):
     state = {}
-    found = serving.measure(state, "p", "precision", (), serving.precision_work(tiny, lambda f, t: None))
+    found = measuring.measure(state, "p", "precision", (), serving.precision_work(tiny, lambda f, t: None))
     assert found.complete and [r.variant for r in found.result] == list(serving.precision.VARIANTS)
     table = serving.precision_rows(found.result, 10e9, tiny.tokenizer)
     assert [r["stored as"] for r in table] == list(serving.precision.VARIANTS)
     assert table[0]["KL from float32 (bits)"] == 0.0
-    assert len(serving.precision_sentences(found.result)) == 3
-    dial = serving.measure(state, "d", "dial", (), serving.dial_work(tiny, 32, lambda f, t: None))
+    assert len(serving_text.precision_sentences(found.result)) == 3
+    dial = measuring.measure(state, "d", "dial", (), serving.dial_work(tiny, 32, lambda f, t: None))
     assert [bits for bits, _ in dial.result] == list(serving.DIAL_BITS)
-    assert "top-1 agreement" in serving.dial_sentence({"blocks of 32 (as in GGUF files)": dial.result})
+    assert "top-1 agreement" in serving_text.dial_sentence({"blocks of 32 (as in GGUF files)": dial.result})
     assert len(figs.dial_figure({"blocks": dial.result}).data) == 2
 
 
 def test_batching_work_and_sentences(tiny):
     state = {}
-    found = serving.measure(state, "b", "batching", (), serving.batching_work(tiny, 4, lambda f, t: None))
+    found = measuring.measure(state, "b", "batching", (), serving.batching_work(tiny, 4, lambda f, t: None))
     assert [p.batch for p in found.result.points] == [1, 2, 4]
     rows = serving.batching_rows(found.result, tiny.spec, 10e9)
     assert [r["batch"] for r in rows] == [1, 2, 4] and rows[0]["tokens/s ÷ batch 1"] == 1.0
-    lines = serving.batching_sentences(found.result, tiny.spec, 10e9, 50e9)
+    lines = serving_text.batching_sentences(found.result, tiny.spec, 10e9, 50e9)
     assert lines[0].startswith("One row:") and "4 rows" in lines[0]
     assert len(figs.batching_figure(found.result, tiny.spec, 10e9).data) == 3
     assert len(figs.batching_figure(found.result, tiny.spec, 10e9, 50e9).data) == 4
@@ -213,4 +213,4 @@ def test_page_measures_each_idea(page):
     text = " ".join(m.value for m in page.markdown)
     assert "One row:" in text and "Continuous batching served the queue" in text and "top-1 agreement" in text
     assert not [e.value for e in page.error]
-    assert serving.kept(page.session_state, keys.SRV_QUEUE.kept).complete
+    assert measuring.kept(page.session_state, keys.SRV_QUEUE.kept).complete

@@ -6,7 +6,7 @@ import torch
 
 from autoreg_core import SamplingConfig, Session, SessionError, phases, teacher, window
 from autoreg_core.phases import PrefillPoint
-from autoreg_ui import inside, keys
+from autoreg_ui import inside, inside_text, keys, measuring
 
 GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=200)
 
@@ -14,7 +14,7 @@ GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=200)
 def test_long_prompt_is_hundreds_of_tokens_of_real_text(embedded):
     ids = embedded.tokenizer(inside.long_prompt_text())["input_ids"]
     assert 500 <= len(ids) < embedded.spec.max_positions - inside.MAX_NEW
-    assert len(inside.worked_prompt(embedded)) == inside.WORKED_PROMPT
+    assert len(inside.worked_prompt(embedded)) == inside_text.WORKED_PROMPT
 
 
 def test_measurement_prompt_fits_the_model(tiny):
@@ -27,11 +27,11 @@ def test_measurement_prompt_fits_the_model(tiny):
 
 def test_kept_results_show_only_for_what_they_measured(tiny):
     state: dict = {}
-    on = inside.stamp(tiny, (1, 2, 3), 8)
-    inside.keep(state, keys.INSIDE_PHASES.kept, on, "run")
-    assert inside.kept(state, keys.INSIDE_PHASES.kept, on) == "run"
-    assert inside.kept(state, keys.INSIDE_PHASES.kept, inside.stamp(tiny, (1, 2, 3), 9)) is None
-    assert inside.kept(state, keys.INSIDE_WINDOW.kept, on) is None
+    on = measuring.stamp(tiny, (1, 2, 3), 8)
+    measuring.keep(state, keys.INSIDE_PHASES.kept, measuring.Kept(on, "run"))
+    assert measuring.kept(state, keys.INSIDE_PHASES.kept, on).result == "run"
+    assert measuring.kept(state, keys.INSIDE_PHASES.kept, measuring.stamp(tiny, (1, 2, 3), 9)) is None
+    assert measuring.kept(state, keys.INSIDE_WINDOW.kept, on) is None
 
 
 @pytest.mark.parametrize("kept, expected", [(None, 4), (9, 6), (0, 1), (3, 3)])
@@ -101,19 +101,19 @@ def test_worked_rows_and_numbers(tiny):
 
 def test_an_interrupted_sweep_keeps_its_points(tiny):
     state: dict = {}
-    on = inside.stamp(tiny, (1, 2, 3))
+    on = measuring.stamp(tiny, (1, 2, 3))
     sweep = inside.sweep_start(state, on, [8, 16, 32])
     assert inside.sweep_add(sweep, PrefillPoint(8, 1.0, 2.0)) == pytest.approx(1 / 3)
     inside.sweep_settle(state)  # the next script run: Stop was clicked
     kept = inside.sweep_of(state, on)
     assert kept is sweep and not kept.running and kept.stopped
     assert [p.length for p in kept.points] == [8]
-    assert inside.sweep_of(state, inside.stamp(tiny, (1, 2))) is None
+    assert inside.sweep_of(state, measuring.stamp(tiny, (1, 2))) is None
 
 
 def test_a_finished_sweep_is_not_stopped(tiny):
     state: dict = {}
-    sweep = inside.sweep_start(state, inside.stamp(tiny), [4])
+    sweep = inside.sweep_start(state, measuring.stamp(tiny), [4])
     inside.sweep_add(sweep, PrefillPoint(4, 1.0, 2.0))
     inside.sweep_finish(sweep)
     inside.sweep_settle(state)
@@ -124,9 +124,9 @@ def test_run_sweep_keeps_points_and_reports_progress(tiny):
     state: dict = {}
     ids = tiny.tokenizer("The cat sat on the mat. The dog sat on the log.")["input_ids"]
     seen = []
-    sweep = inside.run_sweep(state, tiny, ids, inside.stamp(tiny), [4, 8], lambda done, text: seen.append((done, text)))
+    sweep = inside.run_sweep(state, tiny, ids, measuring.stamp(tiny), [4, 8], lambda done, text: seen.append((done, text)))
     assert state[keys.INSIDE_SWEEP.kept] is sweep and [p.length for p in sweep.points] == [4, 8]
     assert seen == [(0.5, "L = 4 measured"), (1.0, "L = 8 measured")]
     assert not sweep.running and not sweep.stopped
-    late = inside.run_sweep(state, tiny, ids, inside.stamp(tiny), [4, 8], lambda done, text: None, budget_s=-1.0)
+    late = inside.run_sweep(state, tiny, ids, measuring.stamp(tiny), [4, 8], lambda done, text: None, budget_s=-1.0)
     assert late.points == [] and late.stopped

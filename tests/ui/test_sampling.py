@@ -6,7 +6,7 @@ from autoreg_core import SamplingConfig, Session, SessionError
 from autoreg_core.beam import BeamSettings
 from autoreg_core.continuations import sample_continuations
 from autoreg_core.lab import temperature_sweep
-from autoreg_ui import keys
+from autoreg_ui import keys, measuring
 from autoreg_ui import sampling as lab
 
 
@@ -104,9 +104,9 @@ def test_results_are_kept_for_the_logits_they_came_from(tiny):
     assert [c.token_ids for c in results[1].items] == [c.token_ids for c in direct.items]
     assert [r.name for r in results] == ["greedy", "temperature 1.5"] and results[0].n_unique == 1
     lab.store(state, keys.LAB_CONT_RESULT, source, run, results)
-    assert lab.stored(state, keys.LAB_CONT_RESULT, source).result is results
+    assert measuring.kept(state, keys.LAB_CONT_RESULT, source.fingerprint).result is results
     session.step(SamplingConfig(temperature=0))
-    assert lab.stored(state, keys.LAB_CONT_RESULT, lab.session_source(session)) is None  # stale
+    assert measuring.kept(state, keys.LAB_CONT_RESULT, lab.session_source(session).fingerprint) is None  # stale
     assert lab.fits(source, tiny, 3) and not lab.fits(source, tiny, tiny.spec.max_positions)
 
 
