@@ -25,30 +25,25 @@ run: install
 	@echo "autoreg: open http://localhost:$(PORT) (the first start converts the model, about 20 s)"
 	$(PY) -m autoreg_ui.serve --server.port $(PORT)
 
-# Browser tests need Debian's chromium; install it when missing and we are allowed to.
-chromium:
-	@if [ -x /usr/bin/chromium ]; then \
-		echo "chromium: $$(/usr/bin/chromium --version 2>/dev/null)"; \
+# $(call debian,PACKAGE,PROGRAM,WHAT NEEDS IT): install a Debian package the tests need when it is missing
+# and we may (root with apt-get); otherwise say which tests will be skipped.
+define debian
+	@if [ -x $(2) ]; then echo "$(1): found at $(2)"; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-		echo "Installing Debian's chromium for the browser tests..."; \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-		|| echo "WARNING: could not install chromium: the browser tests will be SKIPPED."; \
+		echo "Installing Debian's $(1) for $(3)..."; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1) >/dev/null) \
+		|| echo "WARNING: could not install $(1): $(3) will be SKIPPED."; \
 	else \
-		echo "WARNING: /usr/bin/chromium is missing and cannot be installed here (needs root and apt-get):"; \
-		echo "         the browser tests will be SKIPPED. Install Debian's 'chromium' package to run them."; \
+		echo "WARNING: $(2) is missing and cannot be installed here (needs root and apt-get): $(3) will be SKIPPED."; \
 	fi
+endef
 
-# deploy/check_replicas.py (run by the tests) needs Debian's haproxy; installed like chromium.
+chromium:
+	$(call debian,chromium,/usr/bin/chromium,the browser tests)
+
+# deploy/check_replicas.py (run by the tests) needs HAProxy.
 haproxy:
-	@if command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ]; then \
-		echo "haproxy: $$(/usr/sbin/haproxy -v 2>/dev/null | head -1)"; \
-	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-		echo "Installing Debian's haproxy for the two-replica check..."; \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null) \
-		|| echo "WARNING: could not install haproxy: the two-replica check will be SKIPPED."; \
-	else \
-		echo "WARNING: haproxy is missing and cannot be installed here: the two-replica check will be SKIPPED."; \
-	fi
+	$(call debian,haproxy,/usr/sbin/haproxy,the two-replica check)
 
 # axe-core (npm) is injected into the page by the accessibility test; pinned in package-lock.json.
 axe:

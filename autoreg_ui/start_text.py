@@ -28,11 +28,13 @@ PATHS_TITLE = "Two paths through the app"
 
 @dataclass(frozen=True)
 class Stop:
-    """One stop of a path: a page opened by a link, how long to spend, and what to do there."""
+    """One stop of the paths: a page opened by a link, what to do there, and its minutes in each path
+    (0: not in that path)."""
     title: str
     page: str  # url path ("" is the step page, served at /)
     params: tuple[tuple[str, str], ...]
-    minutes: int
+    short_minutes: int
+    long_minutes: int
     do: str
 
     @property
@@ -45,56 +47,49 @@ class Stop:
 CAPITAL = (("prompt", "The capital of France is"), ("cfg_temperature", "0"))
 STORY = (("prompt", "Once upon a time, a small robot"), ("cfg_seed", "7"))
 
-SHORT = (
-    Stop("The loop, one token at a time", "", CAPITAL + (("steps", "3"),), 10,
-         "Press Next token a few times. Before each click, ask which word comes next; then look at the "
-         "bar chart of the distribution it was chosen from."),
-    Stop("Sampling: temperature, top-k, top-p", "sampling", STORY + (("steps", "2"),), 10,
-         "Move the temperature slider from 0.3 to 1.5 and watch the distribution flatten. Then set "
-         "top-p to 0.5 and count how many tokens survive."),
-    Stop("Attention and the KV cache", "attention", CAPITAL + (("steps", "4"),), 10,
-         "Step once and watch the causal triangle gain a row; compare the cache bytes measured from the "
-         "tensors with the formula."),
-    Stop("Why the cache matters", "cost", CAPITAL, 10,
-         "Run the race: one cached step against recomputing everything, at growing lengths."),
-    Stop("Wrap-up: how servers go fast", "serving", (), 5,
-         "Look at the batching curve: tokens per second grow with the batch while the step time "
-         "barely moves."),
+STOPS = (
+    Stop("The loop, one token at a time", "", CAPITAL + (("steps", "3"),), 10, 15,
+         "Before each click on Next token, ask which word comes next; then look at the distribution it was "
+         "chosen from. With more time, force an unlikely token and watch what follows."),
+    Stop("Sampling: temperature, top-k, top-p", "sampling", STORY + (("steps", "2"),), 10, 15,
+         "Move the temperature from 0.3 to 1.5 and watch the distribution flatten; set top-p to 0.5 and count "
+         "the tokens that survive. With more time, draw 1,000 times against the probabilities and run beam "
+         "search next to greedy."),
+    Stop("Attention: where the new token looked", "attention", CAPITAL + (("steps", "4"),), 10, 15,
+         "Step once and watch the causal triangle gain a row. With more time, find a head that looks at the "
+         "previous token and one that looks at the first token."),
+    Stop("The KV cache: memory", "attention", CAPITAL + (("steps", "4"), ("layer", "15"), ("head", "mean")), 0, 10,
+         "Compare the cache bytes measured from the tensors with the formula; in the memory calculator, size a "
+         "70B model's cache at 4K tokens with and without grouped-query attention."),
+    Stop("Why the cache matters: the race", "cost", CAPITAL, 10, 10,
+         "Run the race: one cached step against recomputing everything, at growing lengths; read the counts, "
+         "T(T+1)/2 positions naively against T with the cache."),
+    Stop("Inside generation", "inside", CAPITAL + (("steps", "6"),), 0, 15,
+         "Read the text in one pass (teacher forcing) and check that it gives every stepped log-prob; then "
+         "use the logit lens to see at which layer the answer appears."),
+    Stop("How servers go fast", "serving", (), 5, 10,
+         "Measure the batching curve: tokens per second grow with the batch while the step time barely moves. "
+         "With more time, continuous batching and speculative decoding: explain each speedup, or why it is "
+         "slower here."),
 )
-
-LONG = (
-    Stop("The loop, one token at a time", "", CAPITAL + (("steps", "3"),), 15,
-         "Predict each next token before clicking; force an unlikely token and watch what follows."),
-    Stop("Sampling: the pipeline stage by stage", "sampling", STORY + (("steps", "2"),), 15,
-         "Walk the pipeline: temperature, top-k, top-p, min-p. Draw 1,000 times and compare the "
-         "frequencies with the probabilities; run beam search and compare it with greedy."),
-    Stop("Attention: where the new token looked", "attention", CAPITAL + (("steps", "4"),), 15,
-         "Pick a layer and head; find a head that looks at the previous token and one that looks at the "
-         "first token."),
-    Stop("The KV cache: memory", "attention", CAPITAL + (("steps", "4"), ("layer", "15"), ("head", "mean")), 10,
-         "Open the memory calculator: how big is a 70B model's cache at 4K tokens, with and without "
-         "grouped-query attention?"),
-    Stop("Naive vs cached: the race", "cost", CAPITAL, 10,
-         "Run the race and read the counts: T(T+1)/2 positions naively against T with the cache."),
-    Stop("Inside generation", "inside", CAPITAL + (("steps", "6"),), 15,
-         "Read the text in one pass (teacher forcing) and check it reproduces every stepped log-prob; "
-         "then use the logit lens to see at which layer the answer appears."),
-    Stop("How servers go fast", "serving", (), 10,
-         "Measure batching, then continuous batching and speculative decoding; explain each speedup, or "
-         "why it is slower here."),
-)
-
+SHORT = tuple(stop for stop in STOPS if stop.short_minutes)
+LONG = tuple(stop for stop in STOPS if stop.long_minutes)
 PATHS = {"A 45-minute lesson": SHORT, "A 90-minute lesson": LONG}
+
+
+def minutes(stop: Stop, path: tuple[Stop, ...]) -> int:
+    """The stop's minutes in this path."""
+    return stop.short_minutes if path is SHORT else stop.long_minutes
 
 
 def path_minutes(path: tuple[Stop, ...]) -> int:
     """How long a path takes, from its stops."""
-    return sum(stop.minutes for stop in path)
+    return sum(minutes(stop, path) for stop in path)
 
 
-def stop_markdown(number: int, stop: Stop) -> str:
+def stop_markdown(number: int, stop: Stop, path: tuple[Stop, ...]) -> str:
     """One stop as a numbered Markdown item with its link (the titles and notes are ours, not a user's)."""
-    return f"{number}. **[{stop.title}]({stop.link})** · {stop.minutes} min — {stop.do}"
+    return f"{number}. **[{stop.title}]({stop.link})** · {minutes(stop, path)} min — {stop.do}"
 
 
 # ---------------------------------------------------------------- predict, then check

@@ -10,7 +10,7 @@ st.markdown(text.HOW)
 st.header(text.PATHS_TITLE)
 for column, (name, path) in zip(st.columns(len(text.PATHS)), text.PATHS.items()):
     column.subheader(f"{name} ({text.path_minutes(path)} min)")
-    column.markdown("\n".join(text.stop_markdown(i, stop) for i, stop in enumerate(path, 1)))
+    column.markdown("\n".join(text.stop_markdown(i, stop, path) for i, stop in enumerate(path, 1)))
 
 numbers = start.quiz_numbers()
 for title, questions in ((text.QUIZ_TITLE, text.QUIZ), (text.MYTHS_TITLE, text.MYTHS)):

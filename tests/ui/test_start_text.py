@@ -37,6 +37,6 @@ def test_every_stop_is_a_link_the_app_reads_without_a_complaint():
 
 def test_a_stop_is_one_markdown_line_with_its_link():
     stop = text.SHORT[0]
-    line = text.stop_markdown(1, stop)
-    assert line == f"1. **[{stop.title}]({stop.link})** · {stop.minutes} min — {stop.do}"
+    assert text.stop_markdown(1, stop, text.SHORT) == f"1. **[{stop.title}]({stop.link})** · 10 min — {stop.do}"
+    assert text.stop_markdown(1, stop, text.LONG) == f"1. **[{stop.title}]({stop.link})** · 15 min — {stop.do}"
     assert stop.link == "/?prompt=The+capital+of+France+is&cfg_temperature=0&steps=3"
