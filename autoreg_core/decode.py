@@ -74,6 +74,8 @@ def _takes_logits_to_keep(model_type: type) -> bool:
 
 
 _forward_slots: threading.BoundedSemaphore | None = None
+_forward_slot_count: int | None = None  # what it was made for: it is replaced only when this changes
+_forward_slots_lock = threading.Lock()
 
 
 def limit_concurrent_forwards(slots: int | None) -> None:
@@ -84,8 +86,12 @@ def limit_concurrent_forwards(slots: int | None) -> None:
     core, thirty tabs' threads mostly queue for the GIL, and every pass gets slower. A pass that
     waits for a slot sleeps (no CPU); the timings in ``Forward.ms`` start once it has one.
     """
-    global _forward_slots
-    _forward_slots = threading.BoundedSemaphore(slots) if slots else None
+    global _forward_slots, _forward_slot_count
+    with _forward_slots_lock:
+        if (slots or None) == _forward_slot_count:
+            return  # one limiter per process: loading another model keeps it (and the passes waiting on it)
+        _forward_slots = threading.BoundedSemaphore(slots) if slots else None
+        _forward_slot_count = slots or None
 
 
 def forward(bundle, input_ids, cache: DynamicCache | None = None, *, hidden_states: bool = False,

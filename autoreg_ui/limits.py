@@ -26,6 +26,7 @@ import os
 import threading
 import time
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
@@ -35,6 +36,7 @@ ENV_MAX_NEW_TOKENS = "AUTOREG_MAX_NEW_TOKENS"
 ENV_MAX_RACE_LENGTH = "AUTOREG_MAX_RACE_LENGTH"
 FULL_TITLE = "The class is full"
 SWEEP_EVERY_S = 30.0  # how often idle tabs are looked for when nobody clicks
+MAX_CLEARED = 1024  # cleared tabs remembered (to tell a learner who comes back why); the oldest go first
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ class Seats:
         self._is_alive = is_alive or (lambda _sid: True)
         self._lock = threading.Lock()
         self._seats: dict[str, _Seat] = {}
-        self._cleared: set[str] = set()  # tabs whose generation was cleared while idle
+        self._cleared: OrderedDict[str, None] = OrderedDict()  # tabs cleared while idle, newest last (bounded)
 
     @property
     def in_use(self) -> int:
@@ -112,7 +114,7 @@ class Seats:
                     return Admission(False, returning, len(self._seats))
                 seat = self._seats[session_id] = _Seat(self._clock(), weakref.WeakSet())
             seat.last_active = self._clock()
-            self._cleared.discard(session_id)
+            self._cleared.pop(session_id, None)
             return Admission(True, returning, len(self._seats))
 
     def hold(self, session_id: str, session) -> None:
@@ -139,7 +141,10 @@ class Seats:
                 del self._seats[sid]
             stale = [sid for sid, seat in self._seats.items() if idle is not None and now - seat.last_active > idle]
             to_clear = [self._seats.pop(sid) for sid in stale]
-            self._cleared.update(stale)
+            for sid in stale:
+                self._cleared[sid] = None
+            while len(self._cleared) > MAX_CLEARED:  # a tab gone for good is never asked about again
+                self._cleared.popitem(last=False)
         for seat in to_clear:
             for session in list(seat.sessions):
                 session.reset()

@@ -71,9 +71,14 @@ def configure_torch() -> int:
     return threads
 
 
-@st.cache_resource(show_spinner="Loading the model (the very first start converts it, about 20 s)…")
+MAX_MODELS = int(os.environ.get("AUTOREG_MAX_MODELS", "2") or 2)  # models kept loaded at once (the LRU goes)
+
+
+@st.cache_resource(show_spinner="Loading the model (the very first start converts it, about 20 s)…",
+                   max_entries=max(1, MAX_MODELS))
 def shared_bundle(name: str) -> ModelBundle:
-    """Loaded once per server process and shared read-only by every tab."""
+    """Loaded once per server process and shared read-only by every tab; at most ``MAX_MODELS`` stay
+    loaded (a model picked after them pushes out the least recently used, reloaded in about a second)."""
     configure_torch()
     bundle = load_model(name)
     gc.collect()

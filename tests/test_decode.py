@@ -237,3 +237,14 @@ def test_forward_slots_bound_how_many_passes_run_at_once(tiny, slots, most):
     finally:
         decode.limit_concurrent_forwards(None)
     assert counting.most == most and counting.now == 0
+
+
+def test_one_forward_limiter_per_process_replaced_only_when_the_setting_changes():
+    decode.limit_concurrent_forwards(2)
+    first = decode._forward_slots
+    decode.limit_concurrent_forwards(2)  # another model loads with the same setting
+    assert decode._forward_slots is first
+    decode.limit_concurrent_forwards(3)
+    assert decode._forward_slots is not first
+    decode.limit_concurrent_forwards(None)
+    assert decode._forward_slots is None

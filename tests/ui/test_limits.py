@@ -160,3 +160,16 @@ def test_the_app_itself_is_gated_and_caps_the_race_and_max_new_tokens(shared, op
     assert len(capped) == 1  # the default of 64 asks for more than the cap
     cost.sidebar.number_input(key=keys.CFG_MAX_NEW).set_value(8).run()
     assert [i.value for i in cost.sidebar.info if "caps max new tokens" in i.value] == []
+
+
+def test_cleared_tabs_are_remembered_within_a_bound(monkeypatch):
+    """Tabs that went idle and never came back are not kept forever: the oldest are forgotten first."""
+    monkeypatch.setattr(limits, "MAX_CLEARED", 5)
+    clock = Clock()
+    seats = Seats(Limits(max_sessions=0, idle_minutes=1), clock=clock)
+    for i in range(12):
+        assert seats.admit(f"tab{i}").admitted
+        clock.now += 2 * 60  # each goes idle before the next one arrives
+        seats.sweep()
+    assert list(seats._cleared) == [f"tab{i}" for i in range(7, 12)]
+    assert seats.admit("tab11").returning_after_idle and not seats.admit("tab0").returning_after_idle  # tab0: forgotten

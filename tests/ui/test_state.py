@@ -32,3 +32,9 @@ def test_forward_slots_default_to_cores_over_threads_and_read_the_operator():
     assert state.forward_slots(1, {state.ENV_FORWARD_SLOTS: "0"}, cores=2) == 0  # no limit
     assert state.forward_slots(1, {state.ENV_FORWARD_SLOTS: "-1"}, cores=8) == 8
     assert state.forward_slots(1, {state.ENV_FORWARD_SLOTS: "many"}, cores=8) == 8
+
+
+def test_loaded_models_are_bounded():
+    from autoreg_ui import state
+
+    assert state.MAX_MODELS == 2 and state.shared_bundle._info.max_entries == 2
