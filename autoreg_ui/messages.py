@@ -37,12 +37,19 @@ def show(state: MutableMapping | None = None) -> None:
         getattr(st, level)(plain(text))
 
 
-_MARKDOWN = re.compile(r"([\\`*_\[\]()#|~<>$]|:(?=[\w/+-]+:))")  # emphasis, code, links, headings, math, :emoji:
+# What Streamlit's Markdown (or its LaTeX) acts on anywhere: emphasis, code, links, headings, tables,
+# strikethrough, HTML, math, and a colon that starts an :emoji: or a :colour[...] directive; and, at the
+# start of a line only, list markers ("- ", "+ ", "1. "). A dot or dash elsewhere is left as it is.
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#|~<>$]|:(?=[\w/+-]+[:\[]))")
+_LIST_MARKER = re.compile(r"^(\s*)([-+]|\d+(?=\.))", re.MULTILINE)
 
 
 def plain(text: str) -> str:
-    """Backslash-escape every character Markdown could act on, so a message shows exactly as written."""
-    return _MARKDOWN.sub(r"\\\1", str(text))
+    """Backslash-escape every character Markdown could act on, so a message, a learner's text or a
+    model's token shows exactly as written (the app's one Markdown escaper)."""
+    escaped = _MARKDOWN.sub(r"\\\1", str(text))
+    return _LIST_MARKER.sub(lambda m: m.group(1) + (m.group(2) + "\\" if m.group(2)[0].isdigit() else "\\" + m.group(2)),
+                            escaped)
 
 
 def _state(state: MutableMapping | None) -> MutableMapping:

@@ -5,7 +5,6 @@ Pure functions of engine results (no Streamlit). Model output inside Markdown go
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 
 from autoreg_core import decode
@@ -13,6 +12,8 @@ from autoreg_core.beam import BeamResult
 from autoreg_core.continuations import ContinuationSet
 from autoreg_core.lab import InverseCdfDraw, ManyDraws, StrategyRow, Sweep, shown_ids
 from autoreg_core.tokens import single_token_view, token_views
+
+from .messages import plain
 
 CONTEXT_SHOWN = 40  # tokens of the context shown above the charts
 
@@ -33,12 +34,6 @@ def labeler(tokenizer) -> Callable[[int], str]:
     return label
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$])")
-
-
-def md(text: str) -> str:
-    """Model output inside Markdown: every character Markdown or LaTeX would read is escaped."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 def pipeline_messages(pipe: decode.Pipeline) -> list[tuple[str, str]]:
@@ -60,9 +55,9 @@ def temperature_text(pipe: decode.Pipeline, label: Callable[[int], str]) -> str:
     raw = float(pipe.raw_probs[top])
     if pipe.greedy:
         return ("T = 0 is **greedy**: the division would blow up, so the argmax is taken directly "
-                f"(here “{md(label(top))}”, p = {raw:.3f} at T = 1).")
+                f"(here “{plain(label(top))}”, p = {raw:.3f} at T = 1).")
     at_t = float(pipe.stage(decode.TEMPERATURE).probs[top])
-    return (f"Top token “{md(label(top))}”: p = {raw:.3f} at T = 1, **{at_t:.3f}** at "
+    return (f"Top token “{plain(label(top))}”: p = {raw:.3f} at T = 1, **{at_t:.3f}** at "
             f"T = {pipe.config.temperature:g}. "
             "T < 1 sharpens, T > 1 flattens.")
 
@@ -93,7 +88,7 @@ def shown_caption(pipe: decode.Pipeline, ids: list[int], vocab_size: int) -> str
 def draw_text(draw: InverseCdfDraw, pipe: decode.Pipeline, seed: int, label: Callable[[int], str]) -> str:
     low, high = draw.interval
     return (f"u = **{draw.u:.4f}** (seed {seed}) falls in [{low:.4f}, {high:.4f}), the interval of "
-            f"**“{md(label(draw.token_id))}”**, ranked {draw.position + 1} of {int(pipe.kept):,} kept.")
+            f"**“{plain(label(draw.token_id))}”**, ranked {draw.position + 1} of {int(pipe.kept):,} kept.")
 
 
 def draws_text(many: ManyDraws, probs, seed: int) -> str:

@@ -10,7 +10,7 @@ from autoreg_ui import sampling_text as text
 
 
 def test_texts_escape_model_output_and_say_what_the_filters_did():
-    assert text.md("*bold* $x$ <b>") == r"\*bold\* \$x\$ \<b\>"
+    assert text.plain("*bold* $x$ <b>") == r"\*bold\* \$x\$ \<b\>"
     logits = torch.randn(300, generator=torch.Generator().manual_seed(0)) * 3
     pipe = decode.process(logits, None, SamplingConfig(temperature=0.8, top_p=0.9, min_p=0.05))
     filters = text.filters_text(pipe)
