@@ -49,20 +49,59 @@ def context_ids(bundle, text: str, length: int = DEFAULT_CONTEXT) -> list[int]:
 
 
 # ---------------------------------------------------------------- bytes and FLOPs of one batched step
-def step_bytes(spec: ModelSpec, batch: int, context: int) -> dict[str, int]:
-    """Bytes one batched decode step reads: the weights once, every row's KV cache on top."""
-    weights, cache = spec.weight_bytes_per_step, spec.cache_bytes(context, batch)
-    return {"weights": weights, "cache": cache, "total": weights + cache}
+@dataclass(frozen=True)
+class StepBudget:
+    """One decode step of ``batch`` rows at length L against the machine's two roofs: the roofline,
+    written once (the cost page's decode step is batch 1; the serving page's curve every batch)."""
+
+    batch: int
+    L: int
+    weight_bytes: int
+    cache_bytes: int
+    flops: int
+    bandwidth: float  # bytes/s, read + write of a large copy
+    peak_flops: float  # FLOP/s of a dense matmul
+
+    @property
+    def bytes_read(self) -> int:
+        return self.weight_bytes + self.cache_bytes
+
+    @property
+    def intensity(self) -> float:
+        """FLOPs per byte read; below the ridge the step is memory-bound."""
+        return self.flops / self.bytes_read
+
+    @property
+    def ridge(self) -> float:
+        """The machine's ridge point: peak FLOP/s ÷ bandwidth, in FLOP/byte."""
+        return self.peak_flops / self.bandwidth
+
+    @property
+    def memory_ms(self) -> float:
+        """The fastest the step could be if only its bytes mattered (bytes ÷ bandwidth)."""
+        return self.bytes_read / self.bandwidth * 1000.0
+
+    @property
+    def compute_ms(self) -> float:
+        """The fastest the step could be if only its FLOPs mattered (FLOPs ÷ peak)."""
+        return self.flops / self.peak_flops * 1000.0
+
+
+def step_budget(spec: ModelSpec, batch: int, context: int, bandwidth: float = math.inf,
+                peak_flops: float = math.inf) -> StepBudget:
+    read = spec.step_bytes(context, batch)
+    return StepBudget(batch, context, read["weights"], read["cache"], batch * spec.flops_step(context, True),
+                      bandwidth, peak_flops)
 
 
 def floor_ms(spec: ModelSpec, batch: int, context: int, bandwidth: float) -> float:
     """The fastest a batched step could be if only its bytes mattered (bytes ÷ bandwidth)."""
-    return step_bytes(spec, batch, context)["total"] / bandwidth * 1000.0
+    return step_budget(spec, batch, context, bandwidth=bandwidth).memory_ms
 
 
 def compute_ms(spec: ModelSpec, batch: int, context: int, peak_flops: float) -> float:
     """The fastest a batched step could be if only its FLOPs mattered (B × FLOPs of one row ÷ peak)."""
-    return batch * spec.flops_step(context, True) / peak_flops * 1000.0
+    return step_budget(spec, batch, context, peak_flops=peak_flops).compute_ms
 
 
 def ridge_batch(spec: ModelSpec, context: int, bandwidth: float, peak_flops: float) -> float:

@@ -188,15 +188,16 @@ class ModelSpec:
                 + keys * self.attention_flops_per_key)
 
     # -------------------------------------------- why a decode step is memory-bound
-    def decode_bytes(self, L: int) -> dict[str, int]:
-        """Bytes a decode step at length L reads: every weight once, plus K and V of L positions."""
-        weights, cache = self.weight_bytes_per_step, self.cache_bytes(L, 1)
+    def step_bytes(self, L: int, batch: int = 1) -> dict[str, int]:
+        """Bytes a decode step at length L reads: every weight once (whatever the batch), plus K and V of
+        L positions for each of the ``batch`` rows. The roofline's numerator, in one place."""
+        weights, cache = self.weight_bytes_per_step, self.cache_bytes(L, batch)
         return {"weights": weights, "cache": cache, "total": weights + cache}
 
     def arithmetic_intensity(self, L: int, cached: bool) -> float:
         """FLOPs per byte read. Naive: the weights are read once for all L positions (activations ignored)."""
         if cached:
-            return self.flops_step(L, True) / self.decode_bytes(L)["total"]
+            return self.flops_step(L, True) / self.step_bytes(L)["total"]
         return self.flops_step(L, False) / self.weight_bytes_per_step
 
     def count_table(self, T: int) -> list[dict]:

@@ -16,6 +16,7 @@ from typing import Callable
 
 
 from autoreg_core import cost
+from autoreg_core.batching import StepBudget, step_budget
 from autoreg_core.spec import ModelSpec, dtype_name
 
 from . import keys, measuring, measuring_text, messages
@@ -226,45 +227,12 @@ def fit_lines(fitted: dict[str, cost.Fit | None]) -> list[str]:
     return lines
 
 
-@dataclass(frozen=True)
-class DecodeBudget:
-    """One decode step at length L against the machine's two roofs."""
-
-    L: int
-    weight_bytes: int
-    cache_bytes: int
-    flops: int
-    bandwidth: float  # bytes/s, read + write of a large copy
-    peak_flops: float  # FLOP/s of a dense matmul
-
-    @property
-    def bytes_read(self) -> int:
-        return self.weight_bytes + self.cache_bytes
-
-    @property
-    def intensity(self) -> float:
-        return self.flops / self.bytes_read
-
-    @property
-    def ridge(self) -> float:
-        return self.peak_flops / self.bandwidth
-
-    @property
-    def memory_ms(self) -> float:
-        """The step's bytes at the measured bandwidth: the fastest it could possibly be."""
-        return self.bytes_read / self.bandwidth * 1000.0
-
-    @property
-    def compute_ms(self) -> float:
-        return self.flops / self.peak_flops * 1000.0
+def decode_budget(spec: ModelSpec, L: int, bandwidth: float, peak_flops: float) -> StepBudget:
+    """One decode step (batch 1) at length L against this machine's roofs (the engine's roofline)."""
+    return step_budget(spec, 1, L, bandwidth, peak_flops)
 
 
-def decode_budget(spec: ModelSpec, L: int, bandwidth: float, peak_flops: float) -> DecodeBudget:
-    read = spec.decode_bytes(L)
-    return DecodeBudget(L, read["weights"], read["cache"], spec.flops_step(L, True), bandwidth, peak_flops)
-
-
-def verdict(budget: DecodeBudget, measured_ms: float | None) -> str:
+def verdict(budget: StepBudget, measured_ms: float | None) -> str:
     """What the measured decode step says next to the bandwidth and compute limits (markdown)."""
     line = (f"**Bandwidth limit:** {human_bytes(budget.bytes_read)} ÷ {human_bytes(budget.bandwidth)}/s ≈ "
             f"**{budget.memory_ms:,.1f} ms** per decode step at best, whereas the FLOPs alone would need only "
@@ -311,7 +279,7 @@ def warnings(result: cost.SweepResult) -> list[str]:
     return out
 
 
-def roof_metrics(budget: DecodeBudget, dtype: str) -> list[tuple[str, str]]:
+def roof_metrics(budget: StepBudget, dtype: str) -> list[tuple[str, str]]:
     return [("Copy bandwidth (read + write)", f"{human_bytes(budget.bandwidth)}/s"),
             (f"Matmul peak ({dtype})", f"{budget.peak_flops / 1e9:,.1f} GFLOP/s"),
             ("Ridge point", f"{budget.ridge:,.1f} FLOP/byte")]

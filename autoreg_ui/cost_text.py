@@ -65,7 +65,7 @@ def attention_share(length: int, share: float) -> str:
 
 
 def decode_reads(spec: ModelSpec, budget, length: int) -> str:
-    """What one decode step reads (``budget``: ``race.decode_budget``) and the work it does with it."""
+    """What one decode step reads (``budget``: ``batching.StepBudget`` at batch 1) and the work it does with it."""
     return (f"A decode step at L = {length} reads every weight once ({human_bytes(budget.weight_bytes)} at "
             f"{spec.weight_bytes_per_param:g} bytes each) and the whole KV cache ({human_bytes(budget.cache_bytes)}: "
             f"2 × {spec.n_layers} layers × {spec.n_kv_heads} KV heads × {spec.head_dim} × {length} positions × "

@@ -76,7 +76,7 @@ def batching_rows(sweep: batching.BatchSweep, spec, bandwidth: float) -> list[di
     one = sweep.point(1)
     rows = []
     for p in sweep.points:
-        read = batching.step_bytes(spec, p.batch, p.context)
+        read = spec.step_bytes(p.context, p.batch)
         rows.append({"batch": p.batch, "ms per step": round(p.step_ms, 1), "tokens/s": round(p.tokens_per_s, 1),
                      "tokens/s ÷ batch 1": round(p.tokens_per_s / one.tokens_per_s, 2) if one else None,
                      "MiB read per step": round(read["total"] / 2**20, 1),

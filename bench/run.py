@@ -139,7 +139,7 @@ def naive_vs_cached(bundle, lengths: list[int]) -> dict:
     return {"points": [{"length": p.length, "cached_ms": round(p.cached_ms, 2), "naive_ms": round(p.naive_ms, 2),
                         "speedup": round(p.speedup, 2), "cached_flops": spec.flops_step(p.length, True),
                         "naive_flops": spec.flops_step(p.length, False),
-                        "cached_bytes_read": spec.decode_bytes(p.length)["total"],
+                        "cached_bytes_read": spec.step_bytes(p.length)["total"],
                         "cached_arithmetic_intensity": round(spec.arithmetic_intensity(p.length, True), 3)}
                        for p in result.points],
             "prefill_ms_to_build_the_cache": round(result.prefill_ms, 1), "sweep_s": round(result.seconds, 2)}

@@ -61,7 +61,7 @@ def test_time_step_leaves_the_cache_at_its_length(tiny):
 def test_step_bytes_are_the_weights_once_plus_every_row_of_cache(tiny):
     spec = tiny.spec
     for batch in (1, 4, 32):
-        read = batching.step_bytes(spec, batch, 64)
+        read = spec.step_bytes(64, batch)
         assert read["weights"] == spec.weight_bytes_per_step
         assert read["cache"] == batch * spec.cache_bytes(64, 1)
         assert read["total"] == read["weights"] + read["cache"]
@@ -99,3 +99,12 @@ def test_nearly_free_until_reads_the_curve():
     assert sweep.nearly_free_until() == 8
     assert sweep.nearly_free_until(slack=1.2) == 1
     assert batching.BatchSweep("m", 64, [2], [batching.BatchPoint(2, 64, 5.0, 1)]).nearly_free_until() is None
+
+
+def test_the_roofline_is_written_once(tiny):
+    spec = tiny.spec
+    budget = batching.step_budget(spec, 4, 64, bandwidth=2e9, peak_flops=3e10)
+    assert budget.bytes_read == spec.step_bytes(64, 4)["total"] == spec.weight_bytes_per_step + spec.cache_bytes(64, 4)
+    assert budget.memory_ms == batching.floor_ms(spec, 4, 64, 2e9)
+    assert budget.compute_ms == batching.compute_ms(spec, 4, 64, 3e10) == 4 * spec.flops_step(64, True) / 3e10 * 1000
+    assert budget.ridge == 15.0 and budget.intensity == budget.flops / budget.bytes_read

@@ -40,7 +40,7 @@ def test_tiny_shape_by_hand(tiny):
     # the step producing position 10: 2·74,048 + 2·64·V + 4·2·4·16·10 (cached) or ·55 (naive: 10 positions)
     assert spec.flops_step(10, cached=True) == 148_096 + 128 * V + 5_120
     assert spec.flops_step(10, cached=False) == 10 * 148_096 + 128 * V + 28_160
-    assert spec.decode_bytes(10) == {"weights": (74_048 + 64 * V) * 4, "cache": 5_120,
+    assert spec.step_bytes(10) == {"weights": (74_048 + 64 * V) * 4, "cache": 5_120,
                                      "total": (74_048 + 64 * V) * 4 + 5_120}
 
 

@@ -53,7 +53,7 @@ def batching_figure(sweep: batching.BatchSweep, spec: ModelSpec, bandwidth: floa
 
 def bytes_figure(spec: ModelSpec, sizes: list[int], context: int) -> go.Figure:
     """What a batched step reads: the weights once, each row's KV cache on top."""
-    reads = [batching.step_bytes(spec, b, context) for b in sizes]
+    reads = [spec.step_bytes(context, b) for b in sizes]
     labels = [str(b) for b in sizes]
     fig = go.Figure()
     fig.add_trace(go.Bar(x=labels, y=[r["weights"] / MIB for r in reads], name="weights (read once per step)",

@@ -5,6 +5,7 @@ import pytest
 
 from autoreg_core import cost
 from autoreg_core.spec import ModelSpec
+from autoreg_core.batching import StepBudget
 from autoreg_ui import cost as race
 from autoreg_ui import keys, messages
 
@@ -170,7 +171,8 @@ def test_decode_budget_by_hand():
     (3.0, "Most of a decode step is spent streaming bytes"),
 ])
 def test_verdict(measured, says):
-    b = race.DecodeBudget(L=10, weight_bytes=1_000_000, cache_bytes=0, flops=1_000_000, bandwidth=1e9, peak_flops=1e10)
+    b = StepBudget(batch=1, L=10, weight_bytes=1_000_000, cache_bytes=0, flops=1_000_000, bandwidth=1e9,
+                   peak_flops=1e10)
     # memory limit 1 ms, compute limit 0.1 ms
     text = race.verdict(b, measured)
     assert says in text and "**1.0 ms**" in text
