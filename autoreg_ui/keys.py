@@ -103,7 +103,7 @@ ATT_SECTION = "att_section"  # which of the page's sections is open (only the op
 
 # ---------------------------------------------------------------- sampling lab
 LAB_STEP = "lab"  # prefix of the page's step buttons (lab_next, lab_undo, lab_reset)
-LAB_KEPT = "__kept"  # suffix of a lab widget's durable copy (lab_temperature__kept ...)
+KEPT_SUFFIX = "__kept"  # suffix of a widget's durable copy across pages (lab_temperature__kept ...)
 LAB_SOURCE = "lab_source"
 LAB_PROMPT = "lab_prompt"
 LAB_CHAT = "lab_chat"

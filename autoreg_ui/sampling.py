@@ -26,7 +26,7 @@ from . import sampling_text as text
 from .charts import show_chart
 from .figures.sampling import beam_tree_figure, beams_frame
 from .sampling_text import beam_labels, context_text, continuation_progress
-from .state import current_session
+from .state import current_session, remember_widgets
 
 SESSION_SOURCE = "the session's next token"
 PROMPT_SOURCE = "a prompt typed here"
@@ -61,18 +61,9 @@ def defaults(sidebar: SamplingConfig, prompt: str, chat: bool) -> dict[str, obje
     }
 
 
-def restore(state: MutableMapping, first_values: dict[str, object]) -> None:
-    """Streamlit forgets the value of a widget a page did not draw: bring it back from its durable copy."""
-    for key, value in first_values.items():
-        if key not in state:
-            state[key] = state.get(key + keys.LAB_KEPT, value)
-
-
 def remember(state: MutableMapping) -> None:
-    """Copy the lab's widget values to their durable keys (call after the widgets are drawn)."""
-    for key in KEPT_WIDGETS:
-        if key in state:
-            state[key + keys.LAB_KEPT] = state[key]
+    """Keep the lab's widget values for the next visit (call after the widgets are drawn)."""
+    remember_widgets(state, KEPT_WIDGETS)
 
 
 def choose_valid(state: MutableMapping, key: str, options: list[str]) -> None:

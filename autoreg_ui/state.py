@@ -146,6 +146,22 @@ def session_or_start() -> Session | None:
     return current_session() or start_session(*kept_prompt())
 
 
+# ---------------------------------------------------------------- widget values kept (the one home)
+def restore_widgets(state: MutableMapping, first_values: dict[str, object]) -> None:
+    """Across pages: Streamlit forgets a widget another page did not draw; bring each back from its
+    durable copy (``remember_widgets``), or to its first value."""
+    for key, value in first_values.items():
+        if key not in state:
+            state[key] = state.get(key + keys.KEPT_SUFFIX, value)
+
+
+def remember_widgets(state: MutableMapping, widget_keys: Iterable[str]) -> None:
+    """Copy widget values to durable keys that outlive a page change (call after the widgets are drawn)."""
+    for key in widget_keys:
+        if key in state:
+            state[key + keys.KEPT_SUFFIX] = state[key]
+
+
 def keep_widget_values(state: MutableMapping, widget_keys: Iterable[str]) -> None:
     """Keep these widgets' values through runs that do not draw them (a closed tab or section).
 

@@ -15,13 +15,13 @@ from autoreg_ui.charts import show_chart
 from autoreg_ui.controls import open_section, step_row
 from autoreg_ui.figures.sampling import draw_figure, draws_figure, pipeline_figure, strategies_figure, sweep_figure
 from autoreg_ui.presenter import explain
-from autoreg_ui.state import bundle_or_stop, keep_widget_values, kept_prompt
+from autoreg_ui.state import bundle_or_stop, keep_widget_values, kept_prompt, restore_widgets
 
 st.title("Sampling lab")
 explain(text.INTRO)
 bundle = bundle_or_stop()
 state = st.session_state
-sampling.restore(state, sampling.defaults(sampling.sidebar_config(state), *kept_prompt()))
+restore_widgets(state, sampling.defaults(sampling.sidebar_config(state), *kept_prompt()))
 label = text.labeler(bundle.tokenizer)
 step_row(keys.LAB_STEP)
 source = sampling.source_picker(bundle, state)

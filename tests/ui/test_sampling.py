@@ -8,11 +8,12 @@ from autoreg_core.continuations import sample_continuations
 from autoreg_core.lab import temperature_sweep
 from autoreg_ui import keys, measuring
 from autoreg_ui import sampling as lab
+from autoreg_ui import state as state_module
 
 
 def _state(**sidebar):
     state = {keys.CONFIG: SamplingConfig(**sidebar)}
-    lab.restore(state, lab.defaults(state[keys.CONFIG], "The cat sat on the", False))
+    state_module.restore_widgets(state, lab.defaults(state[keys.CONFIG], "The cat sat on the", False))
     return state
 
 
@@ -29,7 +30,7 @@ def test_widget_values_survive_a_page_change():
     lab.remember(state)
     for key in lab.KEPT_WIDGETS:  # Streamlit forgets the widgets a page did not draw
         del state[key]
-    lab.restore(state, lab.defaults(SamplingConfig(temperature=0.2), "other", True))
+    state_module.restore_widgets(state, lab.defaults(SamplingConfig(temperature=0.2), "other", True))
     assert (state[keys.LAB_TEMPERATURE], state[keys.LAB_BEAM_WIDTH], state[keys.LAB_PROMPT]) == (
         1.7, 5, "The cat sat on the")
 
@@ -56,7 +57,7 @@ def test_buttons_copy_the_sidebar_and_draw_again():
     state[keys.LAB_TEMPERATURE], state[keys.LAB_SEED] = 2.0, 1
     lab.copy_sidebar(state)
     assert (state[keys.LAB_TEMPERATURE], state[keys.LAB_TOP_P], state[keys.LAB_SEED]) == (0.9, 0.5, 4)
-    assert state[keys.LAB_TEMPERATURE + keys.LAB_KEPT] == 0.9
+    assert state[keys.LAB_TEMPERATURE + keys.KEPT_SUFFIX] == 0.9
     assert lab.draw_seed(state) == 4
     lab.redraw(state)
     lab.redraw(state)
