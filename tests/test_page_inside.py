@@ -28,7 +28,10 @@ def _metrics(at) -> dict[str, str]:
 
 def test_page_before_any_measurement(page):
     assert page.title[0].value == "Inside generation"
-    assert [h.value[:2] for h in page.header][:4] == ["1 ", "2 ", "3 ", "4 "]
+    assert [h.value for h in page.header] == ["1 · Training reads the whole text at once; generation cannot",
+                                              "2 · The logit lens: a guess after every layer",
+                                              "3 · Prefill vs decode, in the units people quote",
+                                              "4 · When the cache runs out"]
     assert page.button(key=keys.INSIDE_TEACHER.run).disabled  # nothing generated yet
     assert not page.metric  # every measurement waits for its button
     counts = [d.value for d in page.dataframe if "what is counted" in d.value.columns][0]

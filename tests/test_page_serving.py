@@ -148,7 +148,10 @@ def test_speculative_work_reports_every_draft_on_both_prompts(tiny):
     case = found.result[0]
     for run in case.runs:
         text = serving_text.speculative_sentence(case, run)
-        assert text.startswith(f"**{run.draft}**") and ("faster" in text or "slower" in text)
+        speedup = case.plain.ms / run.ms  # the verdict the measured times imply, and only that one
+        verdict = f"**{speedup:.2f}× faster**." if speedup >= 1 else f"**{speedup:.2f}×, slower**: "
+        assert text.startswith(f"**{run.draft}** on “{case.label}”: ") and verdict in text
+        assert ("faster**" in text) == (speedup >= 1) and ("slower**" in text) == (speedup < 1)
         assert len(serving.round_rows(run, tiny.tokenizer)) == len(run.rounds)
         assert len(figs.rounds_figure(run).data) == 3
 
@@ -163,7 +166,12 @@ def test_precision_and_dial_work(tiny):
     assert len(serving_text.precision_sentences(found.result)) == 3
     dial = measuring.measure(state, "d", "dial", (), serving.dial_work(tiny, 32, lambda f, t: None))
     assert [bits for bits, _ in dial.result] == list(serving.DIAL_BITS)
-    assert "top-1 agreement" in serving_text.dial_sentence({"blocks of 32 (as in GGUF files)": dial.result})
+    label = next(iter(serving_text.GROUPINGS))
+    fallen = [bits for bits, q in dial.result if q.top1 < serving_text.COLLAPSE_TOP1]
+    expected = (f"**{label}**: top-1 agreement falls below 90% at **{max(fallen)} bits**" if fallen else
+                f"**{label}**: top-1 agreement stays above 90% down to {min(serving.DIAL_BITS)} bits")
+    sentence = serving_text.dial_sentence({label: dial.result})
+    assert sentence.startswith(expected) and sentence.endswith(".")
     assert len(figs.dial_figure({"blocks": dial.result}).data) == 2
 
 
@@ -206,7 +214,8 @@ def test_page_measures_each_idea(page):
         page.button(key=job.run).click().run()
         assert not page.exception, page.exception
     columns = _columns(page)
-    assert ["batch", "ms per step", "tokens/s"] == columns[0][:3]
+    assert columns[0] == ["batch", "ms per step", "tokens/s", "tokens/s ÷ batch 1", "MiB read per step",
+                          "KV cache share of the bytes", "bandwidth floor (ms)"]
     assert columns[1][0] == "batching" and "mean time to first token (s)" in columns[1]
     assert any("acceptance rate" in c for c in columns)
     assert any("KL from float32 (bits)" in c and "stored as" in c for c in columns)

@@ -149,7 +149,8 @@ def test_greedy_speculation_writes_exactly_plain_greedy(prompt, k):
         run = speculative.speculate(bundle, ids, draft, k, 30, GREEDY)
         assert run.tokens == plain.tokens and len(run.tokens) == 30
         assert run.forward_passes == len(run.rounds) + 1
-        assert [t for r in run.rounds for t in r.emitted][: 29] == run.tokens[1:]
+        emitted = [t for r in run.rounds for t in r.emitted]  # the last round may emit past the 30th token
+        assert emitted[:29] == run.tokens[1:] and 29 <= len(emitted) <= 29 + k + 1
         assert all(len(r.drafted) <= k and 0 <= r.accepted <= len(r.drafted) for r in run.rounds)
 
 

@@ -196,7 +196,10 @@ def test_every_key_works_on_every_page_and_not_while_typing(browser, app_url):
         box = page.get_by_label("Stop sequences", exact=False)
         box.click()
         box.type("ngux a")
-        page.wait_for_timeout(2000)
+        page.locator("h1").first.click()  # leaving the box commits its value: a rerun we can wait for
+        page.wait_for_function("new URLSearchParams(location.search).get('cfg_stops') === 'ngux a'")
+        page.wait_for_function(
+            "document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'")
         assert box.input_value() == "ngux a"
         assert "steps" not in _query(page.url) and page.locator("[data-testid=stProgress]").count() == 0
         _no_errors(page)

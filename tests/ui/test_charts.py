@@ -76,6 +76,7 @@ def test_the_hand_out_keeps_the_newest_chart_of_each_kind():
     assert [name for name, _ in kept] == [f"chart-{c}" for c in names] + ["chart-e", "step-4-top"]
     assert len(kept) == charts.KEEP_CHARTS and kept[-2][1] is figs[0] and kept[-1][1] is figs[2]
     assert isinstance(state[keys.HANDOUT_CHARTS], OrderedDict)
+    assert len(state[keys.HANDOUT_CHARTS]) == charts.KEEP_CHARTS  # the store itself stays bounded
 
 
 def _app():
