@@ -98,34 +98,6 @@ def test_worked_example_on_a_session_matches_the_live_cache(tiny):
     assert (ex.after_prefill, ex.at_end) == (s.prefill_record.cache_bytes, kvc.measured_bytes(s.cache))
 
 
-def test_shapes_table_and_formula_text(tiny):
-    s = Session(tiny, "The cat")
-    s.prefill()
-    rows = fig_cache.shapes_table(kvc.layer_shapes(s.cache))
-    P = s.prompt_len
-    assert rows == [{"layer": i, "K shape": f"[1, 2, {P}, 16]", "V shape": f"[1, 2, {P}, 16]", "dtype": "float32",
-                     "bytes (K+V)": 256 * P} for i in range(2)]
-    seventy = PRESETS["70B model with GQA, 4K tokens"]
-    assert fig_cache.formula_latex(seventy, 4096, 8) == (
-        r"2 \times 80 \times 8 \times 8 \times 128 \times 4{,}096 \times 2 = 10{,}737{,}418{,}240\ \text{bytes}")
-
-
-def test_memory_and_phase_figures():
-    spec = PRESETS["70B model with GQA, 4K tokens"]
-    fig = fig_cache.memory_figure(spec)
-    cache_line, weights_line, marker = fig.data
-    assert list(marker.x) == [4096] and marker.y[0] == pytest.approx(1.25)  # GiB
-    assert weights_line.y[0] == pytest.approx(68_976_648_192 * 2 / 1024 ** 3)
-    assert cache_line.y[0] == 0 and max(cache_line.x) == 8192
-    assert cache_line.y[-1] == pytest.approx(2.5)  # a straight line: twice the tokens, twice the bytes
-    quantised = fig_cache.memory_figure(spec.with_precision(weight_bytes=0.5))
-    assert quantised.data[1].y[0] == pytest.approx(weights_line.y[0] / 4)  # 4-bit weights...
-    assert list(quantised.data[0].y) == list(cache_line.y)  # ...leave the cache as it was
-    bars = fig_cache.phase_times_figure(2.0, 30.0, 12)
-    assert list(bars.data[0].y) == [2.0, 30.0]
-    assert fig_cache.cache_growth_figure([], 1.0).data == ()
-
-
 def test_positions_processed_is_the_seeds_50_plus_100_example():
     from autoreg_core.cache import positions_processed
 

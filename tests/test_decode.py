@@ -6,10 +6,19 @@ import types
 
 import pytest
 import torch
-from transformers import (MinPLogitsWarper, RepetitionPenaltyLogitsProcessor, TemperatureLogitsWarper,
-                          TopKLogitsWarper, TopPLogitsWarper)
+from transformers import (
+    MinPLogitsWarper,
+    RepetitionPenaltyLogitsProcessor,
+    TemperatureLogitsWarper,
+    TopKLogitsWarper,
+    TopPLogitsWarper,
+)
 
-from autoreg_core import SamplingConfig, decode
+from autoreg_core import (
+    SamplingConfig,
+    decode,
+)
+from autoreg_core.decode import entropy_bits, process, rank_of
 
 VOCAB = 500
 
@@ -248,3 +257,19 @@ def test_one_forward_limiter_per_process_replaced_only_when_the_setting_changes(
     assert decode._forward_slots is not first
     decode.limit_concurrent_forwards(None)
     assert decode._forward_slots is None
+
+
+def test_pipeline_stages_run_in_generates_order_and_greedy_skips_the_warpers():
+    def active(cfg):
+        return [s.name for s in process(torch.randn(300), [4, 5], cfg).stages if s.active]
+
+    assert active(SamplingConfig(temperature=0, top_k=5, top_p=0.5)) == ["raw logits", "greedy"]
+    assert active(SamplingConfig(temperature=0.5, top_k=3, top_p=0.9, min_p=0.1, repetition_penalty=1.1)) == [
+        "raw logits", "repetition penalty", "temperature", "top-k", "top-p", "min-p"]
+    assert active(SamplingConfig(temperature=1.0, top_k=0, top_p=1.0)) == ["raw logits"]
+
+
+def test_entropy_and_rank():
+    probs = torch.tensor([0.5, 0.25, 0.25, 0.0])
+    assert entropy_bits(probs) == pytest.approx(1.5)
+    assert rank_of(probs, 0) == 1 and rank_of(probs, 2) == 2 and rank_of(probs, 3) == 4

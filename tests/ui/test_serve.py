@@ -1,0 +1,15 @@
+"""The server's entry point: streamlit run app.py, in st.navigation mode from the very first run."""
+from autoreg_ui import serve
+
+
+def test_serve_runs_app_py_with_the_given_options(monkeypatch):
+    from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.web import cli
+
+    seen = {}
+    monkeypatch.setattr(cli, "main", lambda: seen.setdefault("argv", list(serve.sys.argv)))
+    monkeypatch.setattr(PagesManager, "uses_pages_directory", None, raising=False)
+    monkeypatch.setattr(serve.sys, "argv", ["python"])
+    serve.main(["--server.port", "8765"])
+    assert seen["argv"] == ["streamlit", "run", serve.APP, "--server.port", "8765"]
+    assert serve.APP.endswith("app.py") and PagesManager.uses_pages_directory is False
