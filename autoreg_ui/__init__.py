@@ -1,1 +1,1 @@
-"""Streamlit glue shared by every page: the shared model, the per-tab session, the sidebar."""
+"""autoreg_ui: everything a person sees — one lesson per name (X.py, X_text.py, figures/X.py), the shared sidebar, links, measuring."""
