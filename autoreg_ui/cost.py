@@ -46,20 +46,46 @@ class RaceKey:
 
 
 @dataclass
-class Running:
-    """A sweep in progress: its points land here as they are measured, so an interruption keeps them."""
+class Running(measuring.Kept):
+    """A sweep in progress, kept like every result (stamp: its ``RaceKey``; result: its points so far), so an
+    interruption keeps what was measured."""
 
-    key: RaceKey
-    lengths: list[int]  # what this run measures
-    started: float  # perf_counter at the start
-    points: list[cost.CostPoint] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)  # what this run measures
+    started: float = 0.0  # perf_counter at the start
     before: cost.SweepResult | None = None  # the stopped result this run resumes
+
+    @property
+    def key(self) -> RaceKey:
+        return self.stamp
+
+    @property
+    def points(self) -> list[cost.CostPoint]:
+        return self.result
+
+
+def running(key: RaceKey, lengths: list[int], started: float, points: list[cost.CostPoint] | None = None,
+            before: cost.SweepResult | None = None) -> Running:
+    return Running(stamp=key, result=list(points or []), lengths=list(lengths), started=started, before=before)
 
 
 @dataclass
 class Race:
-    results: dict[RaceKey, cost.SweepResult] = field(default_factory=dict)
+    """This tab's races: one ``measuring.Kept`` per race (stamped with its ``RaceKey``; the race page offers
+    the other lengths kept for the same setup), and the one running, if any."""
+
+    kept: dict[RaceKey, measuring.Kept] = field(default_factory=dict)
     running: Running | None = None
+
+    @property
+    def results(self) -> dict[RaceKey, cost.SweepResult]:
+        return {key: found.result for key, found in self.kept.items()}
+
+    def result(self, key: RaceKey) -> cost.SweepResult | None:
+        found = measuring.kept(self.kept, key, key)
+        return None if found is None else found.result
+
+    def keep(self, key: RaceKey, result: cost.SweepResult) -> cost.SweepResult:
+        return measuring.keep(self.kept, key, measuring.Kept(key, result)).result
 
 
 def race(state: MutableMapping) -> Race:
@@ -79,11 +105,11 @@ def length_choices(max_positions: int, cap: int | None = None) -> tuple[list[int
 
 def other_lengths(state: MutableMapping, key: RaceKey) -> list[int]:
     """Longest lengths with a kept result for the same model, device and dtype."""
-    return sorted(k.max_len for k in race(state).results if k.same_setup(key) and k != key)
+    return sorted(k.max_len for k in race(state).kept if k.same_setup(key) and k != key)
 
 
 def forget(state: MutableMapping) -> None:
-    race(state).results.clear()
+    race(state).kept.clear()
 
 
 # ---------------------------------------------------------------- run, stop, resume
@@ -110,7 +136,7 @@ def recover(state: MutableMapping) -> None:
                                points=list(running.points), stopped_early=True,
                                seconds=time.perf_counter() - running.started,
                                load_avg=cost.load_average(), cpu_count=os.cpu_count())
-    current.results[key] = merge(running.before, partial)
+    current.keep(key, merge(running.before, partial))
 
 
 def run(state: MutableMapping, bundle, key: RaceKey, *, resume: bool = False,
@@ -124,15 +150,14 @@ def run(state: MutableMapping, bundle, key: RaceKey, *, resume: bool = False,
     about the line). A failure (out of memory, an odd architecture ...) becomes a message, never an exception.
     """
     current = race(state)
-    before = current.results.get(key) if resume else None
+    before = current.result(key) if resume else None
     lengths = before.remaining if before is not None else cost.sample_lengths(key.max_len)
-    running = Running(key, lengths, time.perf_counter(), before=before)
-    current.running = running
+    now_running = current.running = running(key, lengths, time.perf_counter(), before=before)
 
     def progress(fraction: float, point: cost.CostPoint) -> None:
-        running.points.append(point)
+        now_running.points.append(point)
         if on_progress is not None:  # every Streamlit call in here is where a Stop click lands
-            on_progress(fraction, (before.points if before else []) + running.points)
+            on_progress(fraction, (before.points if before else []) + now_running.points)
 
     try:
         with measuring.turn("the naive vs cached race", on_wait):
@@ -152,9 +177,8 @@ def run(state: MutableMapping, bundle, key: RaceKey, *, resume: bool = False,
         messages.say(NOTHING_MEASURED, state=state)
         return None
     if result.stopped_early:
-        messages.say(f"The {budget_s:.0f} s time budget ran out.", state=state)
-    current.results[key] = merge(before, result)
-    return current.results[key]
+        messages.say(measuring_text.budget_ran_out(budget_s), state=state)
+    return current.keep(key, merge(before, result))
 
 
 # ---------------------------------------------------------------- what the page says

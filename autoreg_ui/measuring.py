@@ -81,7 +81,7 @@ class Kept:
     settings or source it ran on): it is read back only under the same stamp, so a result never
     outlives its inputs, and it survives the rerun that a Stop click makes."""
 
-    stamp: tuple
+    stamp: tuple  # any value compared with == (a tuple, or a frozen dataclass such as the race's RaceKey)
     result: object = None
     chosen: object = None  # the learner's settings it was made with (a page may say when they changed)
 
@@ -104,7 +104,7 @@ def kept(state: MutableMapping, key: str, stamp: tuple | None = None, *, prefix:
     found = state.get(key)
     if not isinstance(found, kind or Kept):
         return None
-    if stamp is not None and (found.stamp[:len(stamp)] if prefix else found.stamp) != tuple(stamp):
+    if stamp is not None and (found.stamp[:len(stamp)] != tuple(stamp) if prefix else found.stamp != stamp):
         return None
     return found
 

@@ -42,8 +42,8 @@ max_len = st.select_slider("Longest sequence to measure", options=choices, key=k
                            help="Up to 1024 takes about 20–30 s on a quiet 2-core CPU.")
 st.caption(f"Lengths: {', '.join(map(str, engine.sample_lengths(max_len)))}.")
 key = cost.RaceKey.of(bundle, max_len)
-results = cost.race(state).results
-kept = results.get(key)
+races = cost.race(state)
+kept = races.result(key)
 c1, c2, c3, c4 = st.columns([2, 1, 1.4, 1])
 resumable = bool(kept and kept.remaining)  # then key A continues the race, else it runs it
 run = c1.button("Run the race again" if kept else "Run the race", key=keys.COST_RUN, type="primary",
@@ -54,7 +54,7 @@ resume = c3.button(f"Continue from L = {kept.remaining[0]}" if resumable else "C
                    help="Measure the lengths a stopped race did not reach.")
 c2.button("Stop", key=keys.COST_STOP, disabled=not (run or resume),
           help="Ends the race after the length being measured; what was measured is kept.")
-if c4.button("Forget results", key=keys.COST_CLEAR, disabled=not results):
+if c4.button("Forget results", key=keys.COST_CLEAR, disabled=not races.kept):
     cost.forget(state)
 if run or resume:
     bar, live = st.progress(0.0, text="Warm-up, then the shortest lengths first…"), st.empty()
@@ -69,7 +69,7 @@ if run or resume:
     bar.empty()
     live.empty()
 messages.show()
-result = results.get(key)
+result = races.result(key)
 if result is None:
     st.info(text.press_run(cost.other_lengths(state, key)))
 else:

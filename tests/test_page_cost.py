@@ -99,7 +99,7 @@ def test_interrupted_race_is_kept_and_can_be_continued(page, tiny_folder):
     """A Stop click reruns the script mid-race; the next run keeps the points measured so far."""
     key = _key(tiny_folder, 16)
     state = cost.Race()
-    state.running = cost.Running(key, engine.sample_lengths(16), started=0.0,
+    state.running = cost.running(key, engine.sample_lengths(16), started=0.0,
                                  points=[engine.CostPoint(L, 1.0, 1.0 + L / 10, 3, 1, L - 1) for L in (1, 2, 4)])
     page.session_state[keys.COST_RACE] = state
     page.select_slider(key=keys.COST_MAX_LEN).set_value(16)
@@ -120,7 +120,7 @@ def test_interrupted_race_is_kept_and_can_be_continued(page, tiny_folder):
 
 def test_interrupted_before_first_point(page):
     state = cost.Race()
-    state.running = cost.Running(cost.RaceKey("x", "cpu", "float32", 64), [1, 64], started=0.0)
+    state.running = cost.running(cost.RaceKey("x", "cpu", "float32", 64), [1, 64], started=0.0)
     page.session_state[keys.COST_RACE] = state
     page.run()
     assert not page.exception

@@ -77,7 +77,7 @@ def test_stop_keeps_the_points_and_resume_measures_the_rest(tiny):
 def test_recover_without_points_says_so():
     state = {}
     key = race.RaceKey("m", "cpu", "float32", 64)
-    race.race(state).running = race.Running(key, [1, 64], started=0.0)
+    race.race(state).running = race.running(key, [1, 64], started=0.0)
     race.recover(state)
     assert race.race(state).results == {} and race.race(state).running is None
     assert messages.take(state) == [("warning", "The race was stopped before the first length was measured.")]
@@ -98,10 +98,12 @@ def test_time_budget_and_failure_become_messages(tiny):
 
 def test_other_lengths_and_forget():
     state = {}
-    results = race.race(state).results
+    kept = race.race(state)
     for n in (64, 16, 32):
-        results[race.RaceKey("m", "cpu", "float32", n)] = cost.SweepResult("m", "cpu", "float32", [1, n])
-    results[race.RaceKey("other", "cpu", "float32", 8)] = cost.SweepResult("other", "cpu", "float32", [1, 8])
+        kept.keep(race.RaceKey("m", "cpu", "float32", n), cost.SweepResult("m", "cpu", "float32", [1, n]))
+    kept.keep(race.RaceKey("other", "cpu", "float32", 8), cost.SweepResult("other", "cpu", "float32", [1, 8]))
+    assert kept.result(race.RaceKey("m", "cpu", "float32", 16)).lengths == [1, 16]
+    assert kept.result(race.RaceKey("m", "cpu", "float32", 8)) is None
     assert race.other_lengths(state, race.RaceKey("m", "cpu", "float32", 32)) == [16, 64]
     race.forget(state)
     assert race.race(state).results == {} and isinstance(state[keys.COST_RACE], race.Race)
