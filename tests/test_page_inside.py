@@ -28,7 +28,7 @@ def _metrics(at) -> dict[str, str]:
 
 def test_page_before_any_measurement(page):
     assert page.title[0].value == "Inside generation"
-    assert [h.value for h in page.header] == ["1 · Training reads the whole text at once; generation cannot",
+    assert [h.value for h in page.main.header] == ["1 · Training reads the whole text at once; generation cannot",
                                               "2 · The logit lens: a guess after every layer",
                                               "3 · Prefill vs decode, in the units people quote",
                                               "4 · When the cache runs out"]
