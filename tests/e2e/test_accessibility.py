@@ -62,6 +62,7 @@ def test_no_wcag_violation_from_the_apps_own_elements(page, app_url, present):
             page.wait_for_url("**embed_options=dark_theme**")
         page.locator("h1").first.wait_for()
         _settled(page)
+        page.screenshot(path=str(ARTIFACTS / f"page-{'presenter' if present else 'normal'}-{path or 'step'}.png"))
         own = _own(_axe(page), page)
         if own:
             found[path or "step"] = own
