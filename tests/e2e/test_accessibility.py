@@ -23,8 +23,10 @@ STREAMLIT_FRAME = ("[data-testid=\"stToolbar\"]", "[data-testid=\"stHeader\"]", 
 
 
 def _settled(page) -> None:
+    """The script has finished and every element is drawn (no loading placeholder left to check)."""
     page.wait_for_function(
-        "document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'")
+        "document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
+        " && document.querySelectorAll('[data-testid=stSkeleton]').length === 0")
 
 
 def _axe(page) -> list[dict]:
