@@ -19,7 +19,7 @@ link_notes = links.read_on_load(st.session_state, st.query_params)  # before the
 
 PAGES = [
     st.Page("pages/0_start.py", title="Start here", icon=":material/flag:", url_path="start"),
-    st.Page("pages/1_step.py", title="Step through generation", icon=":material/play_arrow:", url_path="step", default=True),
+    st.Page("pages/1_step.py", title="Step through generation", icon=":material/play_arrow:", url_path="step"),
     st.Page("pages/8_tokens.py", title="Tokens", icon=":material/text_fields:", url_path="tokens"),
     st.Page("pages/2_attention.py", title="Attention and the KV cache", icon=":material/visibility:", url_path="attention"),
     st.Page("pages/3_sampling.py", title="Sampling lab", icon=":material/casino:", url_path="sampling"),
@@ -27,6 +27,8 @@ PAGES = [
     st.Page("pages/5_inside.py", title="Inside generation", icon=":material/science:", url_path="inside"),
     st.Page("pages/6_serving.py", title="How servers go fast", icon=":material/speed:", url_path="serving"),
     st.Page("pages/7_glossary.py", title="Glossary", icon=":material/menu_book:", url_path="glossary"),
+    # the app's root opens the step page too (every link written before /step existed), out of the menu
+    st.Page("pages/1_step.py", title="Step through generation", url_path="home", default=True, visibility="hidden"),
 ]
 
 page = st.navigation(PAGES)

@@ -31,7 +31,7 @@ class Stop:
     """One stop of the paths: a page opened by a link, what to do there, and its minutes in each path
     (0: not in that path)."""
     title: str
-    page: str  # url path ("" is the step page, served at /)
+    page: str  # url path of the page (every page opens by its own name)
     params: tuple[tuple[str, str], ...]
     short_minutes: int
     long_minutes: int
@@ -48,7 +48,7 @@ CAPITAL = (("prompt", "The capital of France is"), ("cfg_temperature", "0"))
 STORY = (("prompt", "Once upon a time, a small robot"), ("cfg_seed", "7"))
 
 STOPS = (
-    Stop("The loop, one token at a time", "", CAPITAL + (("steps", "3"),), 10, 15,
+    Stop("The loop, one token at a time", "step", CAPITAL + (("steps", "3"),), 10, 15,
          "Before each click on Next token, ask which word comes next; then look at the distribution it was "
          "chosen from. With more time, force an unlikely token and watch what follows."),
     Stop("Sampling: temperature, top-k, top-p", "sampling", STORY + (("steps", "2"),), 10, 15,

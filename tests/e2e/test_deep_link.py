@@ -21,3 +21,23 @@ def test_a_deep_link_first_gets_the_whole_app(browser):
         ctx.close()
     finally:
         stop_server(proc)
+
+
+NAMES = {"start": "Start here", "step": "Step through generation", "tokens": "Tokens",
+         "attention": "Attention and the KV cache", "sampling": "Sampling lab", "cost": "Naive vs KV cache",
+         "inside": "Inside generation", "serving": "How servers go fast", "glossary": "Glossary"}
+
+
+def test_every_page_opens_by_its_own_name(browser, app_url):
+    """/step, /tokens, … each open their page (no "Page not found"), and / still opens the step page."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    page.set_default_timeout(120_000)
+    for path, title in [*NAMES.items(), ("", "Step through generation")]:
+        page.goto(f"{app_url}/{path}")
+        page.get_by_role("heading", name=title).first.wait_for()
+        page.wait_for_timeout(300)
+        assert page.get_by_text("Page not found").count() == 0, path
+        nav = page.locator("[data-testid='stSidebarNav'] a").all_inner_texts()
+        assert len(nav) == len(NAMES), nav  # the root's alias of the step page stays out of the menu
+    ctx.close()

@@ -4,7 +4,7 @@ from urllib.parse import parse_qsl, urlsplit
 from autoreg_ui import link_codec
 from autoreg_ui import start_text as text
 
-TEACHING_ORDER = ["", "sampling", "attention", "cost", "inside", "serving"]
+TEACHING_ORDER = ["step", "sampling", "attention", "cost", "inside", "serving"]
 
 
 def _order(path) -> list[str]:
@@ -20,7 +20,7 @@ def test_two_paths_of_about_45_and_90_minutes():
 
 
 def test_paths_follow_the_teaching_order():
-    assert _order(text.SHORT) == ["", "sampling", "attention", "cost", "serving"]
+    assert _order(text.SHORT) == ["step", "sampling", "attention", "cost", "serving"]
     assert _order(text.LONG) == TEACHING_ORDER
 
 
@@ -39,4 +39,4 @@ def test_a_stop_is_one_markdown_line_with_its_link():
     stop = text.SHORT[0]
     assert text.stop_markdown(1, stop, text.SHORT) == f"1. **[{stop.title}]({stop.link})** · 10 min — {stop.do}"
     assert text.stop_markdown(1, stop, text.LONG) == f"1. **[{stop.title}]({stop.link})** · 15 min — {stop.do}"
-    assert stop.link == "/?prompt=The+capital+of+France+is&cfg_temperature=0&steps=3"
+    assert stop.link == "/step?prompt=The+capital+of+France+is&cfg_temperature=0&steps=3"
