@@ -24,7 +24,7 @@ from autoreg_core import allowed_models
 from autoreg_core.replay import ReplayError, export_session, recipe_from_dict
 from autoreg_core.session import Session, SessionSnapshot
 
-from . import charts, keys, links, messages, settings
+from . import charts, keys, links, messages, palette, settings, step_text
 from .prompt_store import prompt_store, tab_id
 from .figures.step import history_frame, logprob_figure, token_strip_html, top_of_record, topn_figure
 
@@ -152,8 +152,7 @@ def handout_html(session: Session | SessionSnapshot, config, shown: list[tuple[s
               f"{len(records)} decode steps · {len(recipe['forced'])} forced.</p>",
               _segments_table(recipe["segments"])]
     parts += ["<h2>The text, token by token</h2>", token_strip_html(session.views(), records, session.prompt_len),
-              '<p class="note">Grey dashed: prompt tokens. Generated tokens are coloured by the probability the model '
-              "gave them (red unlikely, green confident); an outline marks a forced token. Hover for the numbers.</p>"]
+              f'<p class="note">{html.escape(step_text.strip_legend(session.prompt_len, len(records), palette.UNLIKELY))}</p>']
     if records:
         table = history_frame(session.bundle.tokenizer, records).to_html(index=False, escape=True)
         parts += ["<h2>Every step</h2>", table]

@@ -49,3 +49,12 @@ def around_the_loop(n_tokens: int, dtype: str) -> str:
 - **Other ways to write.** Non-autoregressive and diffusion-style models predict many positions at
   once and refine them; they are faster per token but harder to keep coherent.
 """
+
+
+def strip_legend(prompt_len: int, generated: int, unlikely: float) -> str:
+    """The key to the token strip's colours and marks (the colour is never the only cue)."""
+    return (f"{prompt_len} prompt tokens (grey, dashed border) · {generated} generated, shaded by the probability "
+            "the model's own softmax gave them when chosen: pale yellow for unlikely, deeper blue-green for "
+            f"confident. A dotted underline marks a pick under {unlikely:.0%}, a purple outline a forced token. "
+            "Hover a token for its id, probability before and after the filters, rank and log-prob; a screen "
+            "reader reads the probability and rank with each token.")

@@ -45,7 +45,7 @@ MAX_SECONDS = 900
 ACTION_TIMEOUT_S = 120.0
 STEP_PAGE = ""  # the default page's url path
 TEMPERATURES = (0.5, 0.7, 0.9, 1.1)
-TOKEN_ID = re.compile(r'class="tok gen"[^>]*?title="position \d+ · id (\d+)')
+TOKEN_ID = re.compile(r'class="tok gen[^"]*"[^>]*?title="position \d+ · id (\d+)')
 FULL_MARK = "The class is full"
 
 NEXT, UNDO, RESET, SLIDER, OPEN = "next token", "undo", "reset", "temperature slider", "open"

@@ -3,7 +3,7 @@ import streamlit as st
 
 from autoreg_core.generate_call import generate_snippet, loop_snippet
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, export, keys, messages, step_text
+from autoreg_ui import controls, export, keys, messages, palette, step_text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.figures.step import (history_frame, logprob_figure, token_strip_html, top_of_pipeline,
                                      top_of_record, topn_figure)
@@ -37,9 +37,7 @@ def stepper() -> None:
         messages.show()
     records = session.records
     draw_strip()
-    st.caption(f"{session.prompt_len} prompt tokens (grey, dashed) · {len(records)} generated, coloured by the "
-               "probability the model's own softmax gave them when chosen (red unlikely → green confident). "
-               "Hover a token for its id, that probability, its probability after the filters, rank and log-prob.")
+    st.caption(step_text.strip_legend(session.prompt_len, len(records), palette.UNLIKELY))
     if records and records[-1].stop is not None:
         st.success(f"Generation stopped: {records[-1].stop[1]}.")
 

@@ -40,13 +40,13 @@ def test_next_generate_undo_reset_force(embedded):
     assert not at.exception
     s = _session(at)
     assert len(s.records) == 1
-    assert _strip(at).count('class="tok gen"') == 1
+    assert _strip(at).count('class="tok gen') == 1
     assert at.metric[0].value == "1"
 
     at.number_input(key="step_gen_n").set_value(5).run()
     at.button(key="step_generate").click().run()
     assert not at.exception and len(s.records) == 6
-    assert _strip(at).count('class="tok gen"') == 6
+    assert _strip(at).count('class="tok gen') == 6
     assert at.dataframe.len == 0 and len(at.get("plotly_chart")) == 1  # only the open view is drawn
     _open_view(at, "History")
     assert at.dataframe[0].value.shape[0] == 6 and len(at.get("plotly_chart")) == 0
@@ -68,7 +68,7 @@ def test_next_generate_undo_reset_force(embedded):
     assert len(s.records) == 6  # nothing lost
 
     at.button(key="step_reset").click().run()
-    assert len(s.records) == 0 and _strip(at).count('class="tok gen"') == 0
+    assert len(s.records) == 0 and _strip(at).count('class="tok gen') == 0
 
 
 def test_stop_reason_is_shown(embedded):

@@ -3,6 +3,7 @@ import pytest
 import torch
 
 from autoreg_core import SamplingConfig, Session
+from autoreg_ui import palette
 from autoreg_ui.figures.step import (HISTORY_COLUMNS, OTHER_LABEL, TopN, history_frame, logprob_figure,
                                      token_strip_html, top_of_pipeline, top_of_record, topn_figure)
 
@@ -50,7 +51,7 @@ def test_token_strip_escapes_html(tiny):
     s.step(SamplingConfig(temperature=0))
     out = token_strip_html(s.views(), s.records, s.prompt_len)
     assert "<script>" not in out and "&lt;" in out
-    assert out.count('class="tok prompt"') == s.prompt_len and out.count('class="tok gen"') == 1
+    assert out.count('class="tok prompt"') == s.prompt_len and out.count('class="tok gen') == 1
 
 
 def test_history_and_logprob_chart(tiny):
@@ -68,3 +69,16 @@ def test_history_and_logprob_chart(tiny):
 def test_topn_figure_from_plain_arrays(tiny):
     fig = topn_figure(tiny.tokenizer, TopN([5, 6], [0.5, 0.25], [0.75, 0.25], chosen=6))
     assert list(fig.data[0].y) == [0.5, 0.25, 0.25] and list(fig.data[1].y) == [0.75, 0.25, 0.0]
+
+
+def test_token_strip_reads_to_a_screen_reader_and_marks_unlikely_picks_without_colour(tiny):
+    s = Session(tiny, "The cat sat")
+    s.step(SamplingConfig(temperature=0))
+    s.force(5, SamplingConfig(temperature=0))
+    out = token_strip_html(s.views(), s.records, s.prompt_len)
+    assert out.count('role="listitem"') == len(s.views())
+    for rec in s.records:
+        assert f"probability {rec.prob:.1%}, rank {rec.rank}" in out
+    assert out.count(", forced</span>") == sum(r.forced for r in s.records) == 1
+    unlikely = sum(r.prob < palette.UNLIKELY for r in s.records)
+    assert unlikely >= 1 and out.count("tok gen unlikely") == unlikely
