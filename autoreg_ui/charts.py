@@ -12,10 +12,12 @@ import html
 import re
 from collections import OrderedDict
 
+import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from . import keys, presenter
+from . import charts_text, keys, presenter
 
 # presenter mode: sizes in px (plotly's unit); the tick labels are what the back of the room reads
 LARGE = dict(font=20, title=26, axis_title=22, ticks=19, legend=19, annotations=19, text=17, hover=18)
@@ -104,6 +106,49 @@ def install_export_script() -> None:
     st.html(EXPORT_JS, unsafe_allow_javascript=True)
 
 
+def _values(seq) -> list:
+    """A trace's x, y or z as a plain list (plotly keeps tuples, lists or numpy arrays)."""
+    return np.asarray(seq).tolist() if seq is not None else []
+
+
+def _axis_title(axis) -> str | None:
+    return axis.title.text if axis is not None and axis.title is not None and axis.title.text else None
+
+
+def figure_table(fig: go.Figure) -> pd.DataFrame:
+    """Every number a chart draws, one row per mark: its series, where it sits (x, y) and, for a heatmap, its value.
+
+    Built from the figure's own traces, so the table says exactly what the chart shows (a screen reader or a
+    spreadsheet reads this instead of the picture). Columns take the axis titles when the chart has one pair.
+    """
+    x_name = _axis_title(fig.layout.xaxis) or "x"
+    y_name = _axis_title(fig.layout.yaxis) or "y"
+    if y_name == x_name:
+        y_name = f"{y_name} (y)"
+    rows: list[tuple] = []
+    for number, trace in enumerate(fig.data):
+        series = trace.name or f"series {number + 1}"
+        if getattr(trace, "z", None) is not None:  # a heatmap: one row per cell
+            z = _values(trace.z)
+            ys = _values(trace.y) or list(range(len(z)))
+            for i, row in enumerate(z):
+                xs = _values(trace.x) or list(range(len(row)))
+                rows += [(series, xs[j], ys[i], value) for j, value in enumerate(row)]
+            continue
+        xs, ys = _values(getattr(trace, "x", None)), _values(getattr(trace, "y", None))
+        if not xs and not ys:
+            continue
+        xs = xs or list(range(len(ys)))
+        ys = ys or list(range(len(xs)))
+        rows += [(series, a, b, None) for a, b in zip(xs, ys)]
+    frame = pd.DataFrame(rows, columns=["series", x_name, y_name, "value"])
+    if frame["value"].isna().all():
+        frame = frame.drop(columns="value")
+    if frame["series"].nunique() <= 1:
+        frame = frame.drop(columns="series")
+    return frame
+
+
 def show_chart(fig: go.Figure, key: str, filename: str, *, where=None, export: bool = True, keep: bool = True,
                **plotly_kwargs):
     """``st.plotly_chart`` with presenter styling, PNG/SVG buttons and a copy for the hand-out.
@@ -117,6 +162,8 @@ def show_chart(fig: go.Figure, key: str, filename: str, *, where=None, export: b
     event = box.plotly_chart(shown, key=key, config=chart_config(name), **plotly_kwargs)
     if export:
         box.html(export_buttons_html(key, name))
+        if box.toggle(charts_text.TABLE_TOGGLE, key=f"{key}{keys.TABLE_SUFFIX}", help=charts_text.TABLE_HELP):
+            box.dataframe(figure_table(fig), hide_index=True)  # drawn only when asked: a click stays cheap
     if keep:
         remember(st.session_state, name, fig)
     return event

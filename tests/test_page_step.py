@@ -138,3 +138,17 @@ def test_typed_force_text_survives_a_visit_to_another_view(embedded):
     assert at.text_input.len == 0  # the force box is not drawn in this view
     _open_view(at, "Force the next token")
     assert at.text_input(key="force_text").value == " banana"
+
+
+def test_a_chart_shows_its_numbers_as_a_table_when_asked(embedded):
+    at = _app()
+    at.slider(key="cfg_temperature").set_value(0.0).run()
+    at.button(key="step_next").click().run()
+    shown = len(at.dataframe)
+    at.toggle(key="last_chart__table").set_value(True).run()
+    assert not at.exception, at.exception
+    assert len(at.dataframe) == shown + 1
+    table = at.dataframe[-1].value
+    record = _session(at).records[-1]
+    assert list(table.columns) == ["series", "token", "probability"]
+    assert table["probability"].iloc[0] == pytest.approx(record.top_probs[0].item())

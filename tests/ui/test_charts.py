@@ -1,7 +1,9 @@
 """show_chart: presenter styling (pure), the PNG/SVG buttons, and the charts kept for the hand-out."""
 from collections import OrderedDict
 
+import numpy as np
 import plotly.graph_objects as go
+import pytest
 from plotly.subplots import make_subplots
 from streamlit.testing.v1 import AppTest
 
@@ -110,3 +112,38 @@ def test_show_chart_in_a_page():
     specs = {c.proto.id.split("-")[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
     assert specs["demo_chart"]["layout"]["xaxis"]["tickfont"]["size"] == charts.LARGE["ticks"]
     assert specs["live_chart"]["layout"]["font"]["size"] == charts.LARGE["font"]
+
+
+def test_figure_table_holds_every_bar_of_a_chart_under_its_axis_titles():
+    from autoreg_ui.charts import figure_table
+
+    fig = go.Figure(data=[go.Bar(name="before", x=["a", "b", "c"], y=[0.5, 0.3, 0.2]),
+                          go.Bar(name="after", x=["a", "b", "c"], y=[0.6, 0.4, 0.0])],
+                    layout=dict(xaxis=dict(title=dict(text="token")), yaxis=dict(title=dict(text="probability"))))
+    table = figure_table(fig)
+    assert list(table.columns) == ["series", "token", "probability"]
+    assert table.values.tolist() == [["before", "a", 0.5], ["before", "b", 0.3], ["before", "c", 0.2],
+                                     ["after", "a", 0.6], ["after", "b", 0.4], ["after", "c", 0.0]]
+
+
+def test_figure_table_of_a_heatmap_has_one_row_per_cell():
+    from autoreg_ui.charts import figure_table
+
+    fig = go.Figure(go.Heatmap(z=np.array([[1.0, 0.0], [0.25, 0.75]]), x=["k0", "k1"], y=["q0", "q1"]))
+    table = figure_table(fig)
+    assert list(table.columns) == ["x", "y", "value"]
+    assert table.values.tolist() == [["k0", "q0", 1.0], ["k1", "q0", 0.0], ["k0", "q1", 0.25], ["k1", "q1", 0.75]]
+
+
+def test_every_figure_the_step_page_draws_becomes_a_table_of_its_values(tiny):
+    from autoreg_core import SamplingConfig, Session
+    from autoreg_ui.charts import figure_table
+    from autoreg_ui.figures.step import logprob_figure, top_of_record, topn_figure
+
+    s = Session(tiny, "The cat sat")
+    for _ in range(3):
+        s.step(SamplingConfig(temperature=0))
+    bars = figure_table(topn_figure(tiny.tokenizer, top_of_record(s.records[-1], 5)))
+    assert len(bars) == 2 * len(topn_figure(tiny.tokenizer, top_of_record(s.records[-1], 5)).data[0].x)
+    chain = figure_table(logprob_figure(s.records))
+    assert chain["nats"].tolist()[:3] == pytest.approx([r.logprob for r in s.records])
