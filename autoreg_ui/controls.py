@@ -15,7 +15,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from autoreg_core import SessionError
 
-from . import keys, limits, links, messages
+from . import guide, keys, limits, links, messages
 from .state import current_config, current_session, session_or_start
 
 NEXT_SHORTCUT, GENERATE_SHORTCUT, UNDO_SHORTCUT, RESET_SHORTCUT, ADVANCE_SHORTCUT = "N", "G", "U", "X", "A"
@@ -133,9 +133,10 @@ def open_section(sections: dict[str, Callable[..., None]], key: str, *args) -> N
     page with many of them shows one section at a time and a click redraws the open one only.
     """
     tabs = st.tabs(list(sections), key=key, on_change="rerun")
-    for draw, tab in zip(sections.values(), tabs):
+    for (label, draw), tab in zip(sections.items(), tabs):
         if tab.open:
             with tab:
+                guide.show(label)
                 draw(*args)
 
 

@@ -9,7 +9,7 @@ import streamlit as st
 from autoreg_core import decode
 from autoreg_core.beam import beam_search
 from autoreg_core.lab import compare_strategies, draw_many, inverse_cdf_draw, shown_ids, top_token_ids
-from autoreg_ui import keys, messages, sampling
+from autoreg_ui import guide, keys, messages, predict, sampling
 from autoreg_ui import sampling_text as text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.controls import open_section, step_row
@@ -18,6 +18,7 @@ from autoreg_ui.presenter import explain
 from autoreg_ui.state import bundle_or_stop, keep_widget_values, kept_prompt, restore_widgets
 
 st.title("Sampling lab")
+predict.show("sampling")  # asked before the page shows its answers
 explain(text.INTRO)
 bundle = bundle_or_stop()
 state = st.session_state
@@ -82,7 +83,7 @@ VIEWS = {"The pipeline, stage by stage": the_pipeline, "The draw": the_draw, "Dr
 @st.fragment
 def sampling_section() -> None:
     t_start = time.perf_counter()
-    st.header("1 · Sampling one set of logits")
+    st.header("1 · Sampling one set of logits")  # each of its tabs has its own box
     keep_widget_values(state, (keys.LAB_N,))  # drawn in one view only: kept while another is open
     sampling.pipeline_controls(state)
     pipe = decode.process(source.logits, source.ids, sampling.lab_config(state))
@@ -94,7 +95,7 @@ def sampling_section() -> None:
 
 @st.fragment
 def strategies_section() -> None:
-    st.header("2 · Strategies side by side")
+    guide.header("2 · Strategies side by side")
     sampling.strategy_controls(state)
     rows = compare_strategies(source.logits, sampling.strategies(state))
     ids = top_token_ids(source.logits, 12)
@@ -106,7 +107,7 @@ def strategies_section() -> None:
 
 @st.fragment
 def continuations_section() -> None:
-    st.header("3 · Continuations")
+    guide.header("3 · Continuations")
     explain(text.CONTINUATIONS)
     configs = sampling.presets(state)
     run = sampling.continuation_controls(state, list(configs))
@@ -122,7 +123,7 @@ def continuations_section() -> None:
 
 @st.fragment
 def beam_section() -> None:
-    st.header("4 · Beam search")
+    guide.header("4 · Beam search")
     explain(text.BEAMS)
     st.latex(text.BEAM_SCORE_LATEX)
     explain(text.LENGTH_PENALTY)

@@ -6,7 +6,7 @@ import streamlit as st
 
 from autoreg_core import cost as engine
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, cost, keys, limits, measuring, measuring_text, messages
+from autoreg_ui import controls, cost, guide, keys, limits, measuring, measuring_text, messages, predict
 from autoreg_ui import cost_text as text
 from autoreg_ui.figures import cost as figs
 from autoreg_ui.charts import show_chart
@@ -15,6 +15,7 @@ from autoreg_ui.presenter import explain
 from autoreg_ui.state import bundle_or_stop, current_session
 
 st.title("Naive vs KV cache: what each token costs")
+predict.show("cost")  # asked before the page shows its answers
 explain(text.INTRO)
 bundle = bundle_or_stop()
 spec, state, dtype = bundle.spec, st.session_state, dtype_name(bundle.dtype)
@@ -33,7 +34,7 @@ def your_sequence() -> None:
 your_sequence()
 cost.recover(state)
 
-st.header("1 · The race")
+guide.header("1 · The race")
 explain(text.RACE)
 choices, default = cost.length_choices(bundle.spec.max_positions, limits.max_race_length())
 if state.get(keys.COST_MAX_LEN) not in choices:
@@ -93,7 +94,7 @@ else:
     st.download_button("Download the table (CSV)", table.to_csv(index=False).encode("utf-8"),
                        file_name=cost.csv_name(result), mime="text/csv", key=keys.COST_CSV)
 
-st.header("2 · Count, don't just time")
+guide.header("2 · Count, don't just time")
 st.markdown(text.counts_intro(spec))
 st.latex(text.F_NAIVE)
 st.latex(text.F_CACHE)
@@ -115,7 +116,7 @@ else:
 
 def memory_bound() -> None:
     """Section 3: the bytes a decode step reads against the FLOPs it does, on this machine's roofs."""
-    st.header("3 · Why a decode step is memory-bound")
+    guide.header("3 · Why a decode step is memory-bound")
     st.caption(BYTE_UNITS_NOTE)
     again = st.button("Measure the machine again", key=keys.COST_ROOFS)
     try:
@@ -144,5 +145,5 @@ def memory_bound() -> None:
 
 memory_bound()
 
-st.header("4 · CPU vs GPU")
+guide.header("4 · CPU vs GPU")
 st.info(text.cpu_vs_gpu(bundle.device.type == "cuda", last if result else None))

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from autoreg_core import lens, phases, window
-from autoreg_ui import controls, inside, keys, measuring, messages
+from autoreg_ui import controls, guide, inside, keys, measuring, messages, predict
 from autoreg_ui import inside_text as text
 from autoreg_ui.figures import inside as figs
 from autoreg_ui.charts import show_chart
@@ -12,6 +12,7 @@ from autoreg_ui.state import bundle_or_stop, session_or_start
 
 state = st.session_state
 st.title("Inside generation")
+predict.show("inside")  # asked before the page shows its answers
 explain(text.INTRO)
 bundle = bundle_or_stop()
 session = session_or_start()
@@ -20,7 +21,7 @@ if session is None:
 inside.sweep_settle(state)
 tok = bundle.tokenizer
 
-st.header("1 · Training reads the whole text at once; generation cannot")
+guide.header("1 · Training reads the whole text at once; generation cannot")
 explain(text.TEACHER_FORCING)
 pressed = controls.step_buttons(keys.INSIDE_PAGE)
 if pressed:
@@ -49,7 +50,7 @@ if kept is not None:
         inside.show_side_by_side(tok, text.BRANCH_CAPTIONS, branch.actual, branch.own)
     st.dataframe(inside.teacher_rows(tok, records, scored), hide_index=True, key=keys.INSIDE_TEACHER_ROWS)
 
-st.header("2 · The logit lens: a guess after every layer")
+guide.header("2 · The logit lens: a guess after every layer")
 explain(text.LOGIT_LENS)
 n_steps = len(session.records)
 inside.clamp(state, keys.INSIDE_LENS_STEP, 1, n_steps + 1, max(1, n_steps))
@@ -67,7 +68,7 @@ if reading is not None:
     show_chart(figs.lens_target_figure(tok, reading), key=keys.INSIDE_LENS_TARGET_FIG, filename="logit-lens-target")
     show_chart(figs.lens_figure(tok, reading), key=keys.INSIDE_LENS_GRID_FIG, filename="logit-lens-grid")
 
-st.header("3 · Prefill vs decode, in the units people quote")
+guide.header("3 · Prefill vs decode, in the units people quote")
 explain(text.PREFILL_VS_DECODE)
 choice = st.radio("Prompt for sections 3 and 4", inside.PROMPT_CHOICES, horizontal=True,
                   key=keys.INSIDE_PROMPT_CHOICE)
@@ -109,7 +110,7 @@ worked = inside.run_and_keep(state, keys.INSIDE_EXAMPLE, measuring.stamp(bundle,
 if worked is not None:
     inside.show_metrics(inside.phase_numbers(worked))
 
-st.header("4 · When the cache runs out")
+guide.header("4 · When the cache runs out")
 explain(text.CACHE_RUNS_OUT)
 max_window = min(512, bundle.spec.max_positions)
 inside.clamp(state, keys.INSIDE_WINDOW_SIZE, 2, max_window, min(64, max_window))

@@ -6,7 +6,7 @@ import streamlit as st
 
 from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models, batching, scheduler, speculative
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, keys, measuring, measuring_text, serving
+from autoreg_ui import controls, guide, keys, measuring, measuring_text, predict, serving
 from autoreg_ui import serving_text as text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.figures import serving as figs
@@ -15,6 +15,7 @@ from autoreg_ui.presenter import explain
 from autoreg_ui.state import bundle_or_stop, current_config, shared_bundle
 
 st.title("How servers go fast")
+predict.show("serving")  # asked before the page shows its answers
 explain(text.INTRO)
 bundle = bundle_or_stop()
 spec = bundle.spec
@@ -28,7 +29,7 @@ bandwidth, peak = roofs.bandwidth, roofs.peak
 st.caption(measuring_text.roofs_caption(time.time() - roofs.measured_at, roofs.load, roofs.cores))
 
 
-st.header("1 · Batching: one weight read, many sequences")
+guide.header("1 · Batching: one weight read, many sequences")
 explain(text.BATCHING)
 largest = st.select_slider("Largest batch", options=batching.BATCH_SIZES, value=16, key=keys.SRV_BATCH_MAX)
 if measuring.run_controls(keys.SRV_BATCH, "Measure the batching curve"):
@@ -44,7 +45,7 @@ if found := measuring.show_kept(keys.SRV_BATCH.kept, bundle.name):
     st.dataframe(pd.DataFrame(serving.batching_rows(found.result, spec, bandwidth)), hide_index=True,
                  key=keys.SRV_BATCH.table)
 
-st.header("2 · Static vs continuous batching")
+guide.header("2 · Static vs continuous batching")
 explain(text.CONTINUOUS_BATCHING)
 c1, c2, c3 = st.columns(3)
 n = c1.slider("Requests in the queue", 2, scheduler.MAX_REQUESTS, 10, key=keys.SRV_QUEUE_REQUESTS)
@@ -65,7 +66,7 @@ if found := measuring.show_kept(keys.SRV_QUEUE.kept, bundle.name):
         st.dataframe(pd.DataFrame(serving.request_rows(found.result, bundle.tokenizer)), hide_index=True,
                      key=keys.SRV_REQUEST_TABLE)
 
-st.header("3 · Speculative decoding")
+guide.header("3 · Speculative decoding")
 explain(text.SPECULATIVE)
 others = [name for name in allowed_models() if name != bundle.name]
 c1, c2, c3, c4 = st.columns(4)
@@ -98,7 +99,7 @@ if found := measuring.show_kept(keys.SRV_SPEC.kept, bundle.name):
     if sampled and not config.greedy:
         st.caption(text.SAMPLED_TEXTS_DIFFER)
 
-st.header("4 · Precision: fewer bytes per weight")
+guide.header("4 · Precision: fewer bytes per weight")
 explain(text.PRECISION)
 if bundle.name == EMBEDDED_MODEL:
     st.info(text.EMBEDDED_WEIGHTS)

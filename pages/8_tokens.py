@@ -2,7 +2,7 @@
 import streamlit as st
 
 from autoreg_core.tokens import script_count, token_views
-from autoreg_ui import keys
+from autoreg_ui import guide, keys, predict
 from autoreg_ui import tokens_text as text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.figures.tokens import scripts_figure
@@ -10,6 +10,8 @@ from autoreg_ui.presenter import explain
 from autoreg_ui.state import bundle_or_stop, current_session, keep_widget_values
 
 st.title(text.TITLE)
+guide.show("tokens")
+predict.show("tokens")  # asked before the page shows its answers
 explain(text.INTRO)
 bundle = bundle_or_stop()
 tok = bundle.tokenizer
@@ -27,6 +29,7 @@ else:
     st.info(text.EMPTY)
 
 st.header(text.SCRIPTS_TITLE)
+guide.show("scripts")
 explain(text.SCRIPTS_INTRO)
 rows = [script_count(tok, name, sample) for name, sample in text.SAMPLES.items()]
 show_chart(scripts_figure(rows), key=keys.TOKENS_CHART, filename="tokens-per-character")

@@ -4,6 +4,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from autoreg_core import SamplingConfig
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 pytestmark = pytest.mark.integration
@@ -152,3 +154,15 @@ def test_a_chart_shows_its_numbers_as_a_table_when_asked(embedded):
     record = _session(at).records[-1]
     assert list(table.columns) == ["series", "token", "probability"]
     assert table["probability"].iloc[0] == pytest.approx(record.top_probs[0].item())
+
+
+def test_predict_then_check_answers_only_after_a_choice_with_the_live_numbers(embedded):
+    at = _app()
+    answers = lambda: [m.value for m in at.markdown if m.value.startswith(("**Right.**", "**Not quite.**"))]  # noqa: E731
+    assert answers() == []  # nothing is shown before the learner picks
+    at.radio(key="predict_step_top").set_value(0).run()
+    assert not at.exception, at.exception
+    p = float(_session(at).next_pipeline(SamplingConfig()).raw_probs.max())  # temperature does not change the raw softmax
+    shown = answers()
+    assert len(shown) == 1 and f"p = **{p:.1%}**" in shown[0]
+    assert shown[0].startswith("**Right.**" if p > 0.5 else "**Not quite.**")

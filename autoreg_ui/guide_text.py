@@ -1,0 +1,168 @@
+"""The folded Notice / Try / Ask box of every view: what to look at, one thing to change, one question for
+the class. Keyed by the view's own heading or tab label (the pages pass it), so a renamed view fails a test.
+"""
+from __future__ import annotations
+
+TITLE = "Notice · Try · Ask"
+NOTICE, TRY, ASK = "Notice", "Try", "Ask"
+
+GUIDES: dict[str, tuple[str, str, str]] = {
+    # ---- step page
+    "This step's distribution": (
+        "The pale bars are the model's own softmax; the dark ones are what is left after temperature, top-k, "
+        "top-p and min-p. The outlined bar is the token that was picked.",
+        "Set the temperature to 0, step, then set it to 1.5 and step again: compare how many bars stay tall.",
+        "Why can a token with only 5% probability still be picked, and how often would you expect it?"),
+    "Force the next token": (
+        "These are the candidates for the next token before anything is drawn: the model has already done its "
+        "work, only the choice is left.",
+        "Click an unlikely bar to force it, then step a few times and watch the text bend around that choice.",
+        "After a forced mistake, does the model ever go back and fix it? Why not?"),
+    "The chain rule, running": (
+        "Every bar is the log-probability of one chosen token; the line is their running sum, the log-probability "
+        "of the whole continuation. It only ever goes down.",
+        "Force one very unlikely token and see how far the line drops at that step.",
+        "Two continuations of the same length: which one did the model find more likely, and how can you tell?"),
+    "History": (
+        "Each row is one decode step: the token, its probability before and after the filters, its rank, the "
+        "entropy of the distribution and the time the step took.",
+        "Sort by entropy: are the uncertain steps the ones where the text could have gone several ways?",
+        "Why does the cache length grow by exactly one per row?"),
+    # ---- attention page
+    "1 · Where it looked": (
+        "One row of weights per head: how much the newest token's query drew from each earlier position. Each "
+        "row adds up to 1.",
+        "Step a few times and switch between layers 0, 15 and 29: where does the weight go in each?",
+        "Many heads put a lot of weight on the very first token. What might that token be doing for them?"),
+    "2 · Causal triangle": (
+        "Each row is a query, each column a key; everything above the diagonal is empty because a token may not "
+        "look at tokens after it.",
+        "Press Next token and watch the triangle gain exactly one row and one column.",
+        "If earlier rows never change when a token is added, what does the model not need to recompute?"),
+    "3 · Grouped-query attention": (
+        "Several query heads share one stored key/value head: the colours show which queries read the same cache.",
+        "Compare the heads of one group: do queries that share keys still look at different places?",
+        "What does sharing K and V between heads save, and what might it cost?"),
+    "4 · KV cache": (
+        "The cache bytes are measured from the tensors themselves and set next to the formula "
+        "2 × layers × KV heads × head size × positions × bytes.",
+        "Step ten times and check that the measured size grows by the same amount every step.",
+        "Why is the cache exact: why would recomputing the old keys and values give the same numbers?"),
+    "5 · Memory calculator": (
+        "The same formula, for models you cannot run here: the cache grows with layers, KV heads, length and batch.",
+        "Pick the 70B model at 4K tokens, then switch grouped-query attention off and compare the totals.",
+        "For a long chat, which becomes the bigger problem: the weights or the cache?"),
+    "6 · Prefill vs decode": (
+        "The prefill reads the whole prompt in one pass; each decode step reads one new token. Their times differ "
+        "much less than their token counts.",
+        "Lengthen the prompt and step again: which of the two times moves?",
+        "Why does the first token of an answer take longer to appear than the ones after it?"),
+    # ---- sampling lab
+    "The pipeline, stage by stage": (
+        "The logits pass through each processor in a fixed order (repetition penalty, temperature, top-k, top-p, "
+        "min-p); every stage shows what it removed or reshaped.",
+        "Turn on top-k = 5 and top-p = 0.5 together: which one ends up deciding?",
+        "Does the order of top-k and top-p matter, and can you think of a case where it would?"),
+    "The draw": (
+        "A draw is one uniform random number placed on the cumulative distribution: the token whose slice it "
+        "lands in is picked. The seed fixes that number.",
+        "Change the seed a few times and note how often the top token wins.",
+        "With the same seed and the same settings, will the draw ever differ? Why does that matter for a demo?"),
+    "Draw many": (
+        "Drawing many times builds a histogram that settles on the probabilities; the whiskers show how far a "
+        "count may wander by chance.",
+        "Draw 100 times, then 10,000 times, and compare the largest gap between frequency and probability.",
+        "How many draws would you need to tell a 1% token from a 2% token?"),
+    "Temperature sweep": (
+        "The same logits at many temperatures: low temperatures pile the mass on the leader, high ones spread it.",
+        "Find the temperature at which the top token drops below one half.",
+        "Why does temperature 0 mean 'always the top token' rather than 'divide by zero'?"),
+    "2 · Strategies side by side": (
+        "The same prompt continued by greedy decoding and by sampling with different settings, side by side.",
+        "Run it twice with different seeds: which columns change and which stay put?",
+        "Which strategy would you want for code, and which for a story?"),
+    "3 · Continuations": (
+        "Several continuations drawn from the same start show how far sampling can wander from one prompt.",
+        "Raise the temperature and draw again: when do the continuations stop making sense?",
+        "Do low-probability tokens early in a continuation change everything after them?"),
+    "4 · Beam search": (
+        "Beam search keeps the few most likely partial texts at each step instead of one; pruned beams are grey.",
+        "Compare beam width 1 (greedy) with 4: does the best beam start with the greedy token?",
+        "Beam search is standard in translation but rare in chat. Why might it make open-ended text dull?"),
+    # ---- cost page
+    "1 · The race": (
+        "Each point is measured now: one cached step against recomputing the whole text, at growing lengths.",
+        "Run the race to a longer length and watch where the two lines part.",
+        "If a cached step costs nearly the same at every length, what dominates its cost?"),
+    "2 · Count, don't just time": (
+        "The counts come from the model's shape: naively the T-th token re-reads T positions, so the total "
+        "grows as T(T+1)/2; with the cache it grows as T.",
+        "Double T and check how each total changes.",
+        "Timing depends on the machine; counting does not. Which would you trust to compare two laptops?"),
+    "3 · Why a decode step is memory-bound": (
+        "A decode step reads every weight to do very little arithmetic with each: its arithmetic intensity sits "
+        "far below the ridge point of this processor.",
+        "Compare the intensity of a cached step with a naive step at the same length.",
+        "Why does serving many users at once make each token cheaper?"),
+    "4 · CPU vs GPU": (
+        "The ratio between naive and cached steps depends on the hardware: the cache always saves work, but how "
+        "much time it saves depends on how much parallel compute is idle.",
+        "Read the speed-up at the longest length you measured and compare it with the count ratio.",
+        "Would the gap between naive and cached be smaller or larger on a big GPU at short lengths?"),
+    # ---- inside generation
+    "1 · Training reads the whole text at once; generation cannot": (
+        "One forward pass over the whole text gives the log-prob of every token, the same numbers the stepping "
+        "produced one by one.",
+        "Force a token on the step page, come back, and see where the model's own choice differs from the text.",
+        "If training can read a whole text in one pass, why can't generation?"),
+    "2 · The logit lens: a guess after every layer": (
+        "Each row reads the hidden state after one layer through the output matrix: the model's guess so far.",
+        "Find the layer where the final token first becomes the top guess, for two different steps.",
+        "What do the early layers seem to hold, if not the answer?"),
+    "3 · Prefill vs decode, in the units people quote": (
+        "Time to first token is the prefill plus one step; after that the speed is tokens per second of decode.",
+        "Lengthen the prompt and see which of the two quoted figures changes.",
+        "A service advertises 100 tokens per second. What did it leave out?"),
+    "4 · When the cache runs out": (
+        "A model has a fixed context; past it, something must be dropped, and the window shows what the model "
+        "can no longer see.",
+        "Shrink the window and step: when does the text lose track of the prompt?",
+        "What would you keep if you could keep only a few old tokens?"),
+    # ---- serving
+    "1 · Batching: one weight read, many sequences": (
+        "One step for many sequences reads the weights once: tokens per second grow with the batch while the "
+        "step time barely moves.",
+        "Run the sweep and find the batch at which the step time starts to climb.",
+        "Why is a server with many users cheaper per token than a laptop with one?"),
+    "2 · Static vs continuous batching": (
+        "Static batching waits for the longest request; continuous batching refills a finished slot at once.",
+        "Compare the total time and the idle slots of both schedules.",
+        "Which users gain most from continuous batching: the short requests or the long ones?"),
+    "3 · Speculative decoding": (
+        "A cheap draft proposes several tokens and the model checks them all in one pass; accepted tokens come "
+        "almost for free, and the output follows the model exactly.",
+        "Change the draft and watch the acceptance rate and the speed-up move together.",
+        "Why can a bad draft make generation slower rather than wrong?"),
+    "4 · Precision: fewer bytes per weight": (
+        "Fewer bits per weight shrink memory and the bytes each step reads; the quality numbers show what "
+        "rounding costs, measured against full precision.",
+        "Turn the bit dial down until the top-1 agreement collapses.",
+        "Why is 8 bits nearly free while 3 bits is not?"),
+    # ---- tokens
+    "tokens": (
+        "The model never sees letters: it reads ids, each standing for a piece of text, often a word with its "
+        "leading space.",
+        "Type the same word with and without a capital, and with and without a leading space.",
+        "Why might a model be bad at counting the letters in a word?"),
+    "scripts": (
+        "The same sentence costs very different numbers of tokens in different scripts; rare characters fall "
+        "back to single bytes.",
+        "Compare tokens per character for English and Tamil.",
+        "Who pays more for the same message when a service charges per token?"),
+}
+
+
+def guide_markdown(view: str) -> str:
+    """The three lines of a view's box."""
+    notice, try_this, ask = GUIDES[view]
+    return f"**{NOTICE}:** {notice}\n\n**{TRY}:** {try_this}\n\n**{ASK}:** {ask}"
