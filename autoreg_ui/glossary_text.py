@@ -17,7 +17,7 @@ class Term:
     """One glossary entry: the term, what it means, and the page (url path) where it is shown."""
     name: str
     meaning: str
-    page: str  # "" is the step page (served at /), else a page's url path
+    page: str  # the url path of the page that shows it
 
     @property
     def anchor(self) -> str:
@@ -25,7 +25,7 @@ class Term:
         return re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
 
 
-STEP, TOKENS, ATTENTION, SAMPLING, COST, INSIDE, SERVING = ("", "tokens", "attention", "sampling", "cost", "inside",
+STEP, TOKENS, ATTENTION, SAMPLING, COST, INSIDE, SERVING = ("step", "tokens", "attention", "sampling", "cost", "inside",
                                                              "serving")
 PAGE_TITLES = {STEP: "Step through generation", TOKENS: "Tokens", ATTENTION: "Attention and the KV cache",
                SAMPLING: "Sampling lab",
@@ -154,3 +154,17 @@ def all_terms() -> list[Term]:
 def entry_markdown(term: Term, page_title: str) -> str:
     """One entry's body as Markdown (the term itself is its heading): its meaning and where to see it."""
     return f"{term.meaning} *Seen on: {page_title}.*"
+
+
+TERMS_HERE = "Terms on this page"
+WHOLE_GLOSSARY = "The whole glossary, with units"
+
+
+def terms_on(page: str) -> list[Term]:
+    """The entries this page shows happening, in glossary order."""
+    return [term for term in all_terms() if term.page == page]
+
+
+def terms_markdown(page: str) -> str:
+    """The page's terms with their meanings, for the popover beside its title."""
+    return "\n".join(f"- **{term.name}**: {term.meaning}" for term in terms_on(page))

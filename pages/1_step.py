@@ -3,7 +3,7 @@ import streamlit as st
 
 from autoreg_core.generate_call import generate_snippet, loop_snippet
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, export, keys, messages, palette, predict, step_text
+from autoreg_ui import controls, export, glossary, keys, messages, palette, predict, step_text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.figures.step import (history_frame, logprob_figure, token_strip_html, top_of_pipeline,
                                      top_of_record, topn_figure)
@@ -12,6 +12,7 @@ from autoreg_ui.prompt import prompt_box
 from autoreg_ui.state import bundle_or_stop, current_config, keep_widget_values
 
 st.title("Step through generation")
+glossary.terms_here("step")
 predict.show("step")  # asked before the page shows its answers
 explain(step_text.LOOP)
 st.latex(step_text.CHAIN_RULE)

@@ -9,7 +9,7 @@ import streamlit as st
 from autoreg_core import decode
 from autoreg_core.beam import beam_search
 from autoreg_core.lab import compare_strategies, draw_many, inverse_cdf_draw, shown_ids, top_token_ids
-from autoreg_ui import guide, keys, messages, predict, sampling
+from autoreg_ui import glossary, guide, keys, messages, predict, sampling
 from autoreg_ui import sampling_text as text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.controls import open_section, step_row
@@ -18,6 +18,7 @@ from autoreg_ui.presenter import explain
 from autoreg_ui.state import bundle_or_stop, keep_widget_values, kept_prompt, restore_widgets
 
 st.title("Sampling lab")
+glossary.terms_here("sampling")
 predict.show("sampling")  # asked before the page shows its answers
 explain(text.INTRO)
 bundle = bundle_or_stop()

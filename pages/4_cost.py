@@ -6,7 +6,7 @@ import streamlit as st
 
 from autoreg_core import cost as engine
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, cost, guide, keys, limits, measuring, measuring_text, messages, predict
+from autoreg_ui import controls, cost, glossary, guide, keys, limits, measuring, measuring_text, messages, predict
 from autoreg_ui import cost_text as text
 from autoreg_ui.figures import cost as figs
 from autoreg_ui.charts import show_chart
@@ -15,6 +15,7 @@ from autoreg_ui.presenter import explain
 from autoreg_ui.state import bundle_or_stop, current_session
 
 st.title("Naive vs KV cache: what each token costs")
+glossary.terms_here("cost")
 predict.show("cost")  # asked before the page shows its answers
 explain(text.INTRO)
 bundle = bundle_or_stop()

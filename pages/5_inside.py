@@ -2,7 +2,7 @@
 import streamlit as st
 
 from autoreg_core import lens, phases, window
-from autoreg_ui import controls, guide, inside, keys, measuring, messages, predict
+from autoreg_ui import controls, glossary, guide, inside, keys, measuring, messages, predict
 from autoreg_ui import inside_text as text
 from autoreg_ui.figures import inside as figs
 from autoreg_ui.charts import show_chart
@@ -12,6 +12,7 @@ from autoreg_ui.state import bundle_or_stop, session_or_start
 
 state = st.session_state
 st.title("Inside generation")
+glossary.terms_here("inside")
 predict.show("inside")  # asked before the page shows its answers
 explain(text.INTRO)
 bundle = bundle_or_stop()

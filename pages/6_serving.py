@@ -6,7 +6,7 @@ import streamlit as st
 
 from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models, batching, scheduler, speculative
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, guide, keys, measuring, measuring_text, predict, serving
+from autoreg_ui import controls, glossary, guide, keys, measuring, measuring_text, predict, serving
 from autoreg_ui import serving_text as text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.figures import serving as figs
@@ -15,6 +15,7 @@ from autoreg_ui.presenter import explain
 from autoreg_ui.state import bundle_or_stop, current_config, shared_bundle
 
 st.title("How servers go fast")
+glossary.terms_here("serving")
 predict.show("serving")  # asked before the page shows its answers
 explain(text.INTRO)
 bundle = bundle_or_stop()

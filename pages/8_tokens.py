@@ -2,7 +2,7 @@
 import streamlit as st
 
 from autoreg_core.tokens import script_count, token_views
-from autoreg_ui import guide, keys, predict
+from autoreg_ui import glossary, guide, keys, predict
 from autoreg_ui import tokens_text as text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.figures.tokens import scripts_figure
@@ -11,6 +11,7 @@ from autoreg_ui.state import bundle_or_stop, current_session, keep_widget_values
 
 st.title(text.TITLE)
 guide.show("tokens")
+glossary.terms_here("tokens")
 predict.show("tokens")  # asked before the page shows its answers
 explain(text.INTRO)
 bundle = bundle_or_stop()

@@ -37,3 +37,13 @@ def test_every_entry_points_at_a_page_of_the_app():
 def test_units_name_nats_bits_and_binary_bytes():
     assert "nats" in text.UNITS and "bits" in text.UNITS and "1 GiB = 1,024³ bytes" in text.UNITS
     assert text.entry_markdown(text.all_terms()[0], "Step") == text.all_terms()[0].meaning + " *Seen on: Step.*"
+
+
+def test_each_page_lists_the_terms_it_shows_and_together_they_are_the_glossary():
+    pages = set(text.PAGE_TITLES)
+    listed = [term for page in pages for term in text.terms_on(page)]
+    assert sorted(t.name for t in listed) == sorted(t.name for t in text.all_terms())
+    md = text.terms_markdown("sampling")
+    assert md.count("\n- ") + 1 == len(text.terms_on("sampling")) >= 5
+    assert all(f"**{t.name}**" in md for t in text.terms_on("sampling"))
+    assert text.terms_markdown("no-such-page") == ""
