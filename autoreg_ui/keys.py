@@ -213,4 +213,5 @@ TOKENS_TEXT = "tokens_text"  # the text box
 TOKENS_TABLE = "tokens_table"
 TOKENS_CHART = "tokens_scripts_chart"
 TOKENS_SCRIPTS_TABLE = "tokens_scripts_table"
+TOKENS_VOCABS_TABLE = "tokens_vocabs_table"
 

@@ -93,9 +93,9 @@ def draw_text(draw: InverseCdfDraw, pipe: decode.Pipeline, seed: int, label: Cal
 
 def draws_text(many: ManyDraws, probs, seed: int) -> str:
     return (f"{many.n:,} draws from the filtered distribution above (torch.multinomial, seed {seed}). Largest gap "
-            f"|frequency − p| over all tokens: **{many.largest_gap(probs):.4f}**. The law of large numbers: the "
-            f"gap shrinks like 1/√N (at most {0.5 / many.n ** 0.5:.4f} for one standard error). Whiskers: ±2 "
-            "standard errors.")
+            f"|frequency − p| over all tokens: **{many.largest_gap(probs):.4f}**. The law of large numbers says the "
+            "frequencies settle on the probabilities; how fast is the binomial standard error √(p(1 − p)/N), which "
+            f"shrinks like 1/√N (at most {0.5 / many.n ** 0.5:.4f} here, at p = 0.5). Whiskers: ±2 standard errors.")
 
 
 def sweep_text(sweep: Sweep) -> str:
@@ -135,7 +135,9 @@ def beam_labels(result: BeamResult, label: Callable[[int], str]) -> dict[int, st
 
 
 def beam_text(res: BeamResult) -> str:
-    early = " (stopped early: no running beam could beat the finished ones)" if res.stopped_early else ""
+    early = (" (stopped early by generate's default rule, early_stopping=False: it estimates that no running beam "
+             "can still beat the finished ones; transformers' own documentation says this estimate may be wrong)"
+             if res.stopped_early else "")
     best = res.best
     return (f"Width {res.settings.num_beams}, {res.steps} steps{early}: {len(res.nodes) - 1} candidates in the tree, "
             f"{res.forward_passes} forward passes; beam search {res.time_ms / 1000:.2f} s + greedy path "
@@ -216,6 +218,10 @@ def run_caption(res: ContinuationSet) -> str:
 BEAMS = ("Keep the B best partial sequences, extend each by every token, and keep the B best of all "
          "extensions. A beam that emits EOS (or reaches the last step) is set aside as a finished hypothesis. "
          "Width 1 is (almost) greedy.")
+BEAM_USES = ("Beam search is the usual choice where one right answer exists and short, likely outputs are wanted: "
+             "machine translation, speech recognition, summarising. In open-ended writing its hunt for the most "
+             "likely text pulls towards safe, generic and repetitive phrases, because human text is rarely the most "
+             "likely continuation at every step; chat models therefore sample.")
 BEAM_SCORE_LATEX = r"\text{score}(y) = \frac{1}{|y|^{\alpha}}\sum_{t=1}^{|y|} \log p(y_t \mid x, y_{<t})"
 LENGTH_PENALTY = ("Running beams are ranked by the raw sum of log-probs; the length penalty (sum log p / length^α) "
                   "is applied to finished hypotheses. α > 0 favours longer finished hypotheses; α = 0 ranks them by "

@@ -54,3 +54,25 @@ def script_rows(rows) -> list[dict]:
     return [{"script": r.name, "text": r.text, "characters": r.characters, "UTF-8 bytes": r.utf8_bytes,
              "tokens": r.tokens, "tokens per character": round(r.tokens_per_character, 2),
              "tokens shown as bytes": r.partial_tokens} for r in rows]
+
+
+# ---------------------------------------------------------------- vocabulary sizes, with sources
+VOCABS_TITLE = "How big are vocabularies?"
+VOCABS_INTRO = ("Every logit vector has one entry per vocabulary token, so the vocabulary size is also the width of "
+                "the last matrix product of every step. This model's row is read from its tokenizer now; the "
+                "others are the published sizes.")
+# (model, vocabulary size, where the number is published)
+PUBLISHED_VOCABS = (
+    ("GPT-2 (2019)", 50_257, "Radford et al. 2019, and the released tokenizer"),
+    ("Llama 2 (2023)", 32_000, "Touvron et al. 2023, Llama 2 paper"),
+    ("Llama 3 (2024)", 128_256, "Meta, Llama 3 model card and tokenizer config"),
+    ("GPT-4o (2024)", 200_000, "OpenAI tiktoken, o200k_base encoding: 200,000 merged pieces, plus a few special tokens"),
+)
+
+
+def vocab_rows(this_model: str, this_size: int) -> list[dict]:
+    """The published sizes and this model's, measured from its tokenizer."""
+    rows = [{"model": name, "vocabulary": size, "source": source} for name, size, source in PUBLISHED_VOCABS]
+    rows.append({"model": f"{this_model} (running here)", "vocabulary": this_size,
+                 "source": "len(tokenizer), read now"})
+    return sorted(rows, key=lambda r: r["vocabulary"])

@@ -127,4 +127,5 @@ with st.expander("The same loop written out by hand"):
     st.code(loop_snippet(current_config(), bundle, session.prompt, session.chat), language="python")
 
 with st.expander("Around the loop: ideas these steps make visible"):
-    st.markdown(step_text.around_the_loop(len(session.records), dtype_name(bundle.dtype)))
+    last = session.records[-1].time_ms if session.records else None
+    st.markdown(step_text.around_the_loop(len(session.records), dtype_name(bundle.dtype), last))

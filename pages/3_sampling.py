@@ -126,6 +126,7 @@ def continuations_section() -> None:
 def beam_section() -> None:
     guide.header("4 · Beam search")
     explain(text.BEAMS)
+    explain(text.BEAM_USES)
     st.latex(text.BEAM_SCORE_LATEX)
     explain(text.LENGTH_PENALTY)
     settings = sampling.beam_controls(state)

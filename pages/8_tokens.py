@@ -36,3 +36,7 @@ rows = [script_count(tok, name, sample) for name, sample in text.SAMPLES.items()
 show_chart(scripts_figure(rows), key=keys.TOKENS_CHART, filename="tokens-per-character")
 st.markdown(text.scripts_sentence(rows))
 st.dataframe(text.script_rows(rows), hide_index=True, key=keys.TOKENS_SCRIPTS_TABLE)
+
+st.header(text.VOCABS_TITLE)
+explain(text.VOCABS_INTRO)
+st.dataframe(text.vocab_rows(bundle.name, len(tok)), hide_index=True, key=keys.TOKENS_VOCABS_TABLE)

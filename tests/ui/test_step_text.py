@@ -16,3 +16,10 @@ def test_forcing_simulates_exposure_bias_rather_than_being_it():
 
 def test_the_dtype_reaches_the_quantization_sentence():
     assert "dequantized to bfloat16 when loaded" in step_text.around_the_loop(2, "bfloat16")
+
+
+def test_speeds_quote_this_machines_last_step_next_to_the_published_ones():
+    text = step_text.around_the_loop(3, "float32", 40.0)
+    assert "the last step took 40 ms, about 25 tokens per second" in text
+    assert "Artificial Analysis" in text and "Brysbaert" in text
+    assert "Step once to see this machine's figure." in step_text.around_the_loop(0, "float32")

@@ -18,3 +18,9 @@ def test_token_rows_show_partial_characters_as_bytes():
 
 def test_count_sentence():
     assert text.count_sentence(3, 12, 14) == "3 tokens for 12 characters (14 UTF-8 bytes): 0.25 tokens per character."
+
+
+def test_vocabulary_table_puts_the_running_model_among_published_sizes_in_order():
+    rows = text.vocab_rows("SmolLM2", 49_152)
+    assert [r["vocabulary"] for r in rows] == [32_000, 49_152, 50_257, 128_256, 200_000]
+    assert rows[1]["model"] == "SmolLM2 (running here)" and all(r["source"] for r in rows)
