@@ -2,13 +2,16 @@
 
 A decode step is limited by the bytes it reads, so storing the weights in 2 bytes (bfloat16) or 1
 byte (int8) instead of 4 shrinks both the memory and the floor on the step time; the price is
-rounding error in every weight. Three real paths are built here from the loaded model:
+rounding error in every weight. Four real paths are built here from the loaded model:
 
 * ``float32``: the loaded model itself;
 * ``bfloat16``: a copy cast to bfloat16 (torch);
 * ``int8``: a copy whose ``nn.Linear`` layers are replaced by torch's dynamically quantized int8
   Linear (``torch.ao.quantization.quantize_dynamic``): int8 weights with one scale per output row,
   activations quantized on the fly, int8 matrix products;
+* ``int8 weights only``: every ``nn.Linear`` stored as GGUF's Q8_0 stores it (int8 values in blocks of 32,
+  one 16-bit scale per block: 8.5 bits per weight) while activations and products stay float32, the way
+  llama.cpp and most servers run 8-bit weights;
 
 plus a quantized KV cache (transformers' ``QuantizedCache`` with its ``fp8`` backend: one byte
 per value and one scale per tensor, no extra package). A dial rounds the layers' weights to b
@@ -34,13 +37,50 @@ from .config import GREEDY
 from .speculative import plain_decode
 
 FP32, BF16, INT8 = "float32", "bfloat16", "int8"
+INT8_WEIGHTS = "int8 weights only (Q8_0)"
 FP8_CACHE = "float32 + fp8 KV cache"
-VARIANTS = (FP32, BF16, INT8, FP8_CACHE)
+VARIANTS = (FP32, BF16, INT8, INT8_WEIGHTS, FP8_CACHE)
 MIN_BITS, MAX_BITS = 2, 8
 GGUF_BLOCK = 32  # values per block in GGUF's Q4_1 / Q8_0 (one scale, and for Q4_1 one minimum, per block)
 
 
 # ---------------------------------------------------------------- the real paths
+class Q8Linear(nn.Module):
+    """A Linear whose weight is stored as GGUF's Q8_0: int8 values in blocks of 32 consecutive weights of a
+    row, each block with one float16 scale (its largest |value| ÷ 127). Inputs, outputs and products stay
+    float32: the weight is unpacked at every call (this build has no fused kernel; llama.cpp unpacks
+    inside its matrix product), so only the stored bytes shrink, not the arithmetic."""
+
+    def __init__(self, linear: nn.Linear) -> None:
+        super().__init__()
+        weight = linear.weight.detach().float()
+        if weight.shape[1] % GGUF_BLOCK:
+            raise ValueError(f"A weight of shape {tuple(weight.shape)} does not split into blocks of {GGUF_BLOCK}.")
+        blocks = weight.reshape(-1, GGUF_BLOCK)
+        scales = (blocks.abs().amax(dim=1) / 127).clamp_min(torch.finfo(torch.float16).tiny).half()
+        self.register_buffer("values", torch.round(blocks / scales.float().unsqueeze(1)).clamp(-127, 127)
+                             .to(torch.int8))
+        self.register_buffer("scales", scales)
+        self.out_features, self.in_features = weight.shape
+        self.bias = None if linear.bias is None else nn.Parameter(linear.bias.detach().clone())
+
+    def unpacked(self) -> torch.Tensor:
+        """The float32 weight the stored int8 values and scales stand for."""
+        return (self.values.float() * self.scales.float().unsqueeze(1)).reshape(self.out_features, self.in_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.linear(x, self.unpacked().to(x.dtype), None if self.bias is None else self.bias.to(x.dtype))
+
+
+def q8_weights(model: nn.Module) -> nn.Module:
+    """Every ``nn.Linear`` of ``model`` (in place) replaced by its ``Q8Linear``; embeddings and norms stay float32."""
+    for name, module in list(model.named_modules()):
+        for child_name, child in list(module.named_children()):
+            if isinstance(child, nn.Linear):
+                setattr(module, child_name, Q8Linear(child))
+    return model
+
+
 def variant_bundle(bundle, variant: str):
     """The loaded model stored another way (a copy; float32 and the fp8-cache row use the model itself)."""
     if variant not in VARIANTS:
@@ -53,6 +93,8 @@ def variant_bundle(bundle, variant: str):
     if variant == BF16:
         model.to(torch.bfloat16)
         return dataclasses.replace(bundle, model=model, dtype=torch.bfloat16, name=f"{bundle.name} · {BF16}")
+    if variant == INT8_WEIGHTS:
+        return dataclasses.replace(bundle, model=q8_weights(model), name=f"{bundle.name} · {INT8_WEIGHTS}")
     # one int8 scale per output row: a single scale per matrix loses too much (measured: top-1 agreement 36%)
     torch.ao.quantization.quantize_dynamic(model, {nn.Linear: torch.ao.quantization.per_channel_dynamic_qconfig},
                                            inplace=True)
@@ -72,9 +114,12 @@ def int8_layers(model) -> dict[str, torch.dtype]:
 # ---------------------------------------------------------------- memory, measured from the tensors
 def _tensors(model):
     """Every stored weight: parameters, plus inside each int8 Linear its int8 weight, the per-row
-    scales and zero points that go with it, and its bias."""
+    scales and zero points that go with it, and its bias, and inside each Q8 Linear its int8 values and
+    float16 block scales."""
     yield from model.parameters()
     for module in model.modules():
+        if isinstance(module, Q8Linear):
+            yield from (module.values, module.scales)
         if isinstance(module, Int8Linear):
             weight = module.weight()
             yield weight

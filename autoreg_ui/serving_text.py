@@ -61,14 +61,19 @@ def rounds_title(prompt: str, draft: str) -> str:
 PRECISION = (
     "Since a decode step waits for bytes, storing each weight in fewer of them lowers the floor on its time "
     "(bytes read ÷ bandwidth) and the memory a model needs, at the price of rounding every weight. Four real paths, "
-    "built from the loaded model and compared with float32 over a fixed text: **bfloat16** (a torch copy), **int8** "
-    "(torch's dynamically quantized Linear layers: int8 weights, int8 products), and float32 weights with an "
-    "**fp8 KV cache** (transformers' `QuantizedCache`, one byte per cached value).")
+    "built from the loaded model and compared with float32 over a fixed text: **bfloat16** (a torch copy); **int8** "
+    "(torch's dynamically quantized Linear layers: int8 weights *and* activations rounded to int8 at every step, "
+    "int8 products); **int8 weights only** (every weight stored as GGUF's Q8_0 stores it, int8 values in blocks of "
+    "32 with a 16-bit scale each, 8.5 bits per weight, while activations and products stay float32: what llama.cpp "
+    "and most servers do with 8-bit weights); and float32 weights with an **fp8 KV cache** (transformers' "
+    "`QuantizedCache` with its fp8 backend: one byte per value and one scale per tensor, fixed at the first "
+    "update, so new positions are appended as they come. Its 4-bit backends, quanto and HQQ, differ: they keep "
+    "the most recent tokens, 128 by default, in full precision and quantize them in chunks, a residual window "
+    "that a bytes-per-value figure leaves out; the cache bytes shown here are measured from whatever is stored).")
 EMBEDDED_WEIGHTS = (
-    "The embedded weights were already 4-bit in the GGUF file they ship in (Q4_1: blocks of 32 weights "
-    "sharing a 16-bit scale and minimum; the embedding in 8 bits). The float32 model is those 4-bit values "
-    "written out in 4 bytes each. For scale: llama.cpp runs this model at 8 bits in about 4 ms per token on "
-    "a laptop CPU, close to its own bandwidth floor.")
+    "The embedded weights were already 4-bit in the GGUF file they ship in (Q4_1: blocks of 32 weights sharing a "
+    "16-bit scale and a 16-bit minimum, so 4 + 32/32 = **5 bits per weight** once the scales are counted; the "
+    "embedding in 8 bits). The float32 model is those values written out in 4 bytes each.")
 
 
 def precision_caption(cache_positions: int, quality_positions: int) -> str:
@@ -158,6 +163,9 @@ SLOWER_BECAUSE = {
                     "go: half the bytes, more work per byte",
     precision.INT8: "dynamic quantization also rounds every activation to int8 at every step and small int8 products "
                     "have overheads of their own, so a quarter of the weight bytes need not give a quarter of the time",
+    precision.INT8_WEIGHTS: "this build has no fused int8 kernel: each layer unpacks its int8 weight into a float32 copy "
+                            "at every step and multiplies that, so it reads the small weights and then a full-size "
+                            "copy (llama.cpp unpacks inside the product and is faster than float32)",
     precision.FP8_CACHE: "transformers' fp8 cache turns the whole cache back into float32 at every step",
 }
 
@@ -186,8 +194,11 @@ def precision_sentences(rows: list[precision.PrecisionRow]) -> list[str]:
                    "int8 rounds the activations too, with one scale per activation tensor at every step, and the "
                    "inputs of each MLP's down projection carry a few huge outlier values, a known trait of LLMs: "
                    "one scale stretched over them leaves the ordinary values only a handful of levels. The weights "
-                   "alone lose almost nothing at 8 bits (the dial below); production int8 keeps the outlier "
-                   "channels in 16 bits (LLM.int8) or moves the scale into the weights (SmoothQuant).")
+                   "alone lose almost nothing at 8 bits"
+                   + (f" (the weight-only row: top-1 agreement {q8.quality.top1:.0%}, KL {q8.quality.kl_bits:.2g} bits)"
+                      if (q8 := by_name.get(precision.INT8_WEIGHTS)) is not None else " (the dial below)")
+                   + "; production int8 keeps the outlier channels in 16 bits (LLM.int8) or moves the scale into the "
+                   "weights (SmoothQuant).")
     return out
 
 

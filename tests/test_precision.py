@@ -155,3 +155,56 @@ def test_embedded_weights_were_4_bit_in_blocks_of_32(embedded):
     for weight in (layer.self_attn.q_proj.weight, layer.mlp.down_proj.weight):
         assert torch.allclose(precision.round_weights(weight, 4, 32), weight, atol=1e-6)
         assert not torch.allclose(precision.round_weights(weight, 4), weight, atol=1e-3)  # per row: not at all
+
+
+# ---------------------------------------------------------------- weight-only int8 (Q8_0)
+@pytest.fixture(scope="module")
+def q8(tiny):
+    return precision.variant_bundle(tiny, precision.INT8_WEIGHTS)
+
+
+def test_weight_only_int8_stores_q8_0_blocks_and_its_bytes_are_8_5_bits_per_weight(tiny, q8):
+    originals = _linears(tiny.model)
+    q8_layers = {name: m for name, m in q8.model.named_modules() if isinstance(m, precision.Q8Linear)}
+    assert set(q8_layers) == set(originals) and _linears(q8.model) == {}
+    assert _linears(tiny.model) == originals  # the loaded model is untouched
+    layer = q8_layers["model.layers.0.mlp.up_proj"]
+    assert layer.values.dtype == torch.int8 and layer.scales.dtype == torch.float16
+    assert layer.scales.numel() * precision.GGUF_BLOCK == layer.values.numel() == originals["model.layers.0.mlp.up_proj"].weight.numel()
+    linear_params = sum(m.weight.numel() for m in originals.values())
+    others = sum(p.numel() for p in q8.model.parameters())  # embedding and norms stay float32
+    assert precision.weight_bytes(q8.model) == linear_params * 1 + linear_params // precision.GGUF_BLOCK * 2 + others * 4
+    embedding = tiny.model.get_input_embeddings().weight.numel()
+    assert precision.step_weight_bytes(q8.model) == (linear_params + linear_params // precision.GGUF_BLOCK * 2
+                                                     + (others - embedding) * 4)
+
+
+def test_weight_only_int8_moves_each_weight_at_most_half_a_step_and_activations_stay_float(tiny, q8):
+    for name, original in _linears(tiny.model).items():
+        layer = q8.model.get_submodule(name)
+        step = layer.scales.float().repeat_interleave(precision.GGUF_BLOCK).reshape(original.weight.shape)
+        error = (layer.unpacked() - original.weight.detach()).abs()
+        assert bool((error <= step / 2 + 1e-6).all()), name
+        x = torch.randn(3, original.in_features)
+        assert torch.allclose(layer(x), torch.nn.functional.linear(x, layer.unpacked()), atol=1e-5)
+        assert layer(x).dtype == torch.float32
+
+
+def test_weight_only_int8_stays_closer_to_float32_than_dynamic_int8(tiny, int8, q8):
+    ids = tiny.tokenizer("Once upon a time there was a small village by the sea.")["input_ids"]
+    reference = precision.text_logits(tiny, ids, prefix=4)
+    weights_only = precision.quality(reference, precision.text_logits(q8, ids, prefix=4), ids[4:])
+    dynamic = precision.quality(reference, precision.text_logits(int8, ids, prefix=4), ids[4:])
+    assert 0 < weights_only.kl_bits < dynamic.kl_bits
+
+
+@pytest.mark.integration
+def test_on_the_embedded_model_weight_only_int8_keeps_the_answers_dynamic_int8_loses(embedded):
+    ids = embedded.tokenizer("The river runs past the old mill, under the stone bridge and on towards the sea, "
+                             "where the fishing boats wait for the tide.")["input_ids"]
+    reference = precision.text_logits(embedded, ids, prefix=8)
+    q8 = precision.quality(reference, precision.text_logits(
+        precision.variant_bundle(embedded, precision.INT8_WEIGHTS), ids, prefix=8), ids[8:])
+    dynamic = precision.quality(reference, precision.text_logits(
+        precision.variant_bundle(embedded, precision.INT8), ids, prefix=8), ids[8:])
+    assert q8.top1 > dynamic.top1 and q8.top1 >= 0.9 and q8.kl_bits < dynamic.kl_bits
