@@ -160,6 +160,12 @@ class ModelSpec:
         """4·n_l·n_h·d_h: one query against one cached position, over every layer."""
         return 4 * self.n_layers * self.n_heads * self.head_dim
 
+    @property
+    def attention_equals_layers_at(self) -> int:
+        """The cache length at which a cached step's attention FLOPs equal its layers' weight FLOPs:
+        L · 4·n_l·n_h·d_h = 2·N_body. Past it, reading the cache costs a step more than its weights."""
+        return round(self.flops_layers_per_token / self.attention_flops_per_key)
+
     # -------------------------------------------- generating T tokens, with and without the cache
     @staticmethod
     def positions_total(T: int, cached: bool) -> int:

@@ -59,9 +59,20 @@ def counts_intro(spec: ModelSpec) -> str:
             "counts as 2 FLOPs; the step that produces position L:")
 
 
-def attention_share(length: int, share: float) -> str:
-    return (f"At L = {length} the attention term is {share:.1%} of a cached step: for a model this small the "
-            "weights dominate, so a cached step costs nearly the same at every length.")
+MAX_LENGTH_HELP = ("The naive steps' time grows about with the square of the length, so each doubling of the longest "
+                   "length makes the race roughly four times longer; lengths already measured are kept.")
+
+
+def attention_share(length: int, share: float, crossover: int) -> str:
+    """What attention over the cache costs a cached step at this length, from the model's shape."""
+    if share < 0.1:
+        where = "here the weights dominate, so a cached step costs nearly the same at short lengths"
+    elif length < crossover:
+        where = "already a large part: a cached step is not constant-cost, it grows with the text"
+    else:
+        where = "past the point where reading the cache costs a step more arithmetic than its weights"
+    return (f"At L = {length:,} attention over the cache is {share:.1%} of a cached step's FLOPs ({where}). "
+            f"Its share grows with L: for this model it equals the layers' weight FLOPs at L ≈ {crossover:,}.")
 
 
 def decode_reads(spec: ModelSpec, budget, length: int) -> str:
@@ -79,19 +90,28 @@ def intensity_latex(budget) -> str:
 
 
 def memory_bound(budget) -> str:
-    return (f"With {budget.intensity:.2f} FLOP/byte, far left of the ridge at {budget.ridge:,.1f}, a decode step "
-            "waits on memory: the processor could do the arithmetic many times over while the weights stream in. "
-            "A naive step (and a prefill) uses every weight for L positions at once, so its intensity grows with L "
-            "and it becomes compute-bound. That is also why batching many sequences makes decoding cheaper per token.")
+    """Which limit a decode step sits under, from its measured arithmetic intensity and this machine's ridge."""
+    naive = ("A naive step (and a prefill) uses every weight for L positions at once, so its intensity grows with L "
+             "and it becomes compute-bound. That is also why batching many sequences makes decoding cheaper per token.")
+    if budget.intensity < budget.ridge:
+        return (f"With {budget.intensity:.2f} FLOP/byte, left of this machine's ridge at {budget.ridge:,.1f}, a decode "
+                "step is **memory-bound**: it waits on memory, and the processor could do its arithmetic many times "
+                "over while the weights stream in. " + naive)
+    return (f"With {budget.intensity:.2f} FLOP/byte, at or right of this machine's ridge at {budget.ridge:,.1f}, this "
+            "decode step is **compute-bound** here: the arithmetic, not the bytes, sets its pace (a long cache adds "
+            "FLOPs, or the measured matmul peak is low). " + naive)
 
 
 def cpu_vs_gpu(on_cuda: bool, last: CostPoint | None) -> str:
     """Why the measured ratio looks as it does on this device (``last``: the race's longest point, if run)."""
     speed = f" Here the cache wins {ratio(last.speedup)} at L = {last.length}." if last is not None else ""
+    grows = (" Either way the naive total grows as T² against the cache's T, so the cache's advantage keeps growing "
+             "with length.")
     if on_cuda:
-        return ("Running on CUDA: a large GPU does the L positions of a naive step in parallel, so at short lengths "
-                "the naive step costs about as much as a cached one and the ratio stays near 1 until the GPU is "
-                "saturated. The quadratic total still wins in the end." + speed)
-    return ("Running on the CPU: a few cores work through a naive step's L positions nearly one after another, so "
-            "the naive cost shows up already at short lengths. On a large GPU the ratio is smaller at short lengths "
-            "(the parallel hardware hides the extra positions) and grows once the GPU is saturated." + speed)
+        return ("Running on CUDA: a large GPU has a high ridge point (peak FLOP/s ÷ memory bandwidth), so a naive "
+                "step's L positions run on otherwise idle units and, at short lengths, cost about as much as a cached "
+                "step's one; the ratio stays near 1 until the extra work fills the GPU." + grows + speed)
+    return ("Running on the CPU: its ridge point (peak FLOP/s ÷ memory bandwidth) is low, so a naive step, which does "
+            "L times the arithmetic on the same weights, turns compute-bound at small L and every extra position "
+            "costs time almost at once. A large GPU, with a much higher ridge, hides those positions at short "
+            "lengths." + grows + speed)

@@ -41,7 +41,7 @@ choices, default = cost.length_choices(bundle.spec.max_positions, limits.max_rac
 if state.get(keys.COST_MAX_LEN) not in choices:
     state[keys.COST_MAX_LEN] = default
 max_len = st.select_slider("Longest sequence to measure", options=choices, key=keys.COST_MAX_LEN,
-                           help="Up to 1024 takes about 20–30 s on a quiet 2-core CPU.")
+                           help=text.MAX_LENGTH_HELP)
 st.caption(f"Lengths: {', '.join(map(str, engine.sample_lengths(max_len)))}.")
 key = cost.RaceKey.of(bundle, max_len)
 races = cost.race(state)
@@ -105,7 +105,7 @@ T = int(st.number_input("Tokens to generate, T", min_value=1, max_value=1_000_00
 st.dataframe(pd.DataFrame(cost.count_rows(spec, T)), hide_index=True, key=keys.COST_COUNTS)
 st.markdown(cost.naive_counts_sentence(T))
 L_ref = result.last_length if result else max_len
-st.caption(text.attention_share(L_ref, cost.attention_share(spec, L_ref)))
+st.caption(text.attention_share(L_ref, cost.attention_share(spec, L_ref), spec.attention_equals_layers_at))
 points = result.points if result else []
 show_chart(figs.theory_figure(spec, max(result.lengths) if result else max_len, points,
                               engine.fits(points) if points else None, cost.throughputs(spec, points)),

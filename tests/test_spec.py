@@ -150,3 +150,20 @@ def test_presets_by_hand():
     assert seventy.without_gqa().cache_bytes() == 8 * seventy.cache_bytes() == 10 * GiB
     assert seventy.body_params == 68_976_648_192 - 2 * 32_000 * 8192  # untied embedding and LM head
     assert all(p.seq_len > 0 and p.weight_bytes_per_param > 0 and p.n_kv_heads <= p.n_heads for p in PRESETS.values())
+
+
+def test_attention_meets_the_layers_weight_flops_where_the_formulas_say():
+    from autoreg_core.spec import PRESETS
+
+    for spec in PRESETS.values():
+        L = spec.attention_equals_layers_at
+        assert abs(L * spec.attention_flops_per_key - spec.flops_layers_per_token) <= spec.attention_flops_per_key / 2
+        below = spec.flops_step(L - 10, True) - spec.flops_layers_per_token - spec.flops_lm_head
+        assert below < spec.flops_layers_per_token  # the attention term, just before the crossover
+
+
+def test_smollm2_attention_reaches_the_weights_near_three_thousand_positions(embedded):
+    spec = embedded.spec
+    assert 2_900 <= spec.attention_equals_layers_at <= 3_200
+    share = spec.attention_flops_per_key * 2048 / spec.flops_step(2048, True)
+    assert 0.3 < share < 0.4

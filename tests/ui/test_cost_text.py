@@ -12,7 +12,22 @@ def test_the_shape_and_the_learners_sequence_carry_their_numbers():
     assert text.your_sequence(12, 11, 2048, 2048) == (
         "Your sequence: 12 tokens; its KV cache holds 11 positions, 2.00 KiB measured (2.00 KiB by the formula). "
         "Every step adds one position and one decode step of the race below.")
-    assert text.attention_share(512, 0.0312).startswith("At L = 512 the attention term is 3.1% of a cached step")
+    assert text.attention_share(512, 0.0312, 3070) == (
+        "At L = 512 attention over the cache is 3.1% of a cached step's FLOPs (here the weights dominate, so a cached "
+        "step costs nearly the same at short lengths). Its share grows with L: for this model it equals the layers' "
+        "weight FLOPs at L ≈ 3,070.")
+    assert "not constant-cost" in text.attention_share(2048, 0.345, 3070)
+    assert "past the point" in text.attention_share(4096, 0.55, 3070)
+
+
+def test_the_bound_named_follows_the_measured_intensity_and_ridge():
+    from autoreg_core.batching import StepBudget
+
+    low = StepBudget(1, 512, 500_000_000, 1_000_000, 300_000_000, bandwidth=10e9, peak_flops=100e9)  # 0.6 vs ridge 10
+    high = StepBudget(1, 512, 500_000_000, 1_000_000, 300_000_000, bandwidth=10e9, peak_flops=1e9)  # 0.6 vs ridge 0.1
+    assert low.intensity < low.ridge and high.intensity > high.ridge
+    assert "**memory-bound**" in text.memory_bound(low) and "compute-bound**" not in text.memory_bound(low)
+    assert "**compute-bound**" in text.memory_bound(high) and "**memory-bound**" not in text.memory_bound(high)
 
 
 def test_run_prompt_and_the_device_paragraph_follow_what_was_measured():
@@ -21,4 +36,5 @@ def test_run_prompt_and_the_device_paragraph_follow_what_was_measured():
     point = CostPoint(length=1024, cached_ms=50.0, naive_ms=1500.0, cached_repeats=3, naive_repeats=2)
     cpu, gpu = text.cpu_vs_gpu(False, point), text.cpu_vs_gpu(True, None)
     assert cpu.startswith("Running on the CPU") and cpu.endswith("Here the cache wins 30.0× at L = 1024.")
+    assert "ridge point" in cpu and "one after another" not in cpu and "cache's advantage keeps growing" in cpu
     assert gpu.startswith("Running on CUDA") and "Here the cache wins" not in gpu
