@@ -28,8 +28,12 @@ def dtype_bytes(dtype: torch.dtype) -> int:
     return int(dtype.itemsize)
 
 
-# bytes per element of the precisions the calculator offers (4-bit packs two values per byte)
-PRECISIONS: dict[str, float] = {"float32": 4, "float16 / bfloat16": 2, "int8 / fp8": 1, "4-bit": 0.5}
+# bytes per element of the precisions the calculator offers. 4-bit formats also store scales: GGUF's Q4_1
+# (the embedded model's format) gives each block of 32 values a 16-bit scale and a 16-bit minimum,
+# 4 + 32/32 = 5 bits per value.
+Q4_1_BYTES = (4 + 2 * 16 / 32) / 8
+PRECISIONS: dict[str, float] = {"float32": 4, "float16 / bfloat16": 2, "int8 / fp8": 1,
+                                "4-bit, Q4_1 (5 bits with its scales)": Q4_1_BYTES}
 
 
 def precision_name(bytes_per_element: float) -> str:
@@ -247,5 +251,5 @@ PRESETS: dict[str, ModelSpec] = {
 }
 # The common serving setup: weights quantised to 4 bits, the KV cache kept in 16 bits.
 PRESETS["70B model, 4-bit weights + 16-bit cache, 128K"] = replace(
-    PRESETS["70B model with GQA, 128K context"].with_precision(weight_bytes=0.5, cache_bytes=2),
-    note="Llama-3-70B shape with 4-bit weights, the cache kept in 16 bits")
+    PRESETS["70B model with GQA, 128K context"].with_precision(weight_bytes=Q4_1_BYTES, cache_bytes=2),
+    note="Llama-3-70B shape with 4-bit weights (5 bits each with their block scales), the cache kept in 16 bits")

@@ -199,6 +199,8 @@ def section(loaded: ModelSpec, loaded_name: str) -> None:
     calc = widgets(presets(loaded), loaded_name)
     cache_b, no_gqa = calc.cache_bytes(), calc.without_gqa().cache_bytes()
     st.caption(text.calculator_caption(calc))
+    if (too_long := text.beyond_context(calc)) is not None:
+        st.warning(too_long)
     st.latex(fig_att.formula_latex(calc, calc.seq_len, calc.batch))
     c1, c2 = st.columns([2, 3])
     c1.metric("KV cache", human_bytes(cache_b), help=f"{cache_b:,} bytes")

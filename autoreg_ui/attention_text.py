@@ -5,7 +5,7 @@ Pure functions and constants (no Streamlit): the page decides where each text go
 from __future__ import annotations
 
 from autoreg_core.cache import PhaseTimes, WorkedExample
-from autoreg_core.spec import ModelSpec
+from autoreg_core.spec import Q4_1_BYTES, ModelSpec
 
 from .format import human_bytes
 
@@ -112,7 +112,18 @@ def calculator_caption(calc) -> str:
 
 
 def weights_help(calc) -> str:
-    return f"{calc.n_params:,} parameters × {calc.weight_bytes_per_param:g} B"
+    scales = (" (4-bit values plus, per block of 32, a 16-bit scale and a 16-bit minimum: 5 bits each)"
+              if calc.weight_bytes_per_param == Q4_1_BYTES else "")
+    return f"{calc.n_params:,} parameters × {calc.weight_bytes_per_param:g} B{scales}"
+
+
+def beyond_context(calc) -> str | None:
+    """A warning when the chosen length is longer than the model can read (None when it fits)."""
+    if calc.seq_len <= calc.max_positions:
+        return None
+    return (f"{calc.name} reads at most {calc.max_positions:,} tokens (its context length); {calc.seq_len:,} is "
+            "beyond it. The formula still gives bytes, but this model could not use such a cache: past its context "
+            "it must drop or summarise old tokens (see *When the cache runs out* on the Inside page).")
 
 
 def cache_vs_weights(calc, cache_bytes: int, without_gqa: int) -> str:

@@ -100,10 +100,10 @@ def test_choosing_a_preset_moves_the_widgets(choices):
     state = {keys.ATT_PRESET: "70B model, 4-bit weights + 16-bit cache, 128K"}
     ac.load_preset(state, choices)
     assert (state[keys.ATT_SEQ], state[keys.ATT_BATCH]) == (131_072, 1)
-    assert (state[keys.ATT_PRECISION], state[keys.ATT_CACHE_PRECISION]) == ("4-bit", "float16 / bfloat16")
+    assert (state[keys.ATT_PRECISION], state[keys.ATT_CACHE_PRECISION]) == ("4-bit, Q4_1 (5 bits with its scales)", "float16 / bfloat16")
     calc = ac.chosen(state, choices)
     assert calc.cache_bytes() == 2 * 80 * 8 * 128 * 131_072 * 2 == 40 * GIB
-    assert calc.weight_bytes == 70_553_706_496 // 2
+    assert calc.weight_bytes == round(70_553_706_496 * 5 / 8)  # 4-bit values + Q4_1 block scales
 
 
 def test_weights_and_cache_precisions_are_independent(choices):
@@ -111,12 +111,12 @@ def test_weights_and_cache_precisions_are_independent(choices):
     ac.load_preset(state, choices)
     base = ac.chosen(state, choices)
     assert (base.cache_bytes(), base.weight_bytes) == (1_342_177_280, 68_976_648_192 * 2)
-    state[keys.ATT_PRECISION] = "4-bit"  # quantise the weights only
+    state[keys.ATT_PRECISION] = "4-bit, Q4_1 (5 bits with its scales)"  # quantise the weights only
     calc = ac.chosen(state, choices)
-    assert (calc.cache_bytes(), calc.weight_bytes) == (1_342_177_280, 68_976_648_192 // 2)
+    assert (calc.cache_bytes(), calc.weight_bytes) == (1_342_177_280, round(68_976_648_192 * 5 / 8))
     state[keys.ATT_CACHE_PRECISION] = "int8 / fp8"  # then the cache
     calc = ac.chosen(state, choices)
-    assert (calc.cache_bytes(), calc.weight_bytes) == (1_342_177_280 // 2, 68_976_648_192 // 2)
+    assert (calc.cache_bytes(), calc.weight_bytes) == (1_342_177_280 // 2, round(68_976_648_192 * 5 / 8))
 
 
 def test_length_and_batch_scale_the_cache_only(choices):
@@ -143,7 +143,7 @@ def test_large_presets_at_long_context():
     {keys.ATT_BATCH: 0}, {keys.ATT_BATCH: 999}, {keys.ATT_BATCH: "8"}])
 def test_stale_values_are_replaced_by_the_preset(choices, stale):
     state = {keys.ATT_PRESET: "GPT-2 Small", keys.ATT_SEQ: 4096, keys.ATT_BATCH: 4,
-             keys.ATT_PRECISION: "4-bit", keys.ATT_CACHE_PRECISION: "float32"} | stale
+             keys.ATT_PRECISION: "4-bit, Q4_1 (5 bits with its scales)", keys.ATT_CACHE_PRECISION: "float32"} | stale
     ac.settle(state, choices)
     assert state == {keys.ATT_PRESET: "GPT-2 Small", keys.ATT_SEQ: 1024, keys.ATT_BATCH: 1,
                      keys.ATT_PRECISION: "float16 / bfloat16", keys.ATT_CACHE_PRECISION: "float16 / bfloat16"}
@@ -151,7 +151,7 @@ def test_stale_values_are_replaced_by_the_preset(choices, stale):
 
 def test_good_values_are_kept(choices):
     state = {keys.ATT_PRESET: "GPT-2 Small", keys.ATT_SEQ: 4096, keys.ATT_BATCH: 4,
-             keys.ATT_PRECISION: "4-bit", keys.ATT_CACHE_PRECISION: "float32"}
+             keys.ATT_PRECISION: "4-bit, Q4_1 (5 bits with its scales)", keys.ATT_CACHE_PRECISION: "float32"}
     before = dict(state)
     ac.settle(state, choices)
     assert state == before
@@ -159,7 +159,7 @@ def test_good_values_are_kept(choices):
 
 def test_unknown_preset_falls_back_to_the_loaded_model(choices):
     state = {keys.ATT_PRESET: "a model another page left", keys.ATT_SEQ: 4096, keys.ATT_BATCH: 4,
-             keys.ATT_PRECISION: "4-bit", keys.ATT_CACHE_PRECISION: "4-bit"}
+             keys.ATT_PRECISION: "4-bit, Q4_1 (5 bits with its scales)", keys.ATT_CACHE_PRECISION: "4-bit, Q4_1 (5 bits with its scales)"}
     ac.settle(state, choices)
     assert (state[keys.ATT_PRESET], state[keys.ATT_SEQ], state[keys.ATT_PRECISION]) == (
         ac.LOADED, 256, "float32")

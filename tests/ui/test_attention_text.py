@@ -44,3 +44,18 @@ def test_recompute_sentence_and_rows_carry_the_check_numbers():
     assert text.recompute_rows(check) == [{"layer": 0, "largest |cached − recomputed|": 1e-6},
                                           {"layer": 1, "largest |cached − recomputed|": 4e-6},
                                           {"layer": 2, "largest |cached − recomputed|": 2e-6}]
+
+
+def test_the_calculator_warns_past_a_models_context_and_counts_4_bit_scales():
+    from dataclasses import replace
+
+    from autoreg_core.spec import PRECISIONS, PRESETS, Q4_1_BYTES
+
+    gpt2 = PRESETS["GPT-2 Small"]
+    assert text.beyond_context(gpt2) is None
+    warning = text.beyond_context(replace(gpt2, seq_len=1_048_576))
+    assert warning.startswith("GPT-2 Small reads at most 1,024 tokens (its context length); 1,048,576 is beyond it.")
+    assert Q4_1_BYTES == 0.625 and 0.5 not in PRECISIONS.values()  # 4 bits of value + 1 bit of scales per weight
+    four_bit = gpt2.with_precision(weight_bytes=Q4_1_BYTES)
+    assert four_bit.weight_bytes == round(gpt2.n_params * 5 / 8)
+    assert "5 bits each" in text.weights_help(four_bit) and "bits each" not in text.weights_help(gpt2)
