@@ -102,7 +102,10 @@ def worked_example_text(ex: WorkedExample, model: str, dtype: str) -> str:
             f"{ex.new_tokens} new tokens, on {model} ({dtype} cache): the prefill writes {ex.prompt_tokens} "
             f"positions at once, {human_bytes(ex.after_prefill)}; each new token adds {human_bytes(ex.per_token)}; "
             f"once the {ex.new_tokens}th is fed in, the cache holds {ex.positions} positions: "
-            f"**{human_bytes(ex.at_end)}** ({ex.at_end:,} bytes).")
+            f"**{human_bytes(ex.at_end)}** ({ex.at_end:,} bytes). That is {ex.positions} and not "
+            f"{ex.positions - 1} because this app feeds every chosen token in at once, so the next distribution is "
+            f"ready; a generator that stops after the {ex.new_tokens}th token never feeds it, and its cache ends at "
+            f"{ex.positions - 1} (the count on the Inside page).")
 
 
 # ---------------------------------------------------------------- 5 · memory calculator

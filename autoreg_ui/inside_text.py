@@ -65,7 +65,10 @@ SWEEP_METHOD = ("At each L: a prefill of the first L prompt tokens, and one deco
 WORKED_TITLE = f"The worked example: a {WORKED_PROMPT}-token prompt and {WORKED_NEW} new tokens"
 WORKED_COUNTING = (f"Naive: each new token re-reads everything ({WORKED_PROMPT} + {WORKED_PROMPT + 1} + … + "
                    f"{WORKED_PROMPT + WORKED_NEW - 1} positions). Cached: the prompt once, then one position per "
-                   f"step; the {WORKED_NEW}th token is chosen but never fed back.")
+                   f"step; the {WORKED_NEW}th token is chosen but never fed back, so the cache ends at "
+                   f"{WORKED_PROMPT + WORKED_NEW - 1} positions. (The Attention page's cache holds "
+                   f"{WORKED_PROMPT + WORKED_NEW}: this app feeds every chosen token in at once, so the next "
+                   "distribution is ready.)")
 WORKED_SPINNER = f"{WORKED_PROMPT}-token prefill, then {WORKED_NEW - 1} decode steps…"
 
 

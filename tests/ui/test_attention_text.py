@@ -59,3 +59,14 @@ def test_the_calculator_warns_past_a_models_context_and_counts_4_bit_scales():
     four_bit = gpt2.with_precision(weight_bytes=Q4_1_BYTES)
     assert four_bit.weight_bytes == round(gpt2.n_params * 5 / 8)
     assert "5 bits each" in text.weights_help(four_bit) and "bits each" not in text.weights_help(gpt2)
+
+
+def test_the_worked_example_says_why_its_cache_ends_at_150_and_the_count_at_149():
+    from autoreg_core.cache import positions_processed
+    from autoreg_ui import inside_text
+
+    ex = worked_example(PRESETS["GPT-2 Small"], 50, 100)
+    assert "That is 150 and not 149 because this app feeds every chosen token in" in text.worked_example_text(
+        ex, "GPT-2 Small", "float16")
+    assert positions_processed(50, 100, cached=True) == 149
+    assert "the cache ends at 149 positions. (The Attention page's cache holds 150" in inside_text.WORKED_COUNTING
