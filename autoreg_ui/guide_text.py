@@ -128,6 +128,15 @@ GUIDES: dict[str, tuple[str, str, str]] = {
         "can no longer see.",
         "Shrink the window and step: when does the text lose track of the prompt?",
         "What would you keep if you could keep only a few old tokens?"),
+    "5 · The whole loop on four tokens": (
+        "The scores come from a small table, but the processors, the softmax and the pick are the same code that "
+        "steps the real model; each row of the trace is one pass of the loop.",
+        "Set the temperature to 1 and try a few seeds: how often does the toy stop at <eos> early?",
+        "What can a transformer do that this table cannot, given that both only score the next token?"),
+    "6 · From the last hidden state to logits: W·h + b": (
+        "Every logit is one dot product between h and a row of W; the rebuilt logits match the model's own.",
+        "Step once on the step page and come back: does the winning token also have the largest cos θ?",
+        "Why can a token with a long row (large |W_t|) win even when h points less directly at it?"),
     # ---- serving
     "1 · Batching: one weight read, many sequences": (
         "One step for many sequences reads the weights once: tokens per second grow with the batch while the "

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import torch
 
-from autoreg_core import SessionError
+from autoreg_core import SessionError, toy
 from autoreg_core.phases import GreedyRun, PrefillPoint, WorkedCounts, prefill_sweep
 from autoreg_core.teacher import (TeacherForced, first_forced_step, own_continuation, stepped_forward_ms,
                                    teacher_forced)
 from autoreg_core.tokens import sequence_text, single_token_view
+from autoreg_core.unembed import Unembedding
 from autoreg_core.window import WindowComparison, first_difference
 
 from . import keys, measuring
@@ -274,3 +275,29 @@ def sweep_settle(state: MutableMapping) -> None:
 
 def sweep_of(state: MutableMapping, measured_on: tuple) -> Sweep | None:
     return measuring.kept(state, keys.INSIDE_SWEEP.kept, measured_on, kind=Sweep)
+
+
+# ---------------------------------------------------------------- 5 · a toy model, 6 · W·h + b
+def toy_score_rows() -> list[dict]:
+    """The toy's score table, one row per previous token."""
+    return [{"previous token": prev, **{f"→ {nxt}": float(toy.SCORES[i, j]) for j, nxt in enumerate(toy.VOCAB)}}
+            for i, prev in enumerate(toy.VOCAB[:-1])]
+
+
+def toy_rows(steps: list[toy.ToyStep]) -> list[dict]:
+    """One row per pass of the toy loop: the context read, each token's score and probability, the pick."""
+    rows = []
+    for s in steps:
+        row = {"step": s.step, "context": " ".join(toy.VOCAB[i] for i in s.context)}
+        row |= {f"score {w}": round(v, 2) for w, v in zip(toy.VOCAB, s.logits)}
+        row |= {f"p({w})": round(p, 3) for w, p in zip(toy.VOCAB, s.probs)}
+        rows.append(row | {"pick": toy.VOCAB[s.pick]})
+    return rows
+
+
+def unembed_rows(tokenizer, u: Unembedding) -> list[dict]:
+    """The top tokens' logits taken apart: |W_t|, |h|, cos θ and their product."""
+    return [{"token": single_token_view(tokenizer, t.token_id).label, "id": t.token_id,
+             "model's logit": round(t.logit, 4), "W_t · h + b_t": round(t.dot, 4), "|W_t|": round(t.row_norm, 3),
+             "|h|": round(u.hidden_norm, 3), "cos θ": round(t.cosine, 4), "b_t": round(t.bias, 4)}
+            for t in u.top]

@@ -116,3 +116,35 @@ def lens_summary(tokenizer, reading: LensReading) -> str:
     where = "in the embedding" if reading.first_top == 0 else f"after layer {reading.first_top}"
     return (f"“{label}” is first the top guess {where} and stays on top from layer {reading.settles_at} of "
             f"{layers} on (lens vs the model's own logits at the last layer: {reading.last_gap:.1e} apart).")
+
+
+# ---------------------------------------------------------------- 5 · a toy model
+TOY = ("Here the \"model\" is a table: four tokens, and for each previous token a row of four scores (logits) for the "
+       "next one. The loop around it is the app's own code, the same that steps the real model: scores → the "
+       "sampling processors → softmax → pick → append → repeat, until `<eos>` or the step limit. Small enough to "
+       "check every number by hand: with temperature T, p = exp(score / T) / Σ exp(score / T).")
+TOY_TABLE_CAPTION = ("The score table: row = the previous token, column = the next token's logit. This toy reads only "
+                     "the last token; a transformer reads all of them, which is what attention adds.")
+TOY_START, TOY_TEMPERATURE, TOY_SEED = "Start from", "Temperature (0 = greedy)", "Seed"
+
+
+def toy_summary(words: list[str], ended: bool, steps: int) -> str:
+    end = "it picked `<eos>`, so the loop stopped" if ended else f"it reached the limit of {steps} steps"
+    return f"Generated: **{' '.join(words)}** — {len(words)} passes of the loop; {end}."
+
+
+# ---------------------------------------------------------------- 6 · logits = W·h + b
+UNEMBED = ("After the last layer and the final norm, the model holds one vector h for the last position. The LM head "
+           "turns it into logits with one matrix product: logit_t = W_t · h + b_t, where W_t is token t's row. Each "
+           "row works as a **template**: the dot product is large when h points the way the row points. Writing it "
+           "as |W_t| · |h| · cos θ splits a template's length from how well h matches it.")
+UNEMBED_LATEX = r"\text{logit}_t = W_t \cdot h + b_t = \lVert W_t \rVert\,\lVert h \rVert \cos\theta_t + b_t"
+
+
+def unembed_sentence(u, text_tokens: int) -> str:
+    bias = "It has a bias b." if u.has_bias else "This model's head has no bias, so b = 0."
+    tied = (" Its W is the token embedding matrix itself (tied weights): the same rows that turn a token into a "
+            "vector at the input score it at the output.") if u.tied else ""
+    return (f"Read now over the session's {text_tokens} tokens: h has {u.hidden_size} numbers (|h| = {u.hidden_norm:.2f}); "
+            f"W has {u.vocab:,} rows. {bias}{tied} W·h + b rebuilt from those tensors differs from the model's own "
+            f"logits by at most **{u.largest_gap:.2g}** over the whole vocabulary.")

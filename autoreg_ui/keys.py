@@ -186,6 +186,14 @@ INSIDE_EXAMPLE = JobKeys("inside_example")  # kept: the measured 50 + 100 worked
 INSIDE_WINDOW_SIZE = "inside_window_size"
 INSIDE_WINDOW = JobKeys("inside_window")  # kept: the full vs sliding-window comparison
 INSIDE_WINDOW_FIG = "inside_window_fig"
+INSIDE_TOY_SCORES = "inside_toy_scores"
+INSIDE_TOY_START = "inside_toy_start"
+INSIDE_TOY_TEMPERATURE = "inside_toy_temperature"
+INSIDE_TOY_SEED = "inside_toy_seed"
+INSIDE_TOY_TRACE = "inside_toy_trace"
+INSIDE_UNEMBED_TABLE = "inside_unembed_table"
+INSIDE_UNEMBED_FIG = "inside_unembed_fig"
+INSIDE_UNEMBED_KEPT = "inside_unembed_kept"  # (model, text) → its W·h + b reading
 
 # ---------------------------------------------------------------- how servers go fast
 SRV_PAGE = "srv"  # prefix of the shared step buttons' keys on this page

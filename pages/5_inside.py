@@ -1,7 +1,9 @@
 """Inside generation: training vs generation, the logit lens, prefill vs decode in seconds, a full cache."""
 import streamlit as st
 
-from autoreg_core import lens, phases, window
+from autoreg_core import SamplingConfig, lens, phases, toy, window
+from autoreg_core.tokens import single_token_view
+from autoreg_core.unembed import unembed
 from autoreg_ui import controls, glossary, guide, inside, keys, measuring, messages, predict
 from autoreg_ui import inside_text as text
 from autoreg_ui.figures import inside as figs
@@ -126,3 +128,29 @@ if compared is not None:
     show_chart(figs.window_bytes_figure(compared.full.cache_bytes, compared.windowed.cache_bytes, width),
                key=keys.INSIDE_WINDOW_FIG, filename=f"sliding-window-W{width}")
     st.caption(BYTE_UNITS_NOTE)
+
+guide.header("5 · The whole loop on four tokens")
+explain(text.TOY)
+st.dataframe(inside.toy_score_rows(), hide_index=True, key=keys.INSIDE_TOY_SCORES)
+st.caption(text.TOY_TABLE_CAPTION)
+t1, t2, t3 = st.columns(3)
+toy_start = t1.selectbox(text.TOY_START, toy.VOCAB[:-1], key=keys.INSIDE_TOY_START)
+toy_temperature = t2.slider(text.TOY_TEMPERATURE, 0.0, 2.0, 0.0, 0.1, key=keys.INSIDE_TOY_TEMPERATURE)
+toy_seed = int(t3.number_input(text.TOY_SEED, 0, 2**31 - 1, 0, key=keys.INSIDE_TOY_SEED))
+toy_steps = toy.toy_trace(toy_start, SamplingConfig(temperature=toy_temperature, seed=toy_seed))
+st.dataframe(inside.toy_rows(toy_steps), hide_index=True, key=keys.INSIDE_TOY_TRACE)
+st.markdown(text.toy_summary([toy.VOCAB[s.pick] for s in toy_steps], toy_steps[-1].pick == toy.EOS, toy.MAX_STEPS))
+
+guide.header("6 · From the last hidden state to logits: W·h + b")
+explain(text.UNEMBED)
+st.latex(text.UNEMBED_LATEX)
+read_ids = list(session.ids)[-lens.MAX_TOKENS:]
+kept = state.get(keys.INSIDE_UNEMBED_KEPT)
+if not (kept and kept[0] == (bundle.name, tuple(read_ids))):  # one pass per new text, not per rerun
+    kept = state[keys.INSIDE_UNEMBED_KEPT] = ((bundle.name, tuple(read_ids)), unembed(bundle, read_ids))
+taken_apart = kept[1]
+st.markdown(text.unembed_sentence(taken_apart, len(read_ids)))
+st.dataframe(inside.unembed_rows(tok, taken_apart), hide_index=True, key=keys.INSIDE_UNEMBED_TABLE)
+show_chart(figs.template_figure([single_token_view(tok, t.token_id).label for t in taken_apart.top],
+                                [t.cosine for t in taken_apart.top], [t.row_norm for t in taken_apart.top]),
+           key=keys.INSIDE_UNEMBED_FIG, filename="logits-as-templates")

@@ -31,7 +31,9 @@ def test_page_before_any_measurement(page):
     assert [h.value for h in page.main.header] == ["1 · Training reads the whole text at once; generation cannot",
                                               "2 · The logit lens: a guess after every layer",
                                               "3 · Prefill vs decode, in the units people quote",
-                                              "4 · When the cache runs out"]
+                                              "4 · When the cache runs out",
+                                              "5 · The whole loop on four tokens",
+                                              "6 · From the last hidden state to logits: W·h + b"]
     assert page.button(key=keys.INSIDE_TEACHER.run).disabled  # nothing generated yet
     assert not page.metric  # every measurement waits for its button
     counts = [d.value for d in page.dataframe if "what is counted" in d.value.columns][0]
@@ -68,7 +70,7 @@ def test_logit_lens(page):
     summary = inside_text.lens_summary(session.bundle.tokenizer, reading)  # the sentence the numbers imply
     assert summary.endswith("apart).") == (reading.first_top is not None)
     assert [m.value for m in page.markdown if m.value == summary] == [summary]
-    assert len(page.get("plotly_chart")) == 2
+    assert len(page.get("plotly_chart")) == 3  # the lens's two and W·h + b's templates
     _click(page, f"{keys.INSIDE_PAGE}_reset")  # the step number falls back inside the new bounds
     assert page.number_input(key=keys.INSIDE_LENS_STEP).value == 1
 
@@ -117,4 +119,23 @@ def test_a_stopped_sweep_keeps_what_it_measured(page):
     kept = page.session_state[keys.INSIDE_SWEEP.kept]
     assert not kept.running and kept.stopped and [p.length for p in kept.points] == [8]
     assert [w.value for w in page.warning] == [f"Stopped: 1 of {len(lengths)} lengths measured."]
-    assert len(page.get("plotly_chart")) == 1
+    assert [c.key for c in page.get("plotly_chart")] == ["inside_sweep_fig", keys.INSIDE_UNEMBED_FIG]
+
+
+def test_toy_loop_and_w_h_plus_b_are_drawn_from_the_engine(page):
+    from autoreg_core import toy
+
+    def frame_with(column):
+        return next(d.value for d in page.dataframe if column in d.value.columns)
+
+    trace = frame_with("pick")
+    assert list(trace["pick"]) == [toy.VOCAB[s.pick] for s in toy.toy_trace("the")] == ["cat", "sat", "<eos>"]
+    page.slider(key=keys.INSIDE_TOY_TEMPERATURE).set_value(1.0).run()
+    page.number_input(key=keys.INSIDE_TOY_SEED).set_value(5).run()
+    from autoreg_core import SamplingConfig
+
+    expected = toy.toy_trace("the", SamplingConfig(temperature=1.0, seed=5))
+    assert list(frame_with("pick")["pick"]) == [toy.VOCAB[s.pick] for s in expected]
+    table = frame_with("cos θ")
+    assert len(table) == 5 and (table["model's logit"] - table["W_t · h + b_t"]).abs().max() < 1e-3
+    assert any("differs from the model's own logits by at most" in m.value for m in page.markdown)

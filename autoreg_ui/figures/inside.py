@@ -105,3 +105,14 @@ def window_bytes_figure(full: list[int], windowed: list[int], window: int) -> go
     fig.update_xaxes(title="decode pass (0 = after the prefill)", tickformat="d")
     fig.update_yaxes(title="KV cache, MiB (measured)", rangemode="tozero")
     return _layout(fig, "KV cache size over the run")
+
+
+def template_figure(labels: list[str], cosines: list[float], row_norms: list[float]) -> go.Figure:
+    """How well h matches each top token's row of W (cos θ), with each row's length on hover."""
+    fig = go.Figure(go.Bar(x=[short_label(label) for label in labels], y=cosines, name="cos θ (h vs the token's row)",
+                           customdata=row_norms, marker_color=palette.ACCENT,
+                           hovertext=escaped(labels),
+                           hovertemplate="%{hovertext}<br>cos θ = %{y:.4f}<br>|W_t| = %{customdata:.3f}<extra></extra>"))
+    fig.update_yaxes(title_text="cos θ")
+    fig.update_xaxes(title_text="token", type="category")
+    return _layout(fig, "How closely h points along each top token's template", height=300)
