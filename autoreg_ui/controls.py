@@ -132,6 +132,7 @@ def open_section(sections: dict[str, Callable[..., None]], key: str, *args) -> N
     Every chart or table the browser redraws costs it tens of ms per click (``bench/click_cost.py``), so a
     page with many of them shows one section at a time and a click redraws the open one only.
     """
+    links.apply_view(st.query_params, st.session_state, list(sections), key)  # ?view= opens a tab by name
     tabs = st.tabs(list(sections), key=key, on_change="rerun")
     for (label, draw), tab in zip(sections.items(), tabs):
         if tab.open:

@@ -105,6 +105,8 @@ GROUPS: dict[str, tuple[Term, ...]] = {
              "usually is.", COST),
         Term("Arithmetic intensity", "Floating-point operations per byte read. Below the machine's "
              "ridge point (peak FLOP/s ÷ bandwidth) a step is memory-bound.", COST),
+        Term("Ridge point", "Peak FLOP/s ÷ memory bandwidth, in FLOP per byte: the arithmetic intensity at which "
+             "a machine stops waiting on memory. CPUs sit low, large GPUs high.", COST),
         Term("Time to first token", "From the request to the first new token: mostly the prefill.",
              INSIDE),
     ),
@@ -131,6 +133,12 @@ GROUPS: dict[str, tuple[Term, ...]] = {
              "speculative decoding fast.", SERVING),
         Term("Quantization", "Storing weights (or the cache) in fewer bits, with scales per block: less "
              "memory to read per step, at some cost in accuracy.", SERVING),
+        Term("KL divergence", "How far one distribution is from another (here: a quantized model's next-token "
+             "distribution from float32's), in bits; 0 means identical.", SERVING),
+        Term("Weight-only quantization", "Only the stored weights are rounded to few bits (GGUF's Q8_0, Q4_1); "
+             "activations and products stay in floating point, which keeps the answers nearly unchanged.", SERVING),
+        Term("Tensor parallelism", "One layer's matrices split across several GPUs that work on the same step "
+             "at once: each step gets shorter, but the number of sequential steps does not change.", SERVING),
         Term("Mixed precision", "Matrix products in 16-bit floats while softmax, normalisation and "
              "accumulation stay in 32-bit.", SERVING),
     ),

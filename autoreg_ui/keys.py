@@ -104,6 +104,7 @@ ATT_SECTION = "att_section"  # which of the page's sections is open (only the op
 # ---------------------------------------------------------------- sampling lab
 LAB_STEP = "lab"  # prefix of the page's step buttons (lab_next, lab_undo, lab_reset)
 KEPT_SUFFIX = "__kept"  # suffix of a widget's durable copy across pages (lab_temperature__kept ...)
+VIEW_LINK_SEEN_SUFFIX = "__link_seen"  # the ?view= link a page's tabs last applied
 TABLE_SUFFIX = "__table"  # suffix of the toggle under a chart that shows its numbers as a table
 LAB_SOURCE = "lab_source"
 LAB_PROMPT = "lab_prompt"

@@ -84,7 +84,7 @@ PROMPT, PROMPT_ID, CHAT, STEPS, FORCED, SEGMENT, RUN_SEED, PRESENT = (
 RECIPE_PARAMS = (PROMPT, PROMPT_ID, CHAT, STEPS, FORCED, SEGMENT, RUN_SEED)
 
 
-OTHER_PARAMS = ("model", "layer", "head", PRESENT)
+OTHER_PARAMS = ("model", "layer", "head", "view", PRESENT)
 
 
 MAX_LINK_PROMPT = 2000  # characters of a prompt read from a link; longer ones travel as a pid
@@ -357,3 +357,9 @@ def segment_text(segment: Segment) -> str:
         blob = json.dumps(list(segment.config.stop_sequences), ensure_ascii=False).encode("utf-8")
         parts.append(STOPS_CODE + base64.urlsafe_b64encode(blob).decode("ascii").rstrip("="))
     return "~".join(parts)
+
+
+def view_slug(label: str) -> str:
+    """A view's name in a link: its tab label without its number, lower case, words joined by '-'
+    ("5 · Memory calculator" → "memory-calculator")."""
+    return re.sub(r"[^a-z0-9]+", "-", re.sub(r"^\d+\s*·\s*", "", label).lower()).strip("-")

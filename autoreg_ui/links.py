@@ -20,7 +20,7 @@ from autoreg_core.replay import Recipe, ReplayError, import_session, recipe_of, 
 
 from . import keys, messages
 from .link_codec import (PRESENT, RECIPE_PARAMS, Link, check_others, echo, is_known, parse_index, read_recipe,
-                         recipe_of_link, recipe_params, values)
+                         recipe_of_link, recipe_params, values, view_slug)
 from .prompt_store import prompt_store, tab_id
 from .settings import SIDEBAR_DEFAULTS, settings_params
 
@@ -52,6 +52,22 @@ def apply_layer_head(query: Mapping, state: MutableMapping, n_layers: int, n_hea
         elif value is not None:
             state[key] = value
     return notes
+
+
+def apply_view(query: Mapping, state: MutableMapping, labels: list[str], key: str) -> str | None:
+    """``?view=`` opens a page's tab by its slug (``link_codec.view_slug``), once per distinct link; an unknown
+    name leaves the tabs as they were and returns (and queues) a message naming the views there are."""
+    link = _new_link(query, state, ("view",), f"{key}{keys.VIEW_LINK_SEEN_SUFFIX}")
+    if link is None or not link[0]:
+        return None
+    by_slug = {view_slug(label): label for label in labels}
+    if link[0] in by_slug:
+        state[key] = by_slug[link[0]]
+        return None
+    note = (f"The link asks for the view {echo(str(link[0]), 60)}, which this page does not have; "
+            f"its views are: {', '.join(by_slug)}.")
+    messages.say(note, "warning", state)
+    return note
 
 
 def apply_model(query: Mapping, state: MutableMapping, allowed: list[str], default: str) -> str | None:

@@ -58,7 +58,7 @@ STOPS = (
     Stop("Attention: where the new token looked", "attention", CAPITAL + (("steps", "4"),), 10, 15,
          "Step once and watch the causal triangle gain a row. With more time, find a head that looks at the "
          "previous token and one that looks at the first token."),
-    Stop("The KV cache: memory", "attention", CAPITAL + (("steps", "4"), ("layer", "15"), ("head", "mean")), 0, 10,
+    Stop("The KV cache: memory", "attention", CAPITAL + (("steps", "4"), ("layer", "15"), ("head", "mean"), ("view", "kv-cache")), 0, 10,
          "Compare the cache bytes measured from the tensors with the formula; in the memory calculator, size a "
          "70B model's cache at 4K tokens with and without grouped-query attention."),
     Stop("Why the cache matters: the race", "cost", CAPITAL, 10, 10,

@@ -98,5 +98,6 @@ def test_serving_report_on_tiny_has_every_table(tiny):
     assert [row["batching"] for row in out["static_vs_continuous"]] == ["static", "continuous"]
     assert all(row["requests served"] == "10 of 10" for row in out["static_vs_continuous"])
     assert len(out["speculative"]) == 6 and all(row["same tokens as plain"] for row in out["speculative"])
-    assert [row["stored as"] for row in out["precision"]] == ["float32", "bfloat16", "int8", "float32 + fp8 KV cache"]
+    assert [row["stored as"] for row in out["precision"]] == ["float32", "bfloat16", "int8", "int8 weights only (Q8_0)",
+                                                          "float32 + fp8 KV cache"]
     assert out["torch_threads"] == 1 and out["copy_bandwidth_gib_s"] > 0

@@ -208,3 +208,20 @@ def test_a_bad_replay_is_said_once_and_dropped(tiny, monkeypatch):
     assert keys.LINK_PENDING not in state and keys.SESSION not in state
     [(level, text)] = page.alerts
     assert level == "error" and "long prompt kept on the server that made it" in text
+
+
+def test_a_view_link_opens_a_tab_by_its_name_once_and_a_wrong_name_says_which_exist():
+    from autoreg_ui.link_codec import view_slug
+
+    labels = ["1 · Where it looked", "4 · KV cache", "5 · Memory calculator"]
+    assert [view_slug(label) for label in labels] == ["where-it-looked", "kv-cache", "memory-calculator"]
+    assert view_slug("This step's distribution") == "this-step-s-distribution"
+    state = {}
+    assert links.apply_view({"view": "memory-calculator"}, state, labels, "att_section") is None
+    assert state["att_section"] == "5 · Memory calculator"
+    state["att_section"] = "1 · Where it looked"  # the learner moves on: the same link does not pull them back
+    assert links.apply_view({"view": "memory-calculator"}, state, labels, "att_section") is None
+    assert state["att_section"] == "1 · Where it looked"
+    note = links.apply_view({"view": "nowhere"}, state, labels, "att_section")
+    assert note.startswith("The link asks for the view 'nowhere', which this page does not have")
+    assert note.endswith("where-it-looked, kv-cache, memory-calculator.") and state["att_section"] == "1 · Where it looked"
