@@ -159,7 +159,8 @@ def replay_pending(bundle, state: MutableMapping) -> None:
     state.pop(keys.LINK_PENDING, None)
     bar.empty()
     where = "the session file" if kind == "file" else "the link"
-    st.success(f"Rebuilt from {where}: the prompt and {len(session.records)} steps, replayed exactly.")
+    n = len(session.records)
+    st.success(f"Rebuilt from {where}: the prompt and {n} step{'' if n == 1 else 's'}, replayed exactly.")
 
 
 def _link_recipe(bundle, link: Link, state: MutableMapping) -> Recipe:

@@ -174,11 +174,12 @@ def inside_lens(live: Live) -> Checked:
     first, settles = reading.first_top, reading.settles_at
     if first is None or first >= layers:  # entries: 0 = embedding, i = after layer i
         return Checked(3, _answer(text.INSIDE_LENS, where="the very end", first=layers, layers=layers,
-                                  settles=layers, label=_lens_fill(live)["label"]))
+                                  settles=layers, label=_lens_fill(live)["label"], reading=text.LENS_LATE))
     third = min(2, (max(first, 1) - 1) * 3 // layers)
     return Checked(third, _answer(text.INSIDE_LENS, where=text.THIRDS[third], first=first, layers=layers,
                                   settles=settles if settles is not None else layers,
-                                  label=_lens_fill(live)["label"]))
+                                  label=_lens_fill(live)["label"],
+                                  reading=text.LENS_EARLY if third == 0 else text.LENS_LATE))
 
 
 # ---------------------------------------------------------------- serving

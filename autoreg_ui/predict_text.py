@@ -58,7 +58,7 @@ INSIDE_LENS = ("The model's last top token, “{label}”: in which part of the 
                "first rank it first?",
                ("the first third", "the middle third", "the last third", "never before the end"),
                "First ranked top at **{where}** (layer {first} of {layers}), and it stays top from layer {settles} on. "
-               "Early layers mostly carry the input token; the answer forms late.")
+               "{reading}")
 SERVING_BATCH = ("One decode step for 8 sequences instead of 1, each at 256 tokens: how many times more bytes "
                  "does it read?",
                  ("about the same (under 2×)", "about 4×", "about 8×"),
@@ -79,3 +79,6 @@ TOKENS_SPACE = ("Are “Paris” and “ Paris” (with a leading space) the sam
                 "No: “Paris” is id {plain_ids} and “ Paris” is id {space_ids}. The space belongs to the token that "
                 "follows it, so the same word has two spellings in the vocabulary.")
 THIRDS = ("the first third", "the middle third", "the last third")
+LENS_EARLY = ("An easy continuation: the guess is already there after a few layers (the next step may differ: "
+              "early layers often just echo the input token).")
+LENS_LATE = "The guess forms late: the early layers mostly carry the input token, the last ones commit to an answer."
