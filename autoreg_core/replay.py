@@ -39,6 +39,9 @@ class Recipe:
     steps: int
     segments: tuple[Segment, ...]  # sorted by start; the first starts at 1 (when steps > 0)
     forced: dict[int, int] = field(default_factory=dict)  # step → token id
+    # every step's token, kept when some step shared a forward pass with other tabs: a shared pass's logits
+    # differ from a solo pass's in the last bits, so a near-tie could tip the other way on replay
+    tokens: tuple[int, ...] = ()
 
     def config_at(self, step: int) -> SamplingConfig:
         return [s.config for s in self.segments if s.start <= step][-1]
@@ -56,8 +59,10 @@ def recipe_of(session: Session | SessionSnapshot, config: SamplingConfig | None 
     if not segments and config is not None:
         segments.append(Segment(1, config))
     seed = session.seed if session.seed is not None else (segments[0].config.seed if segments else 0)
+    shared = any(r.pass_rows > 1 for r in records)
     return Recipe(prompt=session.prompt, chat=session.chat, seed=int(seed), steps=len(records),
-                  segments=tuple(segments), forced={r.index: r.token_id for r in records if r.forced})
+                  segments=tuple(segments), forced={r.index: r.token_id for r in records if r.forced},
+                  tokens=tuple(r.token_id for r in records) if shared else ())
 
 
 def replay(bundle, recipe: Recipe, on_step: Callable[[StepRecord], None] | None = None,
@@ -73,7 +78,8 @@ def replay(bundle, recipe: Recipe, on_step: Callable[[StepRecord], None] | None 
             break
         config = replace(recipe.config_at(step), seed=recipe.seed)
         try:
-            rec = session.step(config, force_token=recipe.forced.get(step))
+            rec = session.step(config, force_token=recipe.forced.get(step),
+                               expect_token=recipe.tokens[step - 1] if recipe.tokens else None)
         except SessionError as exc:
             raise ReplayError(f"Step {step} could not be replayed: {exc}") from exc
         if on_step is not None:
@@ -91,6 +97,10 @@ def check(recipe: Recipe, vocab_size: int) -> None:
         raise ReplayError(f"The number of steps must lie between 0 and {MAX_STEPS}; got {recipe.steps}.")
     if recipe.steps and (not recipe.segments or recipe.segments[0].start != 1):
         raise ReplayError("The settings of the first step are missing.")
+    if recipe.tokens and len(recipe.tokens) != recipe.steps:
+        raise ReplayError(f"The recipe lists {len(recipe.tokens)} tokens for {recipe.steps} steps.")
+    if any(not 0 <= t < vocab_size for t in recipe.tokens):
+        raise ReplayError(f"The recipe lists a token that is not a token of this model (ids 0–{vocab_size - 1}).")
     for step, token in recipe.forced.items():
         if not 1 <= step <= recipe.steps:
             raise ReplayError(f"A token is forced at step {step}, but the recipe has {recipe.steps} steps.")
@@ -134,7 +144,8 @@ def _convert(name: str, value):
 def recipe_to_dict(recipe: Recipe) -> dict:
     return {"prompt": recipe.prompt, "chat": recipe.chat, "seed": recipe.seed, "steps": recipe.steps,
             "segments": [{"start": s.start, "config": config_to_dict(s.config)} for s in recipe.segments],
-            "forced": {str(k): v for k, v in sorted(recipe.forced.items())}}
+            "forced": {str(k): v for k, v in sorted(recipe.forced.items())}} | (
+                {"tokens": list(recipe.tokens)} if recipe.tokens else {})
 
 
 def recipe_from_dict(data: dict) -> Recipe:
@@ -145,7 +156,7 @@ def recipe_from_dict(data: dict) -> Recipe:
         forced = {int(k): int(v) for k, v in dict(data.get("forced", {})).items()}
         return Recipe(prompt=str(data["prompt"]), chat=bool(data.get("chat", False)), seed=int(data.get("seed", 0)),
                       steps=int(data.get("steps", 0)), segments=tuple(sorted(segments, key=lambda s: s.start)),
-                      forced=forced)
+                      forced=forced, tokens=tuple(int(t) for t in data.get("tokens", ())))
     except ReplayError:
         raise
     except (KeyError, TypeError, ValueError) as exc:

@@ -25,6 +25,7 @@ import torch
 from transformers import DynamicCache
 
 from . import decode
+from .padding import pad_left, rebuild
 from .config import GREEDY
 
 STATIC, CONTINUOUS = "static", "continuous"
@@ -139,31 +140,16 @@ def _left_pad(seqs: list[tuple[int, ...]], pad_id: int) -> tuple[torch.Tensor, t
     return ids, mask
 
 
-def _pad_left(tensor: torch.Tensor, width: int) -> torch.Tensor:
-    """Zeros added on the left of the position axis (-2 for K/V, -1 for a mask) up to ``width``."""
-    axis = -2 if tensor.dim() == 4 else -1
-    missing = width - tensor.shape[axis]
-    if missing == 0:
-        return tensor
-    shape = list(tensor.shape)
-    shape[axis] = missing
-    return torch.cat([tensor.new_zeros(shape), tensor], dim=axis)
-
-
-def _rebuild(bundle, layers: list[tuple[torch.Tensor, torch.Tensor]]) -> DynamicCache:
-    return DynamicCache(layers, config=bundle.config)
-
-
 def _join(bundle, rows: _Rows | None, new: _Rows) -> _Rows:
     """The running rows and newly prefilled ones in one cache, left-padded to a common length."""
     if rows is None:
         return new
     width = max(rows.mask.shape[1], new.mask.shape[1])
-    layers = [(torch.cat([_pad_left(a.keys, width), _pad_left(b.keys, width)]),
-               torch.cat([_pad_left(a.values, width), _pad_left(b.values, width)]))
+    layers = [(torch.cat([pad_left(a.keys, width), pad_left(b.keys, width)]),
+               torch.cat([pad_left(a.values, width), pad_left(b.values, width)]))
               for a, b in zip(rows.cache.layers, new.cache.layers)]
-    mask = torch.cat([_pad_left(rows.mask, width), _pad_left(new.mask, width)])
-    return _Rows(_rebuild(bundle, layers), mask, rows.rids + new.rids, rows.positions + new.positions,
+    mask = torch.cat([pad_left(rows.mask, width), pad_left(new.mask, width)])
+    return _Rows(rebuild(bundle, layers), mask, rows.rids + new.rids, rows.positions + new.positions,
                  rows.last + new.last)
 
 
@@ -177,7 +163,7 @@ def _keep(bundle, rows: _Rows, keep: list[int]) -> _Rows | None:
     lead = int((mask.cumsum(dim=1) == 0).sum(dim=1).min())
     cache = rows.cache
     if lead:
-        cache = _rebuild(bundle, [(layer.keys[..., lead:, :], layer.values[..., lead:, :]) for layer in cache.layers])
+        cache = rebuild(bundle, [(layer.keys[..., lead:, :], layer.values[..., lead:, :]) for layer in cache.layers])
         mask = mask[:, lead:]
     return _Rows(cache, mask, [rows.rids[i] for i in keep], [rows.positions[i] for i in keep],
                  [rows.last[i] for i in keep])

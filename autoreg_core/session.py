@@ -17,7 +17,7 @@ from typing import Callable
 
 import torch
 
-from . import decode, stopping
+from . import batcher, decode, stopping
 from .attention import attention_weights, supports_attention
 from .cache import measured_bytes
 from .config import SamplingConfig
@@ -78,6 +78,7 @@ class StepRecord:
     logits: torch.Tensor | None  # float32 [vocab]: the raw logits; None once the record is old
     attention: torch.Tensor | None = None  # float16 [layers, heads, cache_len]: the new token's row
     stop: tuple[str, str] | None = None  # (kind, message) when generation stopped at this step
+    pass_rows: int = 1  # rows of the forward pass this step rode in (1 = alone; more = other tabs' steps too)
 
     def full_logits(self) -> torch.Tensor:
         """The raw logits over the whole vocabulary (recent records only)."""
@@ -95,12 +96,14 @@ class Session:
     """One browser tab's generation: its own cache, generator and records; the model is shared."""
 
     def __init__(self, bundle: ModelBundle, prompt: str, chat: bool = False,
-                 capture_attention: bool = False):
+                 capture_attention: bool = False, batched: bool | None = None):
         self.bundle = bundle
+        self.batched = batcher.enabled() if batched is None else batched  # decode steps may share passes
         self.prompt = prompt
         self.chat = chat
         self.capture_attention = capture_attention
         self._lock = threading.RLock()
+        self.replay_corrections = 0  # replayed steps whose own pass chose another token than the recipe lists
         self.prompt_ids = encode_prompt(bundle, prompt, chat)
         self.reset()
 
@@ -174,6 +177,15 @@ class Session:
     # ---------------------------------------------------------------- forward passes
     def _feed(self, ids: list[int], capture: bool) -> tuple[torch.Tensor, float, torch.Tensor | None]:
         """Feed tokens on the cache; return the next logits, the pass's ms, attention rows if captured."""
+        logits, ms, att, _ = self._feed_shared(ids, capture)
+        return logits, ms, att
+
+    def _feed_shared(self, ids: list[int], capture: bool) -> tuple[torch.Tensor, float, torch.Tensor | None, int]:
+        """``_feed``, and the rows of the pass: one decode token without capture goes through the model's
+        cross-tab batcher (it may share a pass with other tabs' steps); anything else is a solo pass."""
+        if len(ids) == 1 and not capture and self.batched:
+            shared = batcher.batcher_for(self.bundle).decode(self.cache, ids[0])
+            return shared.logits, shared.ms, None, shared.rows
         start = self.cache_len
         fwd = decode.forward(self.bundle, ids, self.cache, hidden_states=capture)
         att = None
@@ -181,7 +193,7 @@ class Session:
             with torch.inference_mode():
                 att = attention_weights(self.bundle.model, fwd.hidden_states, self.cache, q_start=start)
             att = att.to(torch.float16).cpu()
-        return fwd.logits[0], fwd.ms, att
+        return fwd.logits[0], fwd.ms, att, 1
 
     def _want_attention(self, capture: bool | None) -> bool:
         want = self.capture_attention if capture is None else capture
@@ -216,8 +228,12 @@ class Session:
                                     self.bundle.eos_token_ids, config.stop_sequences)
 
     def step(self, config: SamplingConfig, capture_attention: bool | None = None,
-             force_token: int | None = None) -> StepRecord:
-        """One decode step: choose the next token from the pending logits, then feed it in."""
+             force_token: int | None = None, expect_token: int | None = None) -> StepRecord:
+        """One decode step: choose the next token from the pending logits, then feed it in.
+
+        ``expect_token`` (a replay of a recipe that lists its tokens) keeps the recorded token when this
+        pass's logits tip a near-tie the other way: the draw still runs, so the generator stays in step.
+        """
         config, _ = config.normalized(self.bundle.spec.vocab)
         with self._lock:
             if self.seed is None:  # a session replays exactly: the seed is fixed at its first step
@@ -234,10 +250,14 @@ class Session:
                 choice = decode.choose(logits, self.ids, config, self.generator, force_token)
             except ValueError as exc:
                 raise SessionError(str(exc)) from exc
+            if expect_token is not None and not choice.forced and int(choice.token_id) != int(expect_token):
+                choice.token_id = int(expect_token)
+                self.replay_corrections += 1
             capture = self._want_attention(capture_attention) and self.cache_len < MAX_DECODE_CAPTURE
             self.ids.append(choice.token_id)
-            self.pending_logits, fwd_ms, att = self._feed([choice.token_id], capture)
+            self.pending_logits, fwd_ms, att, rows = self._feed_shared([choice.token_id], capture)
             record = _record(len(self.records) + 1, choice, logits, context_len)
+            record.pass_rows = rows
             record.cache_len, record.cache_bytes = self.cache_len, self.cache_bytes
             record.time_ms, record.forward_ms = (time.perf_counter() - t0) * 1000.0, fwd_ms
             record.attention = None if att is None else att[:, :, 0, :]

@@ -198,6 +198,8 @@ INSIDE_UNEMBED_KEPT = "inside_unembed_kept"  # (model, text) → its W·h + b re
 
 # ---------------------------------------------------------------- how servers go fast
 SRV_PAGE = "srv"  # prefix of the shared step buttons' keys on this page
+SRV_LIVE_REFRESH = "srv_live_refresh"
+SRV_LIVE_CHART = "srv_live_chart"
 SRV_CHART = "srv_chart"  # prefix of every chart on the page (one suffix per chart)
 SRV_BATCH_MAX = "srv_batch_max"
 SRV_BATCH = JobKeys("srv_batch")  # kept: the batching sweep (points arrive while it runs)

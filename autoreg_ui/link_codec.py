@@ -76,12 +76,14 @@ def parse_index(raw: object, n: int, name: str, allow_mean: bool = False) -> tup
 #             m min-p, r repetition penalty, n max new tokens, s stop sequences as base64url JSON);
 #             left out when every step ran under the sidebar's current settings
 #   run_seed  the seed the steps ran with, when the sidebar's seed has moved since
+#   ids       every step's token id joined by '.', written when a step shared its forward pass with other
+#             tabs (a shared pass's logits differ from a solo pass's in the last bits): the replay keeps them
 #   present   1 = presenter mode;  model, layer, head: as before
-PROMPT, PROMPT_ID, CHAT, STEPS, FORCED, SEGMENT, RUN_SEED, PRESENT = (
-    "prompt", "pid", "chat", "steps", "forced", "seg", "run_seed", "present")
+PROMPT, PROMPT_ID, CHAT, STEPS, FORCED, SEGMENT, RUN_SEED, PRESENT, TOKENS = (
+    "prompt", "pid", "chat", "steps", "forced", "seg", "run_seed", "present", "ids")
 
 
-RECIPE_PARAMS = (PROMPT, PROMPT_ID, CHAT, STEPS, FORCED, SEGMENT, RUN_SEED)
+RECIPE_PARAMS = (PROMPT, PROMPT_ID, CHAT, STEPS, FORCED, SEGMENT, RUN_SEED, TOKENS)
 
 
 OTHER_PARAMS = ("model", "layer", "head", "view", PRESENT)
@@ -118,6 +120,7 @@ class Link:
     steps: int = 0
     forced: dict[int, int] = field(default_factory=dict)
     segments: tuple[tuple[int, dict], ...] = ()  # () = every step ran under the sidebar's settings
+    tokens: tuple[int, ...] = ()  # every step's token id, when the link lists them
     run_seed: int | None = None
 
 
@@ -175,9 +178,22 @@ def read_recipe(params: dict[str, list[str]]) -> tuple[Link | None, list[str]]:
         forced = _forced(one.get(FORCED, ""), steps)
         segments = _segments(params.get(SEGMENT, []), steps)
         run_seed = _whole(one[RUN_SEED], "seed", 0, 2**31 - 1) if RUN_SEED in one else None
+        tokens = _tokens(one.get(TOKENS, ""), steps)
     except LinkError as exc:
         return base, notes + [f"{exc} Only the prompt was taken from the link; its steps were not replayed."]
-    return replace(base, steps=steps, forced=forced, segments=segments, run_seed=run_seed), notes
+    return replace(base, steps=steps, forced=forced, segments=segments, run_seed=run_seed, tokens=tokens), notes
+
+
+def _tokens(text: str, steps: int) -> tuple[int, ...]:
+    """'12.7042.13' → (12, 7042, 13): one id per step, or nothing."""
+    if text.strip() == "":
+        return ()
+    if not re.fullmatch(r"\d{1,9}(\.\d{1,9}){0,4095}", text.strip()):
+        raise LinkError(f"The link's token ids {echo(text)} are not whole numbers joined by dots.")
+    tokens = tuple(int(part) for part in text.strip().split("."))
+    if len(tokens) != steps:
+        raise LinkError(f"The link lists {len(tokens)} token ids for its {steps} steps.")
+    return tokens
 
 
 def check_others(params: dict[str, list[str]]) -> list[str]:
@@ -315,7 +331,7 @@ def recipe_of_link(link: Link, prompt: str, current: SamplingConfig, vocab_size:
     else:
         segments = (Segment(1, replace(current, seed=seed)),)
     return Recipe(prompt=prompt, chat=link.chat, seed=seed, steps=link.steps, segments=segments,
-                  forced=dict(link.forced))
+                  forced=dict(link.forced), tokens=tuple(link.tokens))
 
 
 # ---------------------------------------------------------------- writing the URL (pure)
@@ -343,6 +359,8 @@ def recipe_params(recipe: Recipe, current: SamplingConfig, default_prompt: str,
         out[SEGMENT] = [segment_text(s) for s in recipe.segments]
     if recipe.seed != int(current.seed):
         out[RUN_SEED] = str(recipe.seed)
+    if recipe.tokens:
+        out[TOKENS] = ".".join(map(str, recipe.tokens))
     return out
 
 

@@ -285,3 +285,4 @@ def precision_rows(rows: list[precision.PrecisionRow], bandwidth: float, tokeniz
     return out
 
 
+

@@ -220,3 +220,29 @@ def dial_sentence(curves: dict[str, list[tuple[int, precision.Quality]]]) -> str
                          "5 and 6 bits place their levels in between and round the stored values off them: more "
                          "bits is not always closer")
     return " · ".join(parts) + "."
+
+
+# ---------------------------------------------------------------- this server, right now
+LIVE_TITLE = "This server, right now"
+LIVE_INTRO = ("Every tab on this server that presses Next token asks this model for one decode step. Steps asked for "
+              "at the same moment run as **one** forward pass, each tab's row with its own KV cache: continuous "
+              "batching, happening to your class. Counted over the last minute, live.")
+LIVE_REFRESH = "Refresh"
+LIVE_OFF = ("Cross-tab batching is off on this server (the operator set AUTOREG_BATCH=0): every step is a pass of "
+            "its own.")
+
+
+def live_metrics(now, last_rows: int | None) -> list[tuple[str, str]]:
+    """The panel's figures: passes, tokens per second, the share that rode together, and this tab's last step."""
+    rode = ("—" if last_rows is None else "alone" if last_rows <= 1
+            else f"{last_rows - 1} other tab{'s' if last_rows > 2 else ''}")
+    return [("Decode passes, last minute", f"{now.passes:,}"), ("Tokens per second served", f"{now.tokens_per_s:.1f}"),
+            ("Tokens that shared a pass", f"{now.shared_share:.0%}"), ("Your last step rode with", rode)]
+
+
+def live_sentence(now) -> str:
+    if not now.passes:
+        return "No decode step in the last minute: press Next token here or on another tab."
+    biggest = max(now.by_rows)
+    return (f"{now.passes:,} passes served {now.tokens:,} tokens; the largest pass carried {biggest} "
+            f"tab{'s' if biggest > 1 else ''}' steps at once.")

@@ -66,3 +66,13 @@ def strip_legend(prompt_len: int, generated: int, unlikely: float) -> str:
             f"confident. A dotted underline marks a pick under {unlikely:.0%}, a purple outline a forced token. "
             "Hover a token for its id, probability before and after the filters, rank and log-prob; a screen "
             "reader reads the probability and rank with each token.")
+
+
+def pass_note(forward_ms: float, rows: int) -> str:
+    """How the last step's forward pass ran: alone, or shared with other tabs' steps (timed as the whole pass)."""
+    if rows <= 1:
+        return f"This step's forward pass: {forward_ms:.0f} ms, for this tab alone."
+    others = rows - 1
+    return (f"This step's forward pass: {forward_ms:.0f} ms, shared with {others} other tab{'s' if others > 1 else ''} "
+            "that asked for a step at the same moment: one pass over all of them, each with its own KV cache "
+            "(continuous batching, as on the *How servers go fast* page).")

@@ -56,6 +56,8 @@ def stepper() -> None:
     m[4].metric("Last step", f"{last.time_ms:.0f} ms" if last else "—",
                 help="Choosing the token plus one forward pass of one token on the KV cache.")
 
+    if last is not None:
+        st.caption(step_text.pass_note(last.forward_ms, last.pass_rows))
     top_n = st.slider("Bars to show (top-N)", 3, 50, 15, key=keys.TOP_N)
     keep_widget_values(st.session_state, (keys.FORCE_TEXT,))  # typed text is kept while its view is closed
     controls.open_section(VIEWS, keys.STEP_VIEW, records, top_n)  # only the open view is drawn

@@ -4,7 +4,7 @@ import time
 import pandas as pd
 import streamlit as st
 
-from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models, batching, scheduler, speculative
+from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models, batcher, batching, scheduler, speculative
 from autoreg_core.spec import dtype_name
 from autoreg_ui import controls, glossary, guide, keys, measuring, measuring_text, predict, serving
 from autoreg_ui import serving_text as text
@@ -12,7 +12,7 @@ from autoreg_ui.charts import show_chart
 from autoreg_ui.figures import serving as figs
 from autoreg_ui.format import BYTE_UNITS_NOTE
 from autoreg_ui.presenter import explain
-from autoreg_ui.state import bundle_or_stop, current_config, shared_bundle
+from autoreg_ui.state import bundle_or_stop, current_config, current_session, shared_bundle
 
 st.title("How servers go fast")
 glossary.terms_here("serving")
@@ -21,6 +21,27 @@ explain(text.INTRO)
 bundle = bundle_or_stop()
 spec = bundle.spec
 controls.step_row(keys.SRV_PAGE)
+
+
+@st.fragment
+def live_panel() -> None:
+    """The batcher's last minute for this model, and how this tab's last step ran (refreshed on demand)."""
+    st.subheader(text.LIVE_TITLE)
+    st.markdown(text.LIVE_INTRO)
+    if not batcher.enabled():
+        st.info(text.LIVE_OFF)
+    st.button(text.LIVE_REFRESH, key=keys.SRV_LIVE_REFRESH)
+    now = batcher.server_now(bundle)
+    session = current_session()
+    records = session.snapshot().records if session is not None else ()
+    for col, (label, value) in zip(st.columns(4), text.live_metrics(now, records[-1].pass_rows if records else None)):
+        col.metric(label, value)
+    st.markdown(text.live_sentence(now))
+    if now.passes:
+        show_chart(figs.pass_rows_figure(now.by_rows), key=keys.SRV_LIVE_CHART, filename="server-passes-by-rows")
+
+
+live_panel()
 st.caption(BYTE_UNITS_NOTE + text.MEASURED_LIVE)
 if measuring.running_now():
     st.info(text.measuring_now(measuring.running_now()))

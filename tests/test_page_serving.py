@@ -45,3 +45,29 @@ def test_page_measures_each_idea(page):
     assert "One row:" in text and "Continuous batching served the queue" in text and "top-1 agreement" in text
     assert not [e.value for e in page.error]
     assert measuring.kept(page.session_state, keys.SRV_QUEUE.kept).complete
+
+
+def test_the_live_panel_counts_this_servers_passes_and_this_tabs_last_step(page):
+    from autoreg_core import batcher
+
+    page.button(key=f"{keys.SRV_PAGE}_next").click().run()
+    assert not page.exception, page.exception
+    session = page.session_state[keys.SESSION]
+    bundle = session.bundle
+    now = batcher.server_now(bundle)
+    assert now.passes >= 1 and now.tokens >= 1
+    metrics = {m.label: m.value for m in page.metric}
+    assert metrics["Your last step rode with"] == ("alone" if session.records[-1].pass_rows == 1 else
+                                                   metrics["Your last step rode with"])
+    page.button(key=keys.SRV_LIVE_REFRESH).click().run()
+    metrics = {m.label: m.value for m in page.metric}
+    assert int(metrics["Decode passes, last minute"].replace(",", "")) == batcher.server_now(bundle).passes
+    assert "srv_live_chart" in [c.key for c in page.get("plotly_chart")]
+
+
+def test_server_now_counts_passes_by_rows():
+    from autoreg_core.batcher import PassRecord, ServerNow
+
+    now = ServerNow(passes=3, tokens=9, window_s=60.0, by_rows={1: 1, 4: 2})
+    assert now.tokens_per_s == pytest.approx(0.15) and now.shared_share == pytest.approx(8 / 9)
+    assert PassRecord(0.0, 2, 5.0).rows == 2

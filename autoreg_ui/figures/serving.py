@@ -140,3 +140,12 @@ def dial_figure(curves: dict[str, list[tuple[int, precision.Quality]]]) -> go.Fi
     fig.update_yaxes(tickformat=".0%", range=[0, 1.05], row=1, col=2)
     fig.update_xaxes(title="bits per weight", autorange="reversed", dtick=1)
     return _layout(fig, "Rounding the layers' weights to fewer bits")
+
+
+def pass_rows_figure(by_rows: dict[int, int]) -> go.Figure:
+    """Passes of the last minute by the rows they carried."""
+    fig = go.Figure(go.Bar(x=list(by_rows), y=list(by_rows.values()), marker_color=palette.ACCENT,
+                           name="passes", hovertemplate="%{y} passes of %{x} rows<extra></extra>"))
+    fig.update_xaxes(title_text="rows (tabs' steps) in one pass", dtick=1)
+    fig.update_yaxes(title_text="passes")
+    return _layout(fig, "Decode passes in the last minute, by rows", height=280)

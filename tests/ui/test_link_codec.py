@@ -219,3 +219,18 @@ def test_read_never_raises_on_random_junk():
             assert all(1 <= step <= link.steps for step in link.forced)
 
 
+
+
+def test_a_link_lists_every_token_when_steps_shared_passes_and_reads_them_back():
+    from autoreg_core.config import SamplingConfig
+    from autoreg_core.replay import Recipe, Segment
+
+    recipe = Recipe(prompt="Hi", chat=False, seed=0, steps=3, segments=(Segment(1, SamplingConfig()),),
+                    tokens=(12, 7042, 13))
+    params = link_codec.recipe_params(recipe, SamplingConfig(), "default", lambda p: "x")
+    assert params["ids"] == "12.7042.13"
+    link, notes = link_codec.read({k: v for k, v in params.items()})
+    assert notes == [] and link.tokens == (12, 7042, 13)
+    assert link_codec.recipe_of_link(link, "Hi", SamplingConfig(), 50_000).tokens == (12, 7042, 13)
+    bad, notes = link_codec.read({"prompt": "Hi", "steps": "3", "ids": "1.2"})
+    assert bad.steps == 0 and "lists 2 token ids for its 3 steps" in notes[0]

@@ -23,3 +23,9 @@ def test_speeds_quote_this_machines_last_step_next_to_the_published_ones():
     assert "the last step took 40 ms, about 25 tokens per second" in text
     assert "Artificial Analysis" in text and "Brysbaert" in text
     assert "Step once to see this machine's figure." in step_text.around_the_loop(0, "float32")
+
+
+def test_the_pass_note_says_whether_the_step_rode_alone_or_with_others():
+    assert step_text.pass_note(35.4, 1) == "This step's forward pass: 35 ms, for this tab alone."
+    assert step_text.pass_note(140.0, 12).startswith("This step's forward pass: 140 ms, shared with 11 other tabs ")
+    assert "shared with 1 other tab that" in step_text.pass_note(80.0, 2)

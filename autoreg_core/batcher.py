@@ -1,0 +1,208 @@
+"""The class is the batch: decode steps that several tabs ask for at once run as one forward pass.
+
+A decode step reads every weight to compute one token, so a pass over 8 rows costs little more than a
+pass over 1 (the serving lesson measures it). One ``DecodeBatcher`` per loaded model takes the decode
+steps sessions ask for; a worker thread runs those waiting as one pass: each tab's own KV cache joined
+by left padding (``padding``), an attention mask and position ids per row, the new keys and values
+written back to each tab's cache, the logits split per row.
+
+A lone tab never waits: a pass of one row is exactly the solo ``decode.forward``. Only when other tabs
+have stepped within the last ``BUSY_S`` seconds does the worker wait up to ``GATHER_MS`` to collect
+more rows, and a pass takes at most ``MAX_ROWS`` of them. Prefills, attention-capturing steps and
+every timed measurement stay solo passes.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import torch
+from transformers import DynamicCache
+
+from . import decode
+from .padding import left_padded_cache
+
+MAX_ROWS = 12  # rows per pass: 12 rows cost ~1.1× a 8-row pass on this CPU, and the padding copy grows with rows
+GATHER_MS = 4.0  # the longest a step waits for company, and only when other tabs are stepping
+BUSY_S = 1.0  # "other tabs are stepping": another cache stepped within this window
+MAX_PADDED_POSITIONS = 16_384  # rows × longest cache per pass: bounds the padded copy (~720 MiB for SmolLM2 fp32)
+HISTORY_S = 60.0  # what the live panel reads: the passes of the last minute
+
+
+def enabled(environ=os.environ) -> bool:
+    """``AUTOREG_BATCH=0`` turns cross-tab batching off (every step a solo pass, as before)."""
+    return environ.get("AUTOREG_BATCH", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What a step learns of the pass it rode in."""
+    logits: torch.Tensor  # float32 [vocab]: this row's next-token logits
+    ms: float  # wall time of the whole pass
+    rows: int  # rows in the pass: 1 = alone
+
+
+@dataclass(frozen=True)
+class PassRecord:
+    at: float  # time.time() when the pass ended
+    rows: int
+    ms: float
+
+
+@dataclass
+class _Ask:
+    cache: DynamicCache
+    token: int
+    done: threading.Event = field(default_factory=threading.Event)
+    result: Shared | None = None
+    error: BaseException | None = None
+
+
+def batched_decode(bundle, caches: list[DynamicCache], tokens: list[int]) -> tuple[list[torch.Tensor], float]:
+    """One forward pass feeding ``tokens[i]`` on ``caches[i]`` for every row; each cache grows by one position.
+
+    One row is the plain solo pass. Several rows run on a left-padded copy of their caches; each row's new
+    key and value (the last column) are then appended to its own cache, and its logits returned.
+    """
+    if len(caches) == 1:
+        fwd = decode.forward(bundle, [[tokens[0]]], caches[0])
+        return [fwd.logits[0]], fwd.ms
+    joined, mask = left_padded_cache(bundle, caches)
+    lengths = mask.sum(dim=1)
+    mask = torch.cat([mask, torch.ones(len(caches), 1, dtype=torch.long)], dim=1)
+    fwd = decode.forward(bundle, torch.tensor(tokens).view(-1, 1), joined, attention_mask=mask,
+                         position_ids=lengths.view(-1, 1))
+    for layer_idx, layer in enumerate(joined.layers):
+        for row, cache in enumerate(caches):
+            cache.update(layer.keys[row:row + 1, :, -1:, :].clone(), layer.values[row:row + 1, :, -1:, :].clone(),
+                         layer_idx)
+    return list(fwd.logits), fwd.ms
+
+
+class DecodeBatcher:
+    """One worker per model: the decode steps waiting when it is free become one pass."""
+
+    def __init__(self, bundle, max_rows: int = MAX_ROWS, gather_ms: float = GATHER_MS, busy_s: float = BUSY_S):
+        self.bundle, self.max_rows, self.gather_ms, self.busy_s = bundle, max_rows, gather_ms, busy_s
+        self._cv = threading.Condition()
+        self._queue: list[_Ask] = []
+        self._recent: deque[tuple[float, int]] = deque(maxlen=256)  # (when, id of the cache) of recent asks
+        self._passes: deque[PassRecord] = deque()
+        self._thread: threading.Thread | None = None
+
+    # ---------------------------------------------------------------- the tab's side
+    def decode(self, cache: DynamicCache, token: int) -> Shared:
+        """Feed ``token`` on ``cache`` in the next pass; blocks until that pass is done."""
+        ask = _Ask(cache, int(token))
+        with self._cv:
+            self._recent.append((time.monotonic(), id(cache)))
+            self._queue.append(ask)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._work, name="autoreg-decode-batcher", daemon=True)
+                self._thread.start()
+            self._cv.notify_all()
+        ask.done.wait()
+        if ask.error is not None:
+            raise ask.error
+        return ask.result
+
+    # ---------------------------------------------------------------- the worker
+    def _others_stepping(self, now: float) -> bool:
+        """Another cache than the ones queued asked for a step within ``busy_s``: company may be coming."""
+        queued = {id(a.cache) for a in self._queue}
+        return any(now - when <= self.busy_s and who not in queued for when, who in self._recent)
+
+    def _take(self) -> list[_Ask]:
+        """The next pass's rows (called with the lock held, the queue not empty)."""
+        if len(self._queue) < self.max_rows and self._others_stepping(time.monotonic()):
+            deadline = time.monotonic() + self.gather_ms / 1000.0
+            while len(self._queue) < self.max_rows and (left := deadline - time.monotonic()) > 0:
+                self._cv.wait(timeout=left)
+        rows: list[_Ask] = []
+        longest = 0
+        for ask in list(self._queue):
+            length = int(ask.cache.get_seq_length()) + 1
+            if rows and (len(rows) >= self.max_rows or max(longest, length) * (len(rows) + 1) > MAX_PADDED_POSITIONS):
+                break
+            rows.append(ask)
+            longest = max(longest, length)
+        del self._queue[:len(rows)]
+        return rows
+
+    def _work(self) -> None:
+        while True:
+            with self._cv:
+                while not self._queue:
+                    if not self._cv.wait(timeout=30.0) and not self._queue:
+                        self._thread = None  # idle: the next ask starts a fresh worker
+                        return
+                rows = self._take()
+            try:
+                logits, ms = batched_decode(self.bundle, [a.cache for a in rows], [a.token for a in rows])
+                for ask, row_logits in zip(rows, logits):
+                    ask.result = Shared(row_logits, ms, len(rows))
+                self._note(len(rows), ms)
+            except BaseException as exc:  # noqa: BLE001 - every waiting tab hears of it, the worker goes on
+                for ask in rows:
+                    ask.error = exc
+            finally:
+                for ask in rows:
+                    ask.done.set()
+
+    def _note(self, rows: int, ms: float) -> None:
+        now = time.time()
+        with self._cv:
+            self._passes.append(PassRecord(now, rows, ms))
+            while self._passes and now - self._passes[0].at > HISTORY_S:
+                self._passes.popleft()
+
+    # ---------------------------------------------------------------- what the live panel reads
+    def passes(self, within_s: float = HISTORY_S) -> list[PassRecord]:
+        """A snapshot of the passes that ended in the last ``within_s`` seconds."""
+        now = time.time()
+        with self._cv:
+            return [p for p in self._passes if now - p.at <= within_s]
+
+
+_batchers: dict[int, DecodeBatcher] = {}
+_batchers_lock = threading.Lock()
+
+
+def batcher_for(bundle) -> DecodeBatcher:
+    """The one batcher of this loaded model (created on first use)."""
+    with _batchers_lock:
+        found = _batchers.get(id(bundle.model))
+        if found is None or found.bundle.model is not bundle.model:
+            found = _batchers[id(bundle.model)] = DecodeBatcher(bundle)
+        return found
+
+
+@dataclass(frozen=True)
+class ServerNow:
+    """The last minute of one model's decode passes, for the serving page's live panel."""
+    passes: int
+    tokens: int  # rows served (one token each)
+    window_s: float
+    by_rows: dict[int, int]  # rows per pass → how many passes
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.window_s if self.window_s > 0 else 0.0
+
+    @property
+    def shared_share(self) -> float:
+        """Share of the tokens that rode in a pass with others."""
+        shared = sum(rows * n for rows, n in self.by_rows.items() if rows > 1)
+        return shared / self.tokens if self.tokens else 0.0
+
+
+def server_now(bundle, within_s: float = HISTORY_S) -> ServerNow:
+    """What this server's batcher did for ``bundle`` in the last ``within_s`` seconds (a snapshot)."""
+    passes = batcher_for(bundle).passes(within_s)
+    by_rows: dict[int, int] = {}
+    for p in passes:
+        by_rows[p.rows] = by_rows.get(p.rows, 0) + 1
+    return ServerNow(len(passes), sum(p.rows for p in passes), within_s, dict(sorted(by_rows.items())))

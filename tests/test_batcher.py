@@ -1,0 +1,152 @@
+"""Cross-tab decode batching: several tabs' steps in one pass give each tab what its solo pass gives."""
+import threading
+
+import pytest
+import torch
+
+from autoreg_core import decode
+from autoreg_core.batcher import DecodeBatcher, batched_decode, enabled
+from autoreg_core.padding import left_padded_cache
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+PROMPTS = ["The cat sat on the mat.", "Once upon a time", "def add(a, b):", "A bird",
+           "The dog sat on the log. A bird flew over the house.", "Émile", "print(add(2, 3))", "The"]
+
+
+def _prefilled(bundle, prompt: str):
+    ids = bundle.tokenizer(prompt)["input_ids"]
+    cache = decode.new_cache(bundle)
+    fwd = decode.forward(bundle, ids, cache)
+    return ids, cache, fwd.logits[0]
+
+
+def test_left_padding_joins_caches_of_different_lengths(tiny):
+    caches = [_prefilled(tiny, p)[1] for p in PROMPTS[:3]]
+    joined, mask = left_padded_cache(tiny, caches)
+    lengths = [c.get_seq_length() for c in caches]
+    assert mask.sum(dim=1).tolist() == lengths and mask.shape[1] == max(lengths)
+    for row, cache in enumerate(caches):
+        width = lengths[row]
+        assert torch.equal(joined.layers[0].keys[row, :, -width:], cache.layers[0].keys[0])
+        assert not joined.layers[0].keys[row, :, :mask.shape[1] - width].any()  # zeros on the left
+
+
+def test_one_batched_pass_gives_each_row_its_solo_logits_and_cache(tiny):
+    solo, batched = [], []
+    for prompt in PROMPTS:
+        ids, cache, logits = _prefilled(tiny, prompt)
+        token = int(torch.argmax(logits))
+        solo_cache = decode.copy_cache(cache, tiny)
+        solo.append((decode.forward(tiny, [[token]], solo_cache).logits[0], solo_cache))
+        batched.append((cache, token))
+    out, _ = batched_decode(tiny, [c for c, _ in batched], [t for _, t in batched])
+    assert len(out) == len(PROMPTS)
+    gap = max(float((a - s[0]).abs().max()) for a, s in zip(out, solo))
+    assert gap < 1e-4
+    for (cache, _), (_, solo_cache) in zip(batched, solo):
+        assert cache.get_seq_length() == solo_cache.get_seq_length()
+        assert torch.allclose(cache.layers[-1].keys, solo_cache.layers[-1].keys, atol=1e-5)
+
+
+def _generate(bundle, ids: list[int], n: int) -> list[int]:
+    out = bundle.model.generate(torch.tensor([ids]), max_new_tokens=n, min_new_tokens=n, do_sample=False,
+                                pad_token_id=bundle.pad_id)
+    return out[0, len(ids):].tolist()
+
+
+def _step_concurrently(bundle, batcher, n_steps: int) -> tuple[list[list[int]], list[int]]:
+    """Eight tabs, each a thread, stepping greedily through one batcher; their tokens and each pass's rows."""
+    results: list[list[int]] = [[] for _ in PROMPTS]
+    rows_seen: list[int] = []
+    start = threading.Barrier(len(PROMPTS))
+
+    def tab(i: int) -> None:
+        _, cache, logits = _prefilled(bundle, PROMPTS[i])
+        start.wait()
+        for _ in range(n_steps):
+            token = int(torch.argmax(logits))
+            results[i].append(token)
+            shared = batcher.decode(cache, token)
+            rows_seen.append(shared.rows)
+            logits = shared.logits
+
+    threads = [threading.Thread(target=tab, args=(i,)) for i in range(len(PROMPTS))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return results, rows_seen
+
+
+def test_eight_tabs_stepping_at_once_get_generates_tokens_exactly(tiny):
+    batcher = DecodeBatcher(tiny, gather_ms=20.0)
+    results, rows_seen = _step_concurrently(tiny, batcher, 12)
+    for prompt, got in zip(PROMPTS, results):
+        ids = tiny.tokenizer(prompt)["input_ids"]
+        assert got == _generate(tiny, ids, 12) and len(got) == 12
+    assert max(rows_seen) > 1  # steps really shared passes
+    passes = batcher.passes()
+    assert sum(p.rows for p in passes) == 8 * 12 and len(passes) < 8 * 12
+
+
+def test_a_lone_tab_is_not_kept_waiting_and_rides_alone(tiny):
+    batcher = DecodeBatcher(tiny, gather_ms=500.0)  # a wait would show
+    _, cache, logits = _prefilled(tiny, PROMPTS[0])
+    shared = batcher.decode(cache, int(torch.argmax(logits)))
+    assert shared.rows == 1 and batcher.passes()[-1].rows == 1 and shared.ms < 400
+
+
+def test_an_error_in_a_pass_reaches_the_tab_and_the_switch_reads_the_environment(tiny):
+    batcher = DecodeBatcher(tiny)
+    _, cache, _ = _prefilled(tiny, PROMPTS[0])
+    with pytest.raises(Exception):
+        batcher.decode(cache, 10 ** 9)  # no such token: the embedding lookup fails inside the pass
+    assert enabled({}) and enabled({"AUTOREG_BATCH": "1"}) and not enabled({"AUTOREG_BATCH": "0"})
+
+
+# ---------------------------------------------------------------- sessions through the batcher, and their replays
+def test_sessions_stepping_together_share_passes_and_their_links_replay_the_same_tokens(tiny):
+    from autoreg_core import SamplingConfig, Session
+    from autoreg_core.replay import recipe_from_dict, recipe_of, recipe_to_dict, replay
+
+    sessions = [Session(tiny, p, batched=True) for p in PROMPTS]
+    start = threading.Barrier(len(sessions))
+    configs = [SamplingConfig(temperature=0.0 if i % 2 else 0.9, seed=i) for i in range(len(sessions))]
+
+    def tab(i: int) -> None:
+        sessions[i].prefill()
+        start.wait()
+        for _ in range(10):
+            sessions[i].step(configs[i])
+
+    threads = [threading.Thread(target=tab, args=(i,)) for i in range(len(sessions))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert all(len(s.records) == 10 for s in sessions)
+    assert any(r.pass_rows > 1 for s in sessions for r in s.records)
+    for s in sessions:
+        recipe = recipe_of(s)
+        assert recipe.tokens == (tuple(s.generated_ids) if any(r.pass_rows > 1 for r in s.records) else ())
+        again = replay(tiny, recipe_from_dict(recipe_to_dict(recipe)))
+        assert again.generated_ids == s.generated_ids and len(again.generated_ids) == 10
+
+
+def test_a_replay_keeps_the_listed_tokens_where_its_own_pass_would_tip_the_other_way(tiny):
+    from dataclasses import replace
+
+    from autoreg_core import SamplingConfig, Session
+    from autoreg_core.replay import recipe_of, replay
+
+    s = Session(tiny, "The cat sat", batched=False)
+    for _ in range(5):
+        s.step(SamplingConfig(temperature=0))
+    recipe = recipe_of(s)
+    assert recipe.tokens == ()  # every pass was solo: the link stays short
+    second = int(s.records[2].top_ids[1])  # as if a shared pass had tipped step 3 to the runner-up
+    listed = tuple(s.generated_ids[:2]) + (second,) + tuple(s.generated_ids[3:])
+    again = replay(tiny, replace(recipe, tokens=listed))
+    assert tuple(again.generated_ids) == listed and again.replay_corrections >= 1
+    assert not any(r.forced for r in again.records)  # kept as chosen, not as forced
