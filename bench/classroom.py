@@ -3,6 +3,8 @@
     python -m bench.classroom                          # 30 students, 5 minutes, on a server it starts
     python -m bench.classroom --students 5 --seconds 30
     python -m bench.classroom --url http://127.0.0.1:8501 --pid 1234   # a server already running
+    python -m bench.classroom --burst 10               # everyone presses Next token at the same instant
+    python -m bench.classroom --burst 10 --compare-batching   # the same, batched and unbatched servers
 
 Each student is what a browser tab is to the server, minus the rendering: it opens the step page
 (a ``rerun_script`` request, Streamlit's own ``BackMsg`` protobuf), sets its own seed in the
@@ -434,6 +436,51 @@ async def run_class(url: str, pid: int | None, n_students: int, seconds: float, 
     return students, rss, elapsed
 
 
+# ---------------------------------------------------------------- the burst: everyone at once
+async def run_burst(url: str, n_students: int, rounds: int, pause_s: float, seed: int) -> tuple[list[Student], list]:
+    """Every student opens the page and sets its seed; then, ``rounds`` times, all press Next token at the
+    same instant. Per round: when each student's page settled, measured from the shared instant."""
+    from autoreg_ui import keys
+
+    await warm_up(url)
+    rng = random.Random(seed)
+    students = [Student(i, 1000 + i, url, random.Random(rng.random())) for i in range(n_students)]
+    clients = [AppClient(url) for _ in students]
+    started = time.perf_counter()
+    round_rows: list[dict] = []
+    try:
+        await asyncio.gather(*(c.connect() for c in clients))
+        for student, client in zip(students, clients):
+            opened = await client.open()
+            student.refused = opened.full
+            student.open_seconds = opened.seconds
+            if not opened.full:
+                student.defaults = {k: w.default for k, w in client.widgets.items()}
+                student.errors += (await client.set_value(keys.CFG_SEED, student.seed)).exceptions
+        seated = [(s, c) for s, c in zip(students, clients) if not s.refused]
+        tokens = {s.index: [] for s, _ in seated}
+        for number in range(1, rounds + 1):
+            await asyncio.sleep(pause_s)
+
+            async def press(student: Student, client: AppClient) -> float:
+                max_new = int(student.defaults.get(keys.CFG_MAX_NEW) or 64)
+                kind = RESET if len(tokens[student.index]) >= max_new - 1 else NEXT
+                result = await client.press({NEXT: "step_next", RESET: "step_reset"}[kind])
+                error = "; ".join(result.exceptions) or (None if result.tokens is not None else "no token strip")
+                if result.tokens is not None:
+                    tokens[student.index] = result.tokens
+                student.actions.append(Action(kind, result.seconds, time.perf_counter() - started,
+                                              list(tokens[student.index]), None, error))
+                return result.seconds
+
+            settled = await asyncio.gather(*(press(s, c) for s, c in seated))
+            round_rows.append({"round": number, "last_settled_ms": round(max(settled) * 1000),
+                               "median_ms": round(statistics.median(settled) * 1000)})
+    finally:
+        await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
+    return students, round_rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=30)
@@ -448,33 +495,59 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-replay", action="store_true", help="skip the solo-replay check")
     parser.add_argument("--streamlit-option", action="append", default=[], metavar="NAME=VALUE",
                         help="passed to the server it starts, e.g. runner.postScriptGC=true")
+    parser.add_argument("--burst", type=int, default=0, metavar="ROUNDS",
+                        help="instead of the steady class: ROUNDS times, every student presses Next token at once")
+    parser.add_argument("--pause", type=float, default=3.0, help="seconds between burst rounds")
+    parser.add_argument("--compare-batching", action="store_true",
+                        help="run on two servers it starts, AUTOREG_BATCH=1 and =0, and print both")
     args = parser.parse_args(argv)
     if not 1 <= args.students <= 200:
         parser.error("--students must lie between 1 and 200")
     if not 1 <= args.seconds <= MAX_SECONDS:
         parser.error(f"--seconds must lie between 1 and {MAX_SECONDS}")
+    if not 0 <= args.burst <= 100:
+        parser.error("--burst takes 0 to 100 rounds")
+    if args.compare_batching and args.url:
+        parser.error("--compare-batching starts its own two servers; leave out --url")
+    modes = {"batched": "1", "unbatched": "0"} if args.compare_batching else {None: None}
+    reports = {mode: one_run(args, batch) for mode, batch in modes.items()}
+    print(json.dumps(reports if args.compare_batching else reports[None], indent=2))
+    return 0
+
+
+def one_run(args, batch: str | None) -> dict:
+    """One class (steady or burst) on one server; ``batch`` sets AUTOREG_BATCH on a server it starts."""
     warmup = args.warmup if args.warmup is not None else min(60.0, args.seconds / 3)
     load = tuple(round(x, 2) for x in os.getloadavg())
-    server = None
+    server, rounds = None, None
     try:
         if args.url:
             url, pid = args.url, args.pid
         else:
-            server = start_server(ROOT / "app.py", free_port(), args.streamlit_option)
+            env = {"AUTOREG_BATCH": batch} if batch is not None else None
+            server = start_server(ROOT / "app.py", free_port(), args.streamlit_option, env=env)
             url, pid = local_url(server), server.pid
-        students, rss, elapsed = asyncio.run(run_class(url, pid, args.students, args.seconds, args.period,
-                                                       args.jitter, args.seed, min(args.ramp, args.seconds / 2)))
+        t0 = time.perf_counter()
+        if args.burst:
+            students, rounds = asyncio.run(run_burst(url, args.students, args.burst, args.pause, args.seed))
+            rss, elapsed = [], time.perf_counter() - t0
+        else:
+            students, rss, elapsed = asyncio.run(run_class(url, pid, args.students, args.seconds, args.period,
+                                                           args.jitter, args.seed, min(args.ramp, args.seconds / 2)))
     finally:
         if server is not None:
             stop_server(server)
     isolation = None if args.no_replay else check_isolation(students)
     report = summarize(students, elapsed, rss, warmup, isolation, load)
+    if rounds is not None:
+        report["burst_rounds"] = rounds
+        report["burst_last_settled"] = latency([r["last_settled_ms"] / 1000 for r in rounds])
     report["settings"] = {"period_s": args.period, "jitter_s": args.jitter, "ramp_s": args.ramp,
+                          "burst_rounds": args.burst, "autoreg_batch": batch or os.environ.get("AUTOREG_BATCH", "1"),
                           "streamlit_options": args.streamlit_option,
                           "torch_threads_env": os.environ.get("AUTOREG_TORCH_THREADS"),
                           "omp_wait_policy_env": os.environ.get("OMP_WAIT_POLICY")}
-    print(json.dumps(report, indent=2))
-    return 0
+    return report
 
 
 if __name__ == "__main__":

@@ -78,3 +78,21 @@ def test_two_students_for_a_few_seconds(embedded):
     assert held["generated_tokens"] == sum(len(s.actions[-1].tokens) for s in students)
     assert held["kv_cache_mib"] > 0
     assert all(s.seed != students[0].seed for s in students[1:])
+
+
+@pytest.mark.integration
+def test_a_burst_where_three_students_press_at_once(embedded):
+    from bench.server import free_port, local_url, start_server, stop_server
+
+    server = start_server(ROOT / "app.py", free_port())
+    try:
+        students, rounds = in_own_thread(asyncio.run, classroom.run_burst(local_url(server), 3, rounds=2,
+                                                                          pause_s=0.2, seed=2))
+    finally:
+        stop_server(server)
+    assert [r["round"] for r in rounds] == [1, 2]
+    assert all(r["last_settled_ms"] >= r["median_ms"] > 0 for r in rounds)
+    assert [len(s.actions) for s in students] == [2, 2, 2] and all(a.error is None for s in students for a in s.actions)
+    assert [len(s.actions[-1].tokens) for s in students] == [2, 2, 2]
+    isolation = classroom.check_isolation(students)
+    assert isolation["mismatched_strips"] == 0 and isolation["strips_checked"] == 6
