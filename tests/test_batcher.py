@@ -150,3 +150,33 @@ def test_a_replay_keeps_the_listed_tokens_where_its_own_pass_would_tip_the_other
     again = replay(tiny, replace(recipe, tokens=listed))
     assert tuple(again.generated_ids) == listed and again.replay_corrections >= 1
     assert not any(r.forced for r in again.records)  # kept as chosen, not as forced
+
+
+@pytest.mark.integration
+def test_on_the_embedded_model_eight_tabs_stepping_together_give_generates_tokens(embedded):
+    """Greedy sessions of different prompt lengths, stepped concurrently through the batcher, give exactly
+    ``model.generate``'s tokens (whole sequences, lengths included)."""
+    from autoreg_core import SamplingConfig, Session
+
+    prompts = ["The capital of France is", "Once upon a time, a small robot", "def fibonacci(n):", "Hi",
+               "The river runs past the old mill, under the stone bridge and on towards the sea", "2 + 2 =",
+               "Tell me a joke about cats.", "Water boils at"]
+    sessions = [Session(embedded, p, batched=True) for p in prompts]
+    start = threading.Barrier(len(sessions))
+
+    def tab(s) -> None:
+        s.prefill()
+        start.wait()
+        s.generate(16, SamplingConfig(temperature=0, max_new_tokens=64))  # stops early at EOS, as generate does
+
+    threads = [threading.Thread(target=tab, args=(s,)) for s in sessions]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert any(r.pass_rows > 1 for s in sessions for r in s.records)
+    for s in sessions:
+        out = embedded.model.generate(torch.tensor([s.prompt_ids]), max_new_tokens=16, do_sample=False,
+                                      pad_token_id=embedded.pad_id)
+        expected = out[0, len(s.prompt_ids):].tolist()
+        assert s.generated_ids == expected and len(s.generated_ids) == len(expected) > 0, s.prompt

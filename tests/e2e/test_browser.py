@@ -66,7 +66,7 @@ def test_keyboard_shortcut_steps(page, app_url):
 def test_click_a_bar_forces_that_token(page, app_url):
     _open_app(page, app_url)
     page.get_by_role("tab", name="Force the next token").click()  # only the open view is drawn
-    page.get_by_text("Candidates for the next token").first.wait_for()
+    page.get_by_text("Candidates for the next token (nothing drawn yet)").first.wait_for()  # the chart's title
     chart = page.locator(".js-plotly-plot").last  # "what could come next"
     chart.locator("g.point path").first.wait_for()
     label = chart.locator(".xtick text").nth(1).text_content()
@@ -74,7 +74,9 @@ def test_click_a_bar_forces_that_token(page, app_url):
     page.wait_for_function("document.querySelectorAll('.tokstrip .gen').length >= 1")
     chip = page.locator(".tokstrip .gen").first
     assert "forced" in chip.get_attribute("title")
-    assert chip.inner_text() == label
+    assert chip.evaluate("e => e.firstChild.textContent") == label  # the token; its probability follows, for screen readers
+    spoken = chip.locator(".sr").text_content()
+    assert spoken.startswith(", probability ") and spoken.endswith(", forced")
     _no_errors(page)
 
 
