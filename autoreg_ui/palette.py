@@ -19,6 +19,14 @@ TEXT = "#0d1117"  # the theme's text colour (.streamlit/config.toml)
 # YlGnBu, whose lightness falls steadily, so readers with any colour vision see the order (a red-green
 # scale hides it from about one man in twelve). Dark text stays readable on every stop.
 PROB_RAMP = ("#ffffd9", "#edf8b1", "#c7e9b4", "#7fcdbb", "#41b6c4")
+PROB_STEPS = 20  # the token strip colours a chip with one of 21 shades (every 5 points): a CSS class, not a style
+
+
+def prob_shade(prob: float) -> int:
+    """Which of the strip's shades (0..PROB_STEPS) a probability gets: the nearest 5-point step."""
+    return round(max(0.0, min(1.0, prob)) * PROB_STEPS)
+
+
 UNLIKELY = 0.10  # below this a picked token also gets a dotted underline: a cue that is not colour
 
 

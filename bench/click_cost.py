@@ -45,23 +45,30 @@ CHROMIUM = os.environ.get("AUTOREG_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 CLICK_TIMEOUT_MS = 60_000
+# the step page rebuilt from a link: 300 greedy steps on a prompt that does not reach EOS by then
+LONG_TEXT_LINK = "step?prompt=Once+upon+a+time&cfg_temperature=0&cfg_max_new=512&steps=300&seg=1~t0~n512"
 NO_REQUEST_MS = 5_000  # a click that sent nothing to the server by then was lost: it is done again
 RETRIES = 3
 # The bare page runs twice: with the app's own config (the floor the app can be held to) and with the
 # Streamlit defaults the app turns off (runner.postScriptGC), the floor issue 9's first figures used.
 STREAMLIT_DEFAULTS = ["runner.postScriptGC=true"]
 # goals of issue 9, as ratios to the bare page: (latency p50, server CPU); None = no goal
-GOALS = {"step_next_token": (1.5, 2.0), "attention_next_token": (2.0, None),
+GOALS = {"step_next_token": (1.5, 2.0), "step_next_token_long_text": (1.5, 2.0), "attention_next_token": (2.0, None),
          "lab_slider": (2.0, None), "lab_draw_again": (2.0, None)}
 
 # Installed before the app loads: counts what the page's websocket sends and receives, with times.
 WEBSOCKET_JS = """(() => {
   const Native = window.WebSocket;
-  window.__wsIn = 0; window.__wsOut = 0; window.__wsLastOut = null;
+  window.__wsIn = 0; window.__wsOut = 0; window.__wsLastOut = null; window.__wsInBytes = 0;
   class Counted extends Native {
     constructor(...args) {
       super(...args);
-      this.addEventListener('message', () => { window.__wsIn += 1; });
+      this.addEventListener('message', (event) => {
+        window.__wsIn += 1;
+        const data = event.data;
+        window.__wsInBytes += data.byteLength !== undefined ? data.byteLength
+                              : (data.size !== undefined ? data.size : String(data).length);
+      });
     }
     send(data) {
       window.__wsOut += 1; window.__wsLastOut = performance.now(); window.__wsInAtLastOut = window.__wsIn;
@@ -79,7 +86,7 @@ WEBSOCKET_JS = """(() => {
 ARM_JS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
   window.__acted = null;
-  const out0 = window.__wsOut;
+  const out0 = window.__wsOut, bytes0 = window.__wsInBytes;
   const mark = () => { if (window.__acted === null) window.__acted = performance.now(); };
   document.addEventListener('pointerdown', mark, {capture: true, once: true});
   document.addEventListener('keydown', mark, {capture: true, once: true});
@@ -98,10 +105,17 @@ ARM_JS = """() => {
       const now = `${changes}/${window.__wsIn}`;
       quietFrames = ready && now === last ? quietFrames + 1 : 0;
       last = now;
-      if (quietFrames >= 2) { observer.disconnect(); resolve([window.__acted, requested, performance.now()]); return; }
+      if (quietFrames >= 2) {
+        observer.disconnect();
+        const strip = document.querySelector('.tokstrip');
+        resolve([window.__acted, requested, performance.now(), window.__wsInBytes - bytes0,
+                 app.querySelectorAll('[data-testid="stElementContainer"]').length,
+                 strip ? strip.outerHTML.length : 0]);
+        return;
+      }
       const lost = requested === null && performance.now() - started > NO_REQUEST_MS;
       if (lost || performance.now() - started > TIMEOUT_MS) {
-        observer.disconnect(); resolve([window.__acted, requested, null]); return;
+        observer.disconnect(); resolve([window.__acted, requested, null, 0, 0, 0]); return;
       }
       requestAnimationFrame(frame);
     };
@@ -124,6 +138,9 @@ class Action:
     cpu_s: float = 0.0
     lost: int = 0  # clicks the browser never sent (done again)
     page: object = None
+    bytes_in: list[int] = field(default_factory=list)  # what the server sent the browser for one click
+    elements: int = 0  # Streamlit element containers on the page once settled (the last click)
+    strip_html: int = 0  # characters of the token strip's HTML once settled (the last click; 0 = none)
 
 
 def _press(selector: str):
@@ -145,6 +162,9 @@ def actions() -> list[Action]:
         Action("bare_next_token_streamlit_defaults", "bare_defaults", "", ".st-key-bare_next button",
                _press(".st-key-bare_next button")),
         Action("step_next_token", "app", "step", ".tokstrip", _press(".st-key-step_next button")),
+        # the same click once the text is long: the strip (re-sent on every click) has 300 generated chips
+        Action("step_next_token_long_text", "app", LONG_TEXT_LINK, ".tokstrip .tok.gen:nth-child(300)",
+               _press(".st-key-step_next button")),
         Action("attention_next_token", "app", "attention", ".st-key-att_next button", _press(".st-key-att_next button")),
         Action("lab_slider", "app", "sampling", ".st-key-lab_temperature input[type=range]",
                _nudge_slider(".st-key-lab_temperature input[type=range]")),
@@ -158,12 +178,14 @@ def measure_once(action: Action, i: int) -> tuple[float, float]:
     for _ in range(RETRIES):
         page.evaluate(ARM_JS)
         action.do(page, i)
-        acted, requested, settled = page.evaluate("window.__settled")
+        acted, requested, settled, bytes_in, elements, strip_html = page.evaluate("window.__settled")
         if requested is None:
             action.lost += 1
             continue
         if acted is None or settled is None:
             break
+        action.bytes_in.append(bytes_in)
+        action.elements, action.strip_html = elements, strip_html
         return settled - acted, settled - requested
     raise TimeoutError(f"{action.name}: no settled page after {RETRIES} tries (clicks lost: {action.lost}; "
                        f"timeout {CLICK_TIMEOUT_MS / 1000:.0f} s)")
@@ -182,7 +204,9 @@ def summary(action: Action) -> dict:
             "p95_ms": _r(percentile(action.latencies_ms, 95)),
             "mean_ms": _r(statistics.fmean(action.latencies_ms)) if n else None,
             "request_to_settled_p50_ms": _r(percentile(action.request_ms, 50)),
-            "server_cpu_ms_per_click": _r(action.cpu_s * 1000 / n) if n else None, "lost_clicks_redone": action.lost}
+            "server_cpu_ms_per_click": _r(action.cpu_s * 1000 / n) if n else None, "lost_clicks_redone": action.lost,
+            "bytes_sent_per_click_p50": percentile(action.bytes_in, 50), "elements_on_page": action.elements,
+            "token_strip_html_chars": action.strip_html}
 
 
 def _r(x):

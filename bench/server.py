@@ -27,8 +27,11 @@ def start_server(script: Path, port: int, options: list[str] = (), env: dict | N
     ``options`` are ``name=value`` pairs passed as ``--name value``. The log goes to a temporary file
     named in the process's ``log_path`` attribute. Waits until the server answers its health check.
     """
-    args = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port),
-            "--server.address", "127.0.0.1", "--server.headless", "true"]
+    # the app itself starts as `make run` starts it (autoreg_ui.serve: st.navigation from the first visit,
+    # even when the first visitor arrives by a link to a page); any other script with `streamlit run`
+    run = ["-m", "autoreg_ui.serve"] if Path(script).name == "app.py" else ["-m", "streamlit", "run", str(script)]
+    args = [sys.executable, *run, "--server.port", str(port), "--server.address", "127.0.0.1",
+            "--server.headless", "true"]
     for option in options:
         name, _, value = option.partition("=")
         args += [f"--{name}", value]

@@ -14,10 +14,12 @@ def test_percentile_and_summary():
     assert click_cost.percentile([30.0, 10.0, 20.0], 50) == 20.0
     assert click_cost.percentile([float(i) for i in range(1, 101)], 95) == 95.0
     action = click_cost.Action("x", "app", "", "", None, latencies_ms=[10.0, 30.0, 20.0],
-                               request_ms=[8.0, 28.0, 18.0], cpu_s=0.06)
+                               request_ms=[8.0, 28.0, 18.0], cpu_s=0.06, bytes_in=[900, 300, 500],
+                               elements=42, strip_html=1234)
     assert click_cost.summary(action) == {"clicks": 3, "p50_ms": 20.0, "p95_ms": 30.0, "mean_ms": 20.0,
                                           "request_to_settled_p50_ms": 18.0, "server_cpu_ms_per_click": 20.0,
-                                          "lost_clicks_redone": 0}
+                                          "lost_clicks_redone": 0, "bytes_sent_per_click_p50": 500,
+                                          "elements_on_page": 42, "token_strip_html_chars": 1234}
 
 
 def test_compare_gives_ratios_and_checks_the_goals():
@@ -33,7 +35,7 @@ def test_compare_gives_ratios_and_checks_the_goals():
 def test_every_app_action_has_a_goal():
     names = [a.name for a in click_cost.actions() if a.server == "app"]
     assert sorted(names) == sorted(click_cost.GOALS)
-    assert len(names) == 4
+    assert len(names) == 5
 
 
 @pytest.mark.e2e
@@ -45,6 +47,8 @@ def test_one_click_per_page_gives_the_json_shape():
     assert list(report["pages"]) == ["step_next_token"]
     step = report["pages"]["step_next_token"]
     assert step["clicks"] == 1 and step["p50_ms"] > 0 and step["server_cpu_ms_per_click"] >= 0
+    assert step["bytes_sent_per_click_p50"] > 0 and step["elements_on_page"] > 0
+    assert step["token_strip_html_chars"] > 0 and report["bare_page"]["token_strip_html_chars"] > 0
     assert sorted(step["vs_bare"]) == ["goal_latency_p50_ratio", "goal_met", "goal_server_cpu_ratio",
                                        "latency_p50_ratio", "latency_p95_ratio", "server_cpu_ratio"]
     assert report["bare_page"]["clicks"] == 1 and report["bare_page_streamlit_defaults"]["clicks"] == 1

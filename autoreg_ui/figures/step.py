@@ -48,42 +48,49 @@ def token_strip_html(views: list[TokenView], records: list[StepRecord], prompt_l
     """The sequence as chips. Every string is escaped: model output is never trusted as HTML.
 
     Prompt chips are grey and dashed; generated chips are coloured by the raw probability the token
-    had when chosen, on a colour-blind-safe ramp, and an unlikely pick is also underlined (forced
-    ones get an outline). A screen reader hears each token with its probability and rank: that text
+    had when chosen (the nearest of 21 shades on a colour-blind-safe ramp), and an unlikely pick is
+    also underlined (forced ones get an outline). A screen reader hears each token with its probability and rank: that text
     is in the chip, visually hidden.
     """
     chips = []
     for pos, view in enumerate(views):
-        tip = [f"position {pos}", f"id {view.id}", f"piece {view.piece!r}"]
+        tip = [f"position {pos}", f"id {view.id}", repr(view.piece)]
         rec = records[pos - prompt_len] if 0 <= pos - prompt_len < len(records) else None
         spoken = ""
         if pos < prompt_len or rec is None:
-            cls, style = "tok prompt", f"background:{palette.PROMPT_CHIP}; border:1px dashed {palette.MUTED};"
-            tip.append("prompt token")
+            cls = "tok prompt"
+            tip.append("prompt")
         else:
-            cls, style = "tok gen", f"background:{palette.prob_color(rec.prob)};"
-            if rec.prob < palette.UNLIKELY:
-                cls += " unlikely"
-            tip += [f"probability {rec.prob:.4f} (model softmax)", f"{rec.prob_filtered:.4f} after the filters",
-                    f"rank {rec.rank}", f"log-prob {rec.logprob:.3f}"]
+            cls = "tok gen unlikely" if rec.prob < palette.UNLIKELY else "tok gen"
+            cls += f" p{palette.prob_shade(rec.prob)}"
+            tip += [f"p {rec.prob:.4f}", f"{rec.prob_filtered:.4f} filtered", f"rank {rec.rank}",
+                    f"log-p {rec.logprob:.3f}"]
             spoken = f", probability {rec.prob:.1%}, rank {rec.rank}"
             if rec.forced:
-                style += f" outline: 2px solid {palette.CUMULATIVE};"
+                cls += " forced"
                 tip.append("forced")
                 spoken += ", forced"
         if view.partial:
             tip.append("half of a UTF-8 character: the rest comes in the next token")
         hidden = f'<span class="sr">{html.escape(spoken)}</span>' if spoken else ""
-        chips.append(f'<span role="listitem" class="{cls}" style="{style}" title="{html.escape(" · ".join(tip))}">'
+        chips.append(f'<span role="listitem" class="{cls}" title="{html.escape(" · ".join(tip))}">'
                      f"{html.escape(view.label)}{hidden}</span>")
-    css = ("<style>.tokstrip{line-height:2.1;font-family:ui-monospace,monospace;font-size:0.95rem}"
-           f".tokstrip .tok{{padding:2px 4px;margin:1px;border-radius:4px;white-space:pre;color:{palette.TEXT};"
-           "display:inline-block}"
-           ".tokstrip .unlikely{text-decoration:underline dotted 2px;text-underline-offset:4px}"
-           ".tokstrip .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);"
-           "white-space:nowrap}</style>")
-    return (css + '<div class="tokstrip" role="list" aria-label="The text so far, one item per token">'
+    return (STRIP_CSS + '<div class="tokstrip" role="list" aria-label="The text so far, one item per token">'
             + "".join(chips) + "</div>")
+
+
+# Sent with every strip: its colours are classes (a chip carries `p7`, not an inline style), so a long
+# text costs a few dozen bytes per token on each click rather than a few hundred.
+STRIP_CSS = ("<style>.tokstrip{line-height:2.1;font-family:ui-monospace,monospace;font-size:0.95rem}"
+             f".tokstrip .tok{{padding:2px 4px;margin:1px;border-radius:4px;white-space:pre;color:{palette.TEXT};"
+             "display:inline-block}"
+             f".tokstrip .prompt{{background:{palette.PROMPT_CHIP};border:1px dashed {palette.MUTED}}}"
+             + "".join(f".tokstrip .p{i}{{background:{palette.prob_color(i / palette.PROB_STEPS)}}}"
+                       for i in range(palette.PROB_STEPS + 1))
+             + f".tokstrip .forced{{outline:2px solid {palette.CUMULATIVE}}}"
+             ".tokstrip .unlikely{text-decoration:underline dotted 2px;text-underline-offset:4px}"
+             ".tokstrip .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);"
+             "white-space:nowrap}</style>")
 
 
 def unique_labels(tokenizer, ids: list[int]) -> list[str]:

@@ -1,4 +1,6 @@
 """Figure builders of the step page: plain asserts on the figure data."""
+import re
+
 import pytest
 import torch
 
@@ -82,3 +84,16 @@ def test_token_strip_reads_to_a_screen_reader_and_marks_unlikely_picks_without_c
     assert out.count(", forced</span>") == sum(r.forced for r in s.records) == 1
     unlikely = sum(r.prob < palette.UNLIKELY for r in s.records)
     assert unlikely >= 1 and out.count("tok gen unlikely") == unlikely
+    assert len(re.findall(r'class="tok gen[a-z ]* p\d+ forced"', out)) == 1
+    assert "style=" not in out.split("</style>", 1)[1]  # colours are classes, no inline styles
+
+
+def test_token_strip_shades_each_chip_by_its_probability(tiny):
+    s = _session(tiny)
+    out = token_strip_html(s.views(), s.records, s.prompt_len)
+    for rec in s.records:
+        shade = palette.prob_shade(rec.prob)
+        assert f" p{shade}\"" in out or f" p{shade} " in out
+        assert f".tokstrip .p{shade}{{background:{palette.prob_color(shade / palette.PROB_STEPS)}}}" in out
+    assert [palette.prob_shade(p) for p in (0.0, 0.024, 0.026, 0.5, 1.0, 2.0)] == [0, 0, 1, 10, 20, 20]
+    assert len(re.findall(r"\.tokstrip \.p\d+\{", out)) == palette.PROB_STEPS + 1
