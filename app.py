@@ -6,7 +6,7 @@ page from ``pages/``.
 """
 import streamlit as st
 
-from autoreg_ui import limits, links, messages, presenter
+from autoreg_ui import class_mode, limits, links, messages, presenter
 from autoreg_ui.charts import install_export_script
 from autoreg_ui.sidebar import render_sidebar, render_tools
 from autoreg_ui.state import current_bundle
@@ -27,11 +27,15 @@ PAGES = [
     st.Page("pages/5_inside.py", title="Inside generation", icon=":material/science:", url_path="inside"),
     st.Page("pages/6_serving.py", title="How servers go fast", icon=":material/speed:", url_path="serving"),
     st.Page("pages/7_glossary.py", title="Glossary", icon=":material/menu_book:", url_path="glossary"),
+    st.Page("pages/9_class.py", title="Class", icon=":material/groups:", url_path="class"),
     # the app's root opens the step page too (every link written before /step existed), out of the menu
     st.Page("pages/1_step.py", title="Step through generation", url_path="home", default=True, visibility="hidden"),
 ]
 
 page = st.navigation(PAGES)
+class_mode.read_link(st.session_state, st.query_params)
+if page.url_path == "" and class_mode.wants_class_page(st.query_params):
+    st.switch_page("pages/9_class.py", query_params=st.query_params.to_dict())  # the join link, /?class=CODE
 with st.sidebar:
     render_sidebar()
 presenter.apply()
@@ -41,5 +45,8 @@ for note in link_notes:
 links.replay_pending(current_bundle(), st.session_state)
 render_tools()
 links.sync_url()
+class_mode.keep_in_url(st.session_state, st.query_params)
+class_mode.heartbeat(page.url_path)
 page.run()
 links.sync_url()
+class_mode.publish()  # a teacher's tab: whatever this run changed reaches the class (steps also publish at once)

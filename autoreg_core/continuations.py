@@ -15,9 +15,10 @@ from typing import Callable
 
 import torch
 
-from . import decode
+from . import batcher, decode
 from .config import SamplingConfig
 from .loading import ModelBundle
+from .loop import Feed, generation_loop
 from .prefix import Prefix
 from .tokens import sequence_text
 
@@ -127,3 +128,32 @@ def sample_continuations(bundle: ModelBundle, prefix: Prefix, config: SamplingCo
              for ids, lps in zip(rows, row_logprobs)]
     return ContinuationSet(name=name, config=config, items=items, steps=steps, forward_passes=forwards,
                            time_ms=(time.perf_counter() - t0) * 1000.0)
+
+
+def shared_feed(bundle) -> Feed:
+    """Decode passes through the model's cross-tab batcher: many tabs drawing at once share passes."""
+    shared_batcher = batcher.batcher_for(bundle)
+
+    def feed(cache, token: int) -> tuple[torch.Tensor, float]:
+        shared = shared_batcher.decode(cache, token)
+        return shared.logits, shared.ms
+    return feed
+
+
+def draw_one(bundle: ModelBundle, prefix: Prefix, config: SamplingConfig, n: int, seed: int,
+             batched: bool | None = None) -> list[int]:
+    """One continuation of up to ``n`` tokens after ``prefix`` under ``config``, drawn with its own ``seed``.
+
+    What one student's tab draws when the whole class samples from the teacher's text: the prefix's
+    cache is copied (never touched), the draw ends early on EOS, and the decode passes go through the
+    batcher (``batched``, default: as the server is set), so thirty tabs drawing at once share passes.
+    The same seed gives the same tokens as ``sample_continuations`` with k = 1.
+    """
+    n = int(min(max(int(n), 1), MAX_CONTINUATION_TOKENS))
+    config, _ = config.normalized(bundle.spec.vocab)
+    cache = decode.copy_cache(prefix.cache, bundle)
+    generator = torch.Generator(device="cpu").manual_seed(int(seed))
+    use_batcher = batcher.enabled() if batched is None else batched
+    steps = generation_loop(bundle, cache, list(prefix.ids), prefix.logits, n, config, generator,
+                            eos=set(bundle.eos_token_ids), feed=shared_feed(bundle) if use_batcher else None)
+    return [step.token for step in steps]

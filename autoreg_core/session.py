@@ -118,7 +118,8 @@ class Session:
         with self._lock:
             return SessionSnapshot(bundle=self.bundle, prompt=self.prompt, chat=self.chat,
                                    prompt_ids=tuple(self.prompt_ids), ids=tuple(self.ids),
-                                   seed=self.seed, records=tuple(self.records))
+                                   seed=self.seed, records=tuple(self.records),
+                                   pending_logits=self.pending_logits)
 
     # ---------------------------------------------------------------- state
     def reset(self) -> None:
@@ -421,6 +422,7 @@ class SessionSnapshot:
     ids: tuple[int, ...]
     seed: int | None
     records: tuple[StepRecord, ...]
+    pending_logits: torch.Tensor | None = None  # the next token's logits (None before the prefill); never mutated
 
     @property
     def prompt_len(self) -> int:

@@ -115,6 +115,22 @@ def _axis_title(axis) -> str | None:
     return axis.title.text if axis is not None and axis.title is not None and axis.title.text else None
 
 
+def _tree_rows(trace) -> list[tuple[str, object]]:
+    """A hierarchical trace's boxes as (path of labels from the root, value), in the trace's order."""
+    ids, parents = _values(trace.ids), _values(trace.parents)
+    labels, values = _values(trace.labels), _values(trace.values)
+    label_of = dict(zip(ids, labels))
+    parent_of = dict(zip(ids, parents))
+
+    def path(node: str) -> str:
+        names = []
+        while node:
+            names.append(str(label_of.get(node, node)))
+            node = parent_of.get(node, "")
+        return " › ".join(reversed(names))
+    return [(path(node), value) for node, value in zip(ids, values)]
+
+
 def figure_table(fig: go.Figure) -> pd.DataFrame:
     """Every number a chart draws, one row per mark: its series, where it sits (x, y) and, for a heatmap, its value.
 
@@ -134,6 +150,9 @@ def figure_table(fig: go.Figure) -> pd.DataFrame:
             for i, row in enumerate(z):
                 xs = _values(trace.x) or list(range(len(row)))
                 rows += [(series, xs[j], ys[i], value) for j, value in enumerate(row)]
+            continue
+        if getattr(trace, "parents", None) is not None:  # a tree (icicle): one row per box, named by its path
+            rows += [(series, path, value, None) for path, value in _tree_rows(trace)]
             continue
         xs, ys = _values(getattr(trace, "x", None)), _values(getattr(trace, "y", None))
         if not xs and not ys:

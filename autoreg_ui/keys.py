@@ -226,3 +226,34 @@ TOKENS_CHART = "tokens_scripts_chart"
 TOKENS_SCRIPTS_TABLE = "tokens_scripts_table"
 TOKENS_VOCABS_TABLE = "tokens_vocabs_table"
 
+
+# ---------------------------------------------------------------- class mode (class_mode.py)
+CLASS_CODE = "class_code"  # the class this tab belongs to (teacher or student)
+CLASS_KEY = "class_key"  # the teacher key: only the teacher's tab holds it
+CLASS_SEAT = "class_seat"  # a student's anonymous id in the class
+CLASS_MODE = "class_mode"  # "following" or "exploring"
+CLASS_PUBLISHED = "class_published"  # the teacher's recipe as last written to the store
+CLASS_DRAWN = "class_drawn"  # the class version this tab's page last drew
+CLASS_START = "class_start"
+CLASS_NICK = "class_nick"
+CLASS_JOIN = "class_join"
+CLASS_CODE_BOX = "class_code_box"
+CLASS_GUESS = "class_guess"
+CLASS_GUESS_SEND = "class_guess_send"
+CLASS_ASK = "class_ask"
+CLASS_REVEAL = "class_reveal"
+CLASS_MOVE_ON = "class_move_on"
+CLASS_END = "class_end"
+CLASS_NAMES = "class_names"
+CLASS_BOARD = "class_board"
+CLASS_EXPLORE = "class_explore"
+CLASS_FOLLOW = "class_follow"
+CLASS_REMOVE_WHO = "class_remove_who"
+CLASS_REMOVE = "class_remove"
+CLASS_LEAVE = "class_leave"
+CLASS_KEY_REFUSED = "class_key_refused"  # a teacher key from the address that the class refused (said once)
+CLASS_SAMPLE = "class_sample"
+CLASS_SAMPLE_CLOSE = "class_sample_close"
+CLASS_SAMPLE_TOKENS = "class_sample_tokens"
+CLASS_SAMPLE_TEMPERATURE = "class_sample_temperature"
+CLASS_SAMPLE_SHOWN = "class_sample_shown"  # the sampling round whose tree the teacher's page shows

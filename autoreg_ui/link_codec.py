@@ -86,7 +86,7 @@ PROMPT, PROMPT_ID, CHAT, STEPS, FORCED, SEGMENT, RUN_SEED, PRESENT, TOKENS = (
 RECIPE_PARAMS = (PROMPT, PROMPT_ID, CHAT, STEPS, FORCED, SEGMENT, RUN_SEED, TOKENS)
 
 
-OTHER_PARAMS = ("model", "layer", "head", "view", PRESENT)
+OTHER_PARAMS = ("model", "layer", "head", "view", PRESENT, "class", "key", "seat")  # class mode: class_mode.py
 
 
 MAX_LINK_PROMPT = 2000  # characters of a prompt read from a link; longer ones travel as a pid

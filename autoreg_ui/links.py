@@ -229,7 +229,7 @@ background:transparent;color:inherit;font:inherit;cursor:pointer}
   button.dataset.ready = "1";
   button.addEventListener("click", async function () {
     const kept = window.location.search.replace(/^\?/, "").split("&")  // as written: no re-encoding of ~
-      .filter(part => part && !/^(present|embed_options)=/.test(part));
+      .filter(part => part && !/^(present|embed_options|class|key|seat)=/.test(part));  // never a class role
     const text = window.location.origin + window.location.pathname + (kept.length ? "?" + kept.join("&") : "");
     let done = false;
     try { await navigator.clipboard.writeText(text); done = true; } catch (e) {
@@ -246,5 +246,6 @@ background:transparent;color:inherit;font:inherit;cursor:pointer}
 
 
 def copy_link_button() -> None:
-    """A button that copies the page's current URL (which always holds the state) without presenter mode."""
+    """A button that copies the page's current URL (which always holds the state) without presenter mode and
+    without the tab's place in a class (a teacher key or a student's seat is never part of a shared link)."""
     st.html(COPY_LINK_HTML, unsafe_allow_javascript=True)

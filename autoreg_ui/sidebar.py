@@ -5,7 +5,7 @@ import streamlit as st
 
 from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models
 
-from . import charts, export, keys, limits, links, presenter, settings
+from . import charts, class_mode, export, keys, limits, links, presenter, settings
 from .state import current_bundle, session_or_start
 
 URL = "query-params"  # Streamlit's own binding: the widget's value lives in the URL (left out at its default)
@@ -65,6 +65,8 @@ def render_sidebar() -> SamplingConfig:
 
     sb.header("Teach with it")
     presenter.toggle(sb)
+    if not st.session_state.get(keys.CLASS_CODE):
+        class_mode.start_class_button(sb)
     sb.caption("Keys on every page: **N** next token · **G** generate N · **U** undo · **X** reset · "
                "**A** draw again (sampling lab) or run the race (cost page). The address bar always holds "
                "a link that rebuilds this moment.")

@@ -76,13 +76,17 @@ class RunResult:
 class AppClient:
     """One browser tab as the server sees it: a websocket, widget ids, and the last token strip."""
 
-    def __init__(self, url: str, page: str = STEP_PAGE):
+    def __init__(self, url: str, page: str = STEP_PAGE, query: str | None = None):
         parts = urllib.parse.urlsplit(url)
         if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the classroom bench only talks to a server on this machine")
         self.ws_url = f"ws://{parts.netloc}/_stcore/stream"
         self.page = page
+        # None: no address at all (the steady class). A string: the tab's address, kept as the app rewrites it
+        # and sent with every request, as a browser's address bar is (class mode keeps its place there).
+        self.query = query
         self.page_hash = ""
+        self.auto_rerun: tuple[float, str] | None = None  # a fragment's run_every: (seconds, fragment id)
         self.widgets: dict[str, Widget] = {}  # by the widget's user key
         self.ws = None
 
@@ -101,8 +105,21 @@ class AppClient:
         from streamlit.proto.BackMsg_pb2 import BackMsg
 
         msg = BackMsg()
-        msg.rerun_script.query_string = ""
+        msg.rerun_script.query_string = self.query or ""
         msg.rerun_script.page_name = self.page
+        return await self._send(msg)
+
+    async def poll(self) -> RunResult:
+        """What the browser does every ``run_every`` seconds: rerun the polling fragment (it may rerun the app)."""
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
+        msg = BackMsg()
+        client_state = msg.rerun_script
+        client_state.page_script_hash = self.page_hash
+        client_state.page_name = self.page
+        client_state.query_string = self.query or ""
+        client_state.fragment_id = self.auto_rerun[1]
+        client_state.is_auto_rerun = True
         return await self._send(msg)
 
     async def press(self, key: str) -> RunResult:
@@ -124,6 +141,8 @@ class AppClient:
         client_state = msg.rerun_script
         client_state.page_script_hash = self.page_hash
         client_state.page_name = self.page
+        if self.query is not None:
+            client_state.query_string = self.query
         if fragment_id:
             client_state.fragment_id = fragment_id
         for widget, field_name, value in states:
@@ -152,6 +171,10 @@ class AppClient:
             kind = fwd.WhichOneof("type")
             if kind == "navigation":  # st.navigation names the page that ran: later reruns ask for it
                 self.page_hash = fwd.navigation.page_script_hash or self.page_hash
+            elif kind == "page_info_changed" and self.query is not None:
+                self.query = fwd.page_info_changed.query_string
+            elif kind == "auto_rerun":
+                self.auto_rerun = (fwd.auto_rerun.interval, fwd.auto_rerun.fragment_id)
             elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
                 element = fwd.delta.new_element
                 etype = element.WhichOneof("type")
@@ -169,6 +192,8 @@ class AppClient:
                     self.widgets[key] = Widget(widget_id, etype, getattr(body, "label", ""),
                                                fwd.delta.fragment_id, default)
             elif kind == "script_finished":
+                if fwd.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                    continue  # st.rerun: the next run's messages follow on the same request
                 return RunResult(time.perf_counter() - t0, int(fwd.script_finished), exceptions, tokens, full,
                                  n_bytes)
 

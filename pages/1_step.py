@@ -3,7 +3,7 @@ import streamlit as st
 
 from autoreg_core.generate_call import generate_snippet, loop_snippet
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, export, glossary, keys, messages, palette, predict, step_text
+from autoreg_ui import class_mode, controls, export, glossary, keys, messages, palette, predict, step_text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.figures.step import (history_frame, logprob_figure, token_strip_html, top_of_pipeline,
                                      top_of_record, topn_figure)
@@ -18,6 +18,8 @@ explain(step_text.LOOP)
 st.latex(step_text.CHAIN_RULE)
 
 bundle = bundle_or_stop()
+if class_mode.follow_here():  # a student following a class sees the teacher's text here
+    st.stop()
 session = prompt_box()
 messages.show()
 if session is None:

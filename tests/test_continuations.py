@@ -1,9 +1,12 @@
 """K continuations on one batched cache equal generate(do_sample=True, num_return_sequences=K)."""
+from dataclasses import replace
+
 import pytest
 import torch
 
 from autoreg_core import SamplingConfig, Session, prefix
-from autoreg_core.continuations import MAX_CONTINUATIONS, distinct_n, repetition_rate, sample_continuations
+from autoreg_core.continuations import (MAX_CONTINUATIONS, distinct_n, draw_one, repetition_rate,
+                                        sample_continuations)
 
 
 def _generate(bundle, ids, cfg, k, m):
@@ -77,3 +80,19 @@ def test_logprobs_are_the_raw_softmax_of_each_token(tiny):
     sample_continuations(tiny, prefix.of_session(session), SamplingConfig(temperature=0), k=1, m=3,
                          on_step=lambda done, m: seen.append((done, m)))
     assert seen == [(1, 3), (2, 3), (3, 3)]
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_one_students_draw_equals_generate_with_its_seed(tiny, batched):
+    """draw_one (what each student's tab draws in a class) is generate(do_sample=True) after manual_seed(seed),
+    through the batcher or solo, and it leaves the lent prefix's cache as it was."""
+    cfg = SamplingConfig(temperature=1.2, top_k=30, top_p=0.95, seed=0)
+    pre = prefix.prefill(tiny, tiny.tokenizer.encode("The cat sat on the"))
+    before = pre.cache.get_seq_length()
+    for seed in (3, 11, 12345):
+        drawn = draw_one(tiny, pre, replace(cfg, seed=seed), 6, seed, batched=batched)
+        row = _generate(tiny, pre.ids, replace(cfg, seed=seed), 1, 6)[0]
+        eos = [i for i, t in enumerate(row) if t in tiny.eos_token_ids]
+        assert drawn == (row[:eos[0] + 1] if eos else row)
+    assert pre.cache.get_seq_length() == before
+    assert draw_one(tiny, pre, cfg, 6, 3, batched=batched) != draw_one(tiny, pre, cfg, 6, 4, batched=batched)

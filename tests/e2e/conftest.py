@@ -23,15 +23,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(log_name: str) -> tuple[subprocess.Popen, str]:
-    """A fresh app server on a free port (the way `make run` starts it); waits until it is healthy."""
-    port = _free_port()
+def start_server(log_name: str, port: int | None = None, env: dict | None = None) -> tuple[subprocess.Popen, str]:
+    """A fresh app server (the way `make run` starts it) on ``port`` or a free one; waits until it is healthy."""
+    port = port or _free_port()
     ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / log_name, "w")
+    log = open(ARTIFACTS / log_name, "a" if port else "w")  # a restart on the same port keeps the first log
     proc = subprocess.Popen(
         [sys.executable, "-m", "autoreg_ui.serve", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 120
     while time.time() < deadline:

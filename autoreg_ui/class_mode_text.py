@@ -1,0 +1,142 @@
+"""Every sentence of class mode: the Class page, the sidebar's Start a class, a follower's step page."""
+from __future__ import annotations
+
+from autoreg_core.guess import POINTS_PER_BIT
+
+TITLE = "Class"
+START_BUTTON = "Start a class"
+START_HELP = ("Make a class: students join with a short code, follow your steps on their own screens, guess "
+              "the next token before the model shows its choice, and sample from your text all at once.")
+INTRO = ("In a class the teacher's tab leads: it steps the model, and every following student's screen shows "
+         "the same text within a couple of seconds. The teacher can ask the class to guess the next token and "
+         "reveal the guesses beside the model's own distribution, or have every student's tab draw its own "
+         "continuation and merge them into one tree.")
+NO_CLASS = ("This tab is in no class. A teacher starts one with **Start a class** in the sidebar; a student "
+            "opens the link the teacher shows, or types its code here.")
+CODE_BOX = "Class code"
+NICK_BOX = "Nickname (optional, shown to your teacher only if they turn names on)"
+JOIN_BUTTON = "Join"
+CLASS_GONE = "This class has ended or expired."
+
+# ---------------------------------------------------------------- the teacher
+TEACHER_HEADER = "Your class"
+JOIN_WITH = "Students join at"
+KEY_WARNING = ("This tab's address holds your **teacher key**: it lets this tab lead the class and come back to "
+               "it after a reload or a server restart. Never share this address (hide the address bar when "
+               "you project, e.g. full screen); share the join link above.")
+QR_ALT = "QR code of the join link"
+SEATS = "{joined} joined · {following} following · {exploring} exploring on their own"
+WHERE_HEADER = "Where the class is"
+WHERE_COLUMNS = ["page", "following", "exploring"]
+NO_STUDENTS = "Nobody has joined yet."
+TEACHER_TEXT = ("The text the class follows. Step it on **Step through generation** (every following student "
+                "sees each step within about 2 s), or here with a question's Reveal.")
+TEACHER_SETTINGS = "Settings the class sees: {settings}."
+NO_TEXT_YET = "No text yet: start a prompt on **Step through generation**; the class sees it within 2 s."
+NAMES_TOGGLE = "Show nicknames"
+BOARD_TOGGLE = "Leaderboard"
+REMOVE_WHO = "Remove a student"
+REMOVE_BUTTON = "Remove"
+REMOVED = "Removed: that tab has left the class."
+END_BUTTON = "End the class"
+END_DONE = "The class has ended; everything it held was deleted."
+ANONYMOUS = "student {n}"
+KEY_REFUSED_HEADER = "Refused"
+
+QUESTION_HEADER = "Predict the next token"
+ASK_BUTTON = "Ask the class"
+ASK_HELP = "Every student gets a box to guess the token the model will pick next."
+REVEAL_BUTTON = "Reveal"
+REVEAL_HELP = "Close the guesses, show them beside the model's distribution, then take the step."
+MOVE_ON_BUTTON = "Close the question"
+ANSWERS_IN = "Answers in: {n} of {seated}"
+STOPPED = "The teacher's text has stopped ({why}): undo or reset it on the step page before asking."
+MOVED = "the text moved since the question"
+
+REVEAL_CHART = "The class's guesses beside the model's probabilities"
+CLASS_SHARE = "share of the class"
+MODEL_PROB = "model probability"
+GUESS_COLUMNS = ["who", "guess", "scored token", "model probability", "rank", "score"]
+BOARD_COLUMNS = ["who", "points"]
+SCORE_RULE = (f"A guess scores 100 points minus {POINTS_PER_BIT:.0f} per bit of surprisal (−log₂ p), never below 0: "
+              "a token the model gives p = ½ scores 90, p = 1/1024 scores 0. A guess of several tokens is scored "
+              "by its first token, in the spelling (with or without a leading space) the model finds likelier.")
+MODEL_CHOSE = "The model drew {token} (p = {prob:.1%}, rank {rank})."
+CLASS_BEST = "The class's most common guess: {token} ({count} of {n}); its model probability {prob:.1%}."
+NO_GUESSES = "Nobody guessed."
+
+SAMPLE_HEADER = "Everyone samples"
+SAMPLE_INTRO = ("Every following student's tab draws its own continuation of your text, with its own seed and "
+                "your settings (at the temperature chosen here). The draws are merged into one tree: a branch's "
+                "number says how many students went that way. Run it again at another temperature and compare.")
+SAMPLE_TOKENS = "Tokens per student"
+SAMPLE_TEMPERATURE = "Temperature for this round"
+SAMPLE_BUTTON = "Everyone sample"
+SAMPLE_HELP = "Each student's tab draws a continuation of your text with its own seed."
+SAMPLE_CLOSE = "Stop sampling"
+SAMPLE_NO_TEXT = "Start a prompt first: the class samples from your text."
+SAMPLE_DRAWN = "Draws in: {n} of {following} following students."
+TREE_CHART = "{n} draws of {tokens} tokens at temperature {temperature:g}: the class's prefix tree"
+TREE_ROOT = "your text"
+ROUNDS_HEADER = "Rounds so far"
+ROUNDS_COLUMNS = ["round", "after step", "temperature", "draws", "different first tokens",
+                  "share of the most common first token", "different draws"]
+SHOW_ROUND = "Show the tree of round"
+NO_DRAWS = "No draws yet: following students' tabs draw within a couple of seconds."
+
+# ---------------------------------------------------------------- a student
+STUDENT_HEADER = "Class {code}"
+YOU_ARE = "You are in class {code}{as_name}."
+AS_NAME = " as {name}"
+FOLLOWING = "Following the teacher: this page updates by itself."
+FOLLOWING_HERE = ("You are following your teacher (class {code}): this page shows the teacher's text and "
+                  "updates by itself. Press **Explore on my own** to take over from here.")
+EXPLORING = "You are exploring on your own; the class goes on without you."
+EXPLORE_BUTTON = "Explore on my own"
+EXPLORE_HELP = "Start your own session from exactly this point, on the step page."
+FOLLOW_BUTTON = "Follow again"
+LEAVE_BUTTON = "Leave the class"
+WAITING = "Waiting for the teacher to start a prompt."
+REMOVED_YOU = "Your teacher removed you from this class."
+SETTINGS_LINE = "The teacher's settings: {settings}."
+GUESS_BOX = "Your guess"
+GUESS_HELP = "A word or a token: what will the model write next?"
+GUESS_SEND = "Send my guess"
+GUESS_KEPT = "Your guess {text} is in. You can change it until the teacher reveals."
+LAST_STEP_CHART = "The teacher's step {n}: the candidates and the one picked"
+REBUILT = "Rebuilt the teacher's text from the class record (the server restarted): {steps} steps replayed."
+YOUR_DRAW = "Your tab drew (seed {seed}): {text}"
+DRAW_FAILED = "Your tab could not draw: {why}"
+
+
+def several_tokens(n: int) -> str:
+    return f"(a guess of {n} tokens, scored by its first)"
+
+
+def your_score(text: str, token: str, prob: float, rank: int, score: float, tokens: int) -> str:
+    extra = f" {several_tokens(tokens)}" if tokens > 1 else ""
+    return (f"Your guess {text} was scored as the token {token}{extra}: the model gave it p = {prob:.2%}, "
+            f"rank {rank}, so **{score:.1f} points**.")
+
+
+def total_score(total: float, questions: int) -> str:
+    return f"Your total: {total:.1f} points over {questions} revealed question{'s' if questions != 1 else ''}."
+
+
+def settings_text(config: dict) -> str:
+    """A recipe's settings in a line: greedy, or the temperature and every filter that is on."""
+    if float(config.get("temperature", 1.0)) <= 0:
+        parts = ["greedy (temperature 0)"]
+    else:
+        parts = [f"temperature {float(config['temperature']):g}"]
+        if int(config.get("top_k", 0)):
+            parts.append(f"top-k {int(config['top_k'])}")
+        if float(config.get("top_p", 1.0)) < 1:
+            parts.append(f"top-p {float(config['top_p']):g}")
+        if float(config.get("min_p", 0.0)) > 0:
+            parts.append(f"min-p {float(config['min_p']):g}")
+        parts.append(f"seed {int(config.get('seed', 0))}")
+    if float(config.get("repetition_penalty", 1.0)) != 1:
+        parts.append(f"repetition penalty {float(config['repetition_penalty']):g}")
+    parts.append(f"at most {int(config.get('max_new_tokens', 64))} new tokens")
+    return " · ".join(parts)

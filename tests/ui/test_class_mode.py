@@ -1,0 +1,48 @@
+"""Who a tab is in a class, read from and kept in its address (plain dicts stand in for Streamlit's)."""
+import pytest
+
+from autoreg_ui import class_mode, keys
+from autoreg_ui.class_student import draw_seed
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOREG_CLASS_DB", str(tmp_path / "classes.sqlite3"))
+    class_mode.store.clear()
+    yield class_mode.store()
+    class_mode.store.clear()
+
+
+def test_the_teachers_key_and_a_students_seat_come_from_the_address(store):
+    code, key = store.create()
+    seat = store.join(code, "Ann")
+    teacher, student, forged = {}, {}, {}
+    class_mode.read_link(teacher, {"class": code.lower(), "key": key})
+    class_mode.read_link(student, {"class": code, "seat": seat})
+    class_mode.read_link(forged, {"class": code, "key": key[:-1] + "x", "seat": "made-up"})
+    assert (teacher[keys.CLASS_CODE], teacher[keys.CLASS_KEY]) == (code, key) and keys.CLASS_SEAT not in teacher
+    assert student[keys.CLASS_SEAT] == seat and keys.CLASS_KEY not in student
+    assert keys.CLASS_KEY not in forged and keys.CLASS_SEAT not in forged
+    assert [level for level, _ in forged[keys.MESSAGES]] == ["error"]  # refused, with a message
+    class_mode.read_link(forged, {"class": code, "key": key[:-1] + "x"})
+    assert len(forged[keys.MESSAGES]) == 1  # said once per key
+    assert class_mode.is_teacher(teacher) and not class_mode.is_student(teacher)
+    assert class_mode.is_follower(student) and not class_mode.is_teacher(forged)
+
+
+def test_the_address_keeps_the_tabs_place_and_leaving_clears_it():
+    state = {keys.CLASS_CODE: "ABC234", keys.CLASS_SEAT: "s1"}
+    query = {"class": "ABC234", "key": "stale", "prompt": "Hi"}
+    class_mode.keep_in_url(state, query)
+    assert query == {"class": "ABC234", "seat": "s1", "prompt": "Hi"}
+    class_mode.leave(state, query)
+    assert query == {"prompt": "Hi"} and state == {}
+    untouched = {"key": "x"}
+    class_mode.keep_in_url({}, untouched)  # a tab in no class leaves the address alone
+    assert untouched == {"key": "x"}
+    assert class_mode.wants_class_page({"class": "abc-234"}) and not class_mode.wants_class_page({"class": "--"})
+
+
+def test_each_student_draws_with_a_seed_of_their_own_per_round():
+    seeds = {draw_seed(seat, rid) for seat in ("a", "b", "c") for rid in (1, 2)}
+    assert len(seeds) == 6 and draw_seed("a", 1) == draw_seed("a", 1)

@@ -1,0 +1,18 @@
+"""Class mode's sentences that are computed: the settings line, scores, several-token guesses."""
+from autoreg_ui import class_mode_text as text
+
+
+def test_the_settings_line_names_greedy_or_every_filter_that_is_on():
+    assert text.settings_text({"temperature": 0.0, "max_new_tokens": 32}) == "greedy (temperature 0) · at most 32 new tokens"
+    line = text.settings_text({"temperature": 0.7, "top_k": 40, "top_p": 0.9, "min_p": 0.0, "seed": 3,
+                               "repetition_penalty": 1.2, "max_new_tokens": 64})
+    assert line == ("temperature 0.7 · top-k 40 · top-p 0.9 · seed 3 · repetition penalty 1.2 · "
+                    "at most 64 new tokens")
+
+
+def test_a_score_says_when_a_guess_was_several_tokens():
+    one = text.your_score("Paris", "·Paris", 0.5, 1, 90.0, 1)
+    many = text.your_score("the city", "·the", 0.1, 3, 66.8, 2)
+    assert "scored by its first" not in one and "(a guess of 2 tokens, scored by its first)" in many
+    assert text.total_score(90.0, 1) == "Your total: 90.0 points over 1 revealed question."
+    assert text.total_score(180.0, 2).endswith("2 revealed questions.")
