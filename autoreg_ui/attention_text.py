@@ -4,6 +4,8 @@ Pure functions and constants (no Streamlit): the page decides where each text go
 """
 from __future__ import annotations
 
+import math
+
 from autoreg_core.cache import PhaseTimes, WorkedExample
 from autoreg_core.spec import Q4_1_BYTES, ModelSpec
 
@@ -34,6 +36,12 @@ def weights_text(head_dim: int, n_rows: int) -> str:
     return (f"Here $d={head_dim}$ and $K$, $V$ are ${n_rows}\\times{head_dim}$ per head, so $a_t$ has exactly "
             f"**{n_rows}** weights that add up to 1, one per cached token. They never look ahead: the future is "
             "not in the cache yet.")
+
+
+STRIP_LEGEND = ("Each token is shaded by the weight the new token's query gave it, pale for little and deeper blue-green "
+                "for more, and has a bar under it that grows with that weight (the full bar marks the row's largest). "
+                "The query is outlined in blue, prompt tokens have a dashed border; hover a token for its exact "
+                "weight. A screen reader reads each token with its weight.")
 
 
 def bar_title(where: str, position: int) -> str:
@@ -146,13 +154,35 @@ TAKE_A_STEP = "Take a decode step (Next token) to compare its time with the pref
 SHORT_PROMPT = "With a very short prompt the prefill has little to share per token; try a longer prompt."
 
 
+SHARED_READS = 2.0  # a decode step costing this many prompt tokens or more: the prefill's shared reads paid off
+
+
+def phase_reading(ratio: float) -> str:
+    """What the measured ratio (one decode step ÷ one prompt token of the prefill) says, in words."""
+    if math.isnan(ratio):  # no decode step timed yet
+        return "Take a decode step to compare."
+    if ratio >= SHARED_READS:
+        return (f"Here a prompt token cost {ratio:.1f}× less than a decode step: most of a decode step's time goes "
+                "to what the prefill shares among its tokens (reading every weight, and the fixed cost of a pass), "
+                "not to arithmetic per token. That is the pattern of a memory-bound decode step; the *Naive vs KV "
+                "cache* page checks it against this machine's ridge point.")
+    if ratio > 1 / SHARED_READS:
+        return (f"Here a prompt token cost about as much as a decode step ({ratio:.1f}×): sharing one read of the "
+                "weights among the prompt's tokens saved little, so on this machine the arithmetic per token weighs "
+                "about as much as the reading, and neither phase is clearly memory-bound. A processor with a higher "
+                "ridge point (a GPU) would usually show a wider gap.")
+    return (f"Here a prompt token cost more than a whole decode step ({1 / ratio:.1f}×): one-off costs of the "
+            "first pass, or other work on the machine, can do that to a single timing. A longer prompt gives a "
+            "steadier figure.")
+
+
 def phase_text(times: PhaseTimes) -> str:
+    """The measured times, and what their ratio says about what limits each phase on this machine."""
     return (f"Prefill: {times.prefill_ms:.1f} ms for {times.prefill_tokens} prompt tokens = "
             f"**{times.prefill_ms_per_token:.2f} ms per token**. Decode step: **{times.decode_ms_median:.2f} "
             f"ms** (median of {times.decode_steps} forward passes), {times.ratio:.1f}× the prefill cost per token."
-            "\n\nPrefill pushes many tokens through each weight matrix at once, so it is limited by arithmetic "
-            "(compute-bound); a decode step reads every weight and the whole cache to produce one token, so it "
-            "is limited by how fast memory can be read (memory-bandwidth-bound).")
+            "\n\nThe prefill pushes many tokens through each weight matrix at once; a decode step reads every "
+            "weight and the whole cache to produce one token. " + phase_reading(times.ratio))
 
 
 WHY_EXACT = ("**Why reusing the cache changes nothing.** Under the causal mask a position attends only to "

@@ -52,6 +52,7 @@ def where_it_looked(pic: ac.Picture, layer: int, head: int | None, where: str) -
         weights = av.select_heads(row, layer, head)
         st.markdown(fig_att.attention_strip_html(pic.labels[:qpos + 1], weights, qpos, session.prompt_len),
                     unsafe_allow_html=True)
+        st.caption(text.STRIP_LEGEND)
         show_chart(fig_att.attention_bar_figure(pic.labels, weights, session.prompt_len, text.bar_title(where, qpos)),
                    key=keys.ATT_BAR_CHART, filename=f"attention-layer{layer}-query{qpos}", width="stretch")
         if st.toggle("Show all heads of this layer", key=keys.ATT_ALL_HEADS):

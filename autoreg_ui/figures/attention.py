@@ -28,7 +28,6 @@ MISSING_COLOR = palette.FADED
 KV_COLORS = [palette.ACCENT, palette.HIGHLIGHT, palette.GOOD, palette.CUMULATIVE, palette.INK, palette.RAW]
 MAX_TICK_LABELS = 80  # beyond this many tokens, axis labels would overlap: show positions only
 MAX_HOVER_TEXT = 120  # per-cell hover text up to this many rows
-STRIP_MAX_ALPHA = 0.75  # the darkest chip stays light enough for the page's own text colour
 
 
 def attention_bar_figure(labels: list[str], weights, n_prompt: int, title: str) -> go.Figure:
@@ -162,33 +161,56 @@ def gqa_figure(kv_of_query: list[int], n_kv_heads: int, selected_head: int | Non
 
 
 def attention_strip_html(labels: list[str], weights, query_pos: int, n_prompt: int) -> str:
-    """Tokens as chips shaded by the attention weight they received (darkest = the row's max).
+    """Tokens as chips shaded by the attention weight they received (deepest = the row's largest weight).
 
-    Keys the query cannot see are greyed, the query is outlined, prompt tokens are underlined.
-    Every label and tooltip is escaped: model output and user text never become HTML.
+    The shade is not the only cue: a bar under each chip grows with the weight (none at 0, the full height
+    at the row's largest), and a screen reader hears each token with its weight. Keys the query cannot see
+    are struck through, the query is outlined, prompt tokens have a dashed border. Every label and
+    tooltip is escaped: model output and user text never become HTML.
     """
     w = np.asarray(weights, dtype=np.float64)
     top = float(np.nanmax(w)) if w.size and np.isfinite(w).any() else 0.0
     chips = []
     for pos, label in enumerate(labels):
+        spoken = []
         if pos < w.size and np.isfinite(w[pos]):
             share = w[pos] / top if top > 0 else 0.0
-            style = f"background:{palette.alpha(QUERY_COLOR, STRIP_MAX_ALPHA * share)};"
+            cls = f"atok w{palette.prob_shade(share)}"
             tip = f"position {pos} · weight {w[pos]:.4f}"
+            spoken.append(f"attention weight {w[pos]:.1%}")
         else:
-            style = f"background:{palette.NOT_VISIBLE}; color:{PROMPT_COLOR};"
+            cls = "atok unseen"
             tip = f"position {pos} · not visible to this query"
+            spoken.append("not visible to this query")
         if pos == query_pos:
-            style += f" outline:2px solid {DECODE_COLOR};"
+            cls += " query"
             tip += " · the query (new token)"
+            spoken.append("the query, the new token")
         if pos < n_prompt:
-            style += f" border-bottom:2px dashed {PROMPT_COLOR};"
+            cls += " prompt"
             tip += " · prompt"
-        chips.append(f'<span class="atok" style="{style}" title="{html.escape(tip)}">{html.escape(label)}</span>')
-    css = ("<style>.attstrip{line-height:2.2;font-family:ui-monospace,monospace;font-size:0.95rem}"
-           ".attstrip .atok{padding:2px 4px;margin:1px;border-radius:4px;white-space:pre;"
-           "display:inline-block}</style>")
-    return css + '<div class="attstrip">' + "".join(chips) + "</div>"
+            spoken.append("prompt")
+        chips.append(f'<span role="listitem" class="{cls}" title="{html.escape(tip)}">{html.escape(label)}'
+                     f'<span class="sr">, {html.escape(", ".join(spoken))}</span></span>')
+    return (ATTENTION_STRIP_CSS + '<div class="attstrip" role="list" aria-label="The text so far, one item per '
+            'token, with the attention weight the new token\'s query gave it">' + "".join(chips) + "</div>")
+
+
+STRIP_BAR_PX = 6  # the bar under the chip with the row's largest weight
+# Sent with every strip, so a chip carries a class (`w7`), not an inline style. The chips keep the page's
+# dark text on light, opaque shades in either theme (a more specific selector than presenter mode's rule).
+ATTENTION_STRIP_CSS = (
+    "<style>.attstrip{line-height:2.3;font-family:ui-monospace,monospace;font-size:0.95rem}"
+    f"div.attstrip span.atok{{padding:2px 4px 4px;margin:1px;border-radius:4px;white-space:pre;color:{palette.TEXT};"
+    "display:inline-block}"
+    + "".join(f".attstrip .w{i}{{background:{palette.prob_color(i / palette.PROB_STEPS)};"
+              f"box-shadow:inset 0 -{round(STRIP_BAR_PX * i / palette.PROB_STEPS)}px 0 {palette.INK}}}"
+              for i in range(palette.PROB_STEPS + 1))
+    + f".attstrip .unseen{{background:{palette.NOT_VISIBLE};text-decoration:line-through}}"
+    f".attstrip .query{{outline:2px solid {DECODE_COLOR}}}"
+    f".attstrip .prompt{{border:1px dashed {palette.INK}}}"
+    ".attstrip .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}"
+    "</style>")
 
 
 PREFILL_COLOR = palette.MUTED

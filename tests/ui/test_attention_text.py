@@ -26,11 +26,24 @@ def test_gqa_and_the_worked_example_use_the_model_spec():
     assert human_bytes(spec.cache_bytes()) in text.long_context_caption(spec)
 
 
-def test_phase_text_says_which_phase_is_bound_by_what():
-    said = text.phase_text(PhaseTimes(prefill_tokens=20, prefill_ms=40.0, prefill_ms_per_token=2.0, decode_steps=5,
-                                      decode_ms_median=10.0))
-    assert "**2.00 ms per token**" in said and "5.0× the prefill cost per token" in said
-    assert "(compute-bound)" in said and "(memory-bandwidth-bound)" in said
+def _times(prefill_ms_per_token: float, decode_ms: float) -> PhaseTimes:
+    return PhaseTimes(prefill_tokens=20, prefill_ms=20 * prefill_ms_per_token, prefill_ms_per_token=prefill_ms_per_token,
+                      decode_steps=5, decode_ms_median=decode_ms)
+
+
+def test_phase_text_reads_what_bounds_each_phase_from_the_measured_ratio():
+    shared, even, odd = _times(2.0, 10.0), _times(10.0, 12.0), _times(30.0, 10.0)  # ratios 5, 1.2, 1/3
+    said = [text.phase_text(t) for t in (shared, even, odd)]
+    assert "**2.00 ms per token**" in said[0] and "5.0× the prefill cost per token" in said[0]
+    assert [s.split("\n\n")[1] for s in said] == [
+        "The prefill pushes many tokens through each weight matrix at once; a decode step reads every weight and the "
+        "whole cache to produce one token. " + text.phase_reading(r) for r in (5.0, 1.2, 1 / 3)]
+    assert len({text.phase_reading(r) for r in (5.0, 1.2, 1 / 3)}) == 3  # three measurements, three readings
+    assert "5.0× less than a decode step" in said[0] and "pattern of a memory-bound decode step" in said[0]
+    assert "about as much as a decode step (1.2×)" in said[1] and "neither phase is clearly memory-bound" in said[1]
+    assert "more than a whole decode step (3.0×)" in said[2] and "memory-bound" not in said[2]
+    assert all("(compute-bound)" not in s for s in said)  # no label printed whatever was measured
+    assert text.phase_reading(float("nan")) == "Take a decode step to compare."
 
 
 def test_recompute_sentence_and_rows_carry_the_check_numbers():

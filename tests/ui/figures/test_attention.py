@@ -1,4 +1,6 @@
 """The attention page's figures: the token strip (escaped, shaded), the bars, heads, triangle and GQA, and the KV cache's figures."""
+import re
+
 import numpy as np
 import pytest
 
@@ -14,13 +16,29 @@ from autoreg_ui.figures import attention as fig_att
 def test_strip_html_escapes_and_shades():
     html = fig_att.attention_strip_html(["<script>alert(1)</script>", "ok", "&"], [0.2, 0.8, np.nan], 1, 1)
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "&amp;" in html
-    top = palette.alpha(fig_att.QUERY_COLOR, fig_att.STRIP_MAX_ALPHA)  # the row's max: darkest
-    quarter = palette.alpha(fig_att.QUERY_COLOR, fig_att.STRIP_MAX_ALPHA * 0.25)
-    chips = html.split('<span class="atok"')[1:]
+    chips = html.split('<span role="listitem" class="')[1:]
     assert len(chips) == 3
-    assert quarter in chips[0] and "prompt" in chips[0]
-    assert top in chips[1] and "the query" in chips[1] and "prompt" not in chips[1]
-    assert palette.NOT_VISIBLE in chips[2] and "not visible" in chips[2]
+    # the shade is the weight's share of the row's largest: 0.2 / 0.8 -> shade 5 of 20, the largest -> 20
+    assert chips[0].startswith("atok w5 prompt\"") and chips[1].startswith("atok w20 query\"")
+    assert chips[2].startswith("atok unseen\"") and "not visible" in chips[2]
+    assert "the query" in chips[1] and "prompt" not in chips[1]
+    assert "style=" not in "".join(chips)  # every look is a class of the strip's own style sheet
+
+
+def test_strip_says_each_weight_in_words_and_marks_it_with_a_bar_not_only_a_colour():
+    html = fig_att.attention_strip_html(["The", " cat", " <sat>"], [0.1, 0.25, 0.65], 2, 2)
+    spoken = re.findall(r'<span class="sr">([^<]*)</span>', html)
+    assert spoken == [", attention weight 10.0%, prompt", ", attention weight 25.0%, prompt",
+                      ", attention weight 65.0%, the query, the new token"]
+    assert '<div class="attstrip" role="list" aria-label="' in html and html.count('role="listitem"') == 3
+    assert "&lt;sat&gt;" in html and "<sat>" not in html
+    css = fig_att.ATTENTION_STRIP_CSS
+    bars = [int(b) for b in re.findall(r"box-shadow:inset 0 -(\d+)px 0", css)]
+    assert bars == sorted(bars) and bars[0] == 0 and bars[-1] == fig_att.STRIP_BAR_PX  # taller with the weight
+    assert len(bars) == palette.PROB_STEPS + 1
+    for i in range(palette.PROB_STEPS + 1):  # dark text stays readable on every shade (WCAG AA)
+        assert palette.contrast(palette.TEXT, palette.prob_color(i / palette.PROB_STEPS)) >= 4.5
+    assert f"color:{palette.TEXT}" in css and "div.attstrip span.atok" in css
 
 
 def test_figures_carry_the_data():
