@@ -89,17 +89,37 @@ def intensity_latex(budget) -> str:
             rf"\approx {budget.intensity:.2f}\ \text{{FLOP/byte}}")
 
 
-def memory_bound(budget) -> str:
-    """Which limit a decode step sits under, from its measured arithmetic intensity and this machine's ridge."""
-    naive = ("A naive step (and a prefill) uses every weight for L positions at once, so its intensity grows with L "
-             "and it becomes compute-bound. That is also why batching many sequences makes decoding cheaper per token.")
+def _side(intensity: float, ridge: float) -> str:
+    """Where an intensity sits against the ridge, in words, from the two numbers."""
+    if intensity < ridge:
+        return f"{ridge / intensity:,.1f}× below this machine's ridge at {ridge:,.1f}"
+    return f"{intensity / ridge:,.1f}× past this machine's ridge at {ridge:,.1f}"
+
+
+def memory_notice(budget) -> str:
+    """The Notice line of section 3, from the measured ridge and the step's intensity (``batching.StepBudget``)."""
+    pace = ("so reading bytes, not arithmetic, sets its pace here" if budget.intensity < budget.ridge
+            else "so arithmetic, not reading bytes, sets its pace here")
+    return (f"At L = {budget.L:,} a decode step does {budget.intensity:.2f} FLOP per byte it reads: "
+            f"{_side(budget.intensity, budget.ridge)} FLOP/byte (measured now), {pace}.")
+
+
+def memory_bound(budget, naive_intensity: float) -> str:
+    """Which limit a decode step sits under, and a naive step at the same length, from their intensities
+    and this machine's measured ridge (``naive_intensity``: ``ModelSpec.arithmetic_intensity(L, cached=False)``)."""
     if budget.intensity < budget.ridge:
-        return (f"With {budget.intensity:.2f} FLOP/byte, left of this machine's ridge at {budget.ridge:,.1f}, a decode "
-                "step is **memory-bound**: it waits on memory, and the processor could do its arithmetic many times "
-                "over while the weights stream in. " + naive)
-    return (f"With {budget.intensity:.2f} FLOP/byte, at or right of this machine's ridge at {budget.ridge:,.1f}, this "
-            "decode step is **compute-bound** here: the arithmetic, not the bytes, sets its pace (a long cache adds "
-            "FLOPs, or the measured matmul peak is low). " + naive)
+        decode = (f"With {budget.intensity:.2f} FLOP/byte, left of this machine's ridge at {budget.ridge:,.1f}, a decode "
+                  "step is **memory-bound**: it waits on memory, and the processor could do its arithmetic many times "
+                  "over while the weights stream in.")
+    else:
+        decode = (f"With {budget.intensity:.2f} FLOP/byte, at or right of this machine's ridge at {budget.ridge:,.1f}, "
+                  "this decode step is **compute-bound** here: the arithmetic, not the bytes, sets its pace (a long "
+                  "cache adds FLOPs, or the measured matmul peak is low).")
+    bound = "compute-bound" if naive_intensity >= budget.ridge else "still memory-bound"
+    naive = (f" A naive step (like a prefill) uses every weight for all {budget.L:,} positions at once: "
+             f"{naive_intensity:,.1f} FLOP/byte, {_side(naive_intensity, budget.ridge)}, so it is {bound} here. "
+             "Batching many sequences raises a decode step's intensity the same way.")
+    return decode + naive
 
 
 def cpu_vs_gpu(on_cuda: bool, last: CostPoint | None) -> str:

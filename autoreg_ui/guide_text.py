@@ -3,7 +3,10 @@ the class. Keyed by the view's own heading or tab label (the pages pass it), so 
 """
 from __future__ import annotations
 
+from .inside_text import TTFT_MEANS
+
 TITLE = "Notice · Try · Ask"
+LIVE_PANEL = "This server, right now"  # the serving page's live panel (its heading there: serving_text.LIVE_TITLE)
 NOTICE, TRY, ASK = "Notice", "Try", "Ask"
 
 GUIDES: dict[str, tuple[str, str, str]] = {
@@ -20,7 +23,7 @@ GUIDES: dict[str, tuple[str, str, str]] = {
         "After a forced mistake, does the model ever go back and fix it? Why not?"),
     "The chain rule, running": (
         "Every bar is the log-probability of one chosen token; the line is their running sum, the log-probability "
-        "of the whole continuation. It only ever goes down.",
+        "of the whole continuation. It never goes up: a probability is at most 1.",
         "Force one very unlikely token and see how far the line drops at that step.",
         "Two continuations of the same length: which one did the model find more likely, and how can you tell?"),
     "History": (
@@ -33,7 +36,8 @@ GUIDES: dict[str, tuple[str, str, str]] = {
         "One row of weights per head: how much the newest token's query drew from each earlier position. Each "
         "row adds up to 1.",
         "Step a few times and switch between layers 0, 15 and 29: where does the weight go in each?",
-        "Many heads put a lot of weight on the very first token. What might that token be doing for them?"),
+        "Look at the weight on the very first token in several heads. Where a head puts a lot there, what might "
+        "that token be doing for it?"),
     "2 · Causal triangle": (
         "Each row is a query, each column a key; everything above the diagonal is empty because a token may not "
         "look at tokens after it.",
@@ -53,8 +57,8 @@ GUIDES: dict[str, tuple[str, str, str]] = {
         "Pick the 70B model at 4K tokens, then switch grouped-query attention off and compare the totals.",
         "For a long chat, which becomes the bigger problem: the weights or the cache?"),
     "6 · Prefill vs decode": (
-        "The prefill reads the whole prompt in one pass; each decode step reads one new token. Their times differ "
-        "much less than their token counts.",
+        "The prefill reads the whole prompt in one pass; each decode step reads one new token. Compare the time "
+        "per token of each: does reading every weight once for many tokens make a prompt token cheaper?",
         "Lengthen the prompt and step again: which of the two times moves?",
         "Why does the first token of an answer take longer to appear than the ones after it?"),
     # ---- sampling lab
@@ -93,17 +97,17 @@ GUIDES: dict[str, tuple[str, str, str]] = {
     "1 · The race": (
         "Each point is measured now: one cached step against recomputing the whole text, at growing lengths.",
         "Run the race to a longer length and watch where the two lines part.",
-        "If a cached step costs nearly the same at every length, what dominates its cost?"),
+        "Which part of a cached step's work grows with the length of the text, and which part stays the same?"),
     "2 · Count, don't just time": (
         "The counts come from the model's shape: naively the T-th token re-reads T positions, so the total "
         "grows as T(T+1)/2; with the cache it grows as T.",
         "Double T and check how each total changes.",
         "Timing depends on the machine; counting does not. Which would you trust to compare two laptops?"),
-    "3 · Why a decode step is memory-bound": (
-        "A decode step reads every weight to do very little arithmetic with each: its arithmetic intensity sits "
-        "far below the ridge point of this processor.",
+    "3 · Is a decode step memory-bound?": (
+        "A decode step reads every weight and the whole cache for one token. Its arithmetic intensity (FLOPs per "
+        "byte read) against this processor's ridge point says which of the two sets its pace.",
         "Compare the intensity of a cached step with a naive step at the same length.",
-        "Why does serving many users at once make each token cheaper?"),
+        "What would serving many users in one step do to this intensity, and to the cost of each token?"),
     "4 · CPU vs GPU": (
         "The ratio between naive and cached steps depends on the hardware: the cache always saves work, but how "
         "much time it saves depends on how much parallel compute is idle.",
@@ -111,8 +115,8 @@ GUIDES: dict[str, tuple[str, str, str]] = {
         "Would the gap between naive and cached be smaller or larger on a big GPU at short lengths?"),
     # ---- inside generation
     "1 · Training reads the whole text at once; generation cannot": (
-        "One forward pass over the whole text gives the log-prob of every token, the same numbers the stepping "
-        "produced one by one.",
+        "One forward pass over the whole text gives the log-prob of every token; the table sets them next to the "
+        "numbers the stepping produced one by one.",
         "Force a token on the step page, come back, and see where the model's own choice differs from the text.",
         "If training can read a whole text in one pass, why can't generation?"),
     "2 · The logit lens: a guess after every layer": (
@@ -120,7 +124,8 @@ GUIDES: dict[str, tuple[str, str, str]] = {
         "Find the layer where the final token first becomes the top guess, for two different steps.",
         "What do the early layers seem to hold, if not the answer?"),
     "3 · Prefill vs decode, in the units people quote": (
-        "Time to first token is the prefill plus one step; after that the speed is tokens per second of decode.",
+        f"Time to first token is {TTFT_MEANS}; after that the speed is tokens per second, one decode step per "
+        "token.",
         "Lengthen the prompt and see which of the two quoted figures changes.",
         "A service advertises 100 tokens per second. What did it leave out?"),
     "4 · When the cache runs out": (
@@ -134,13 +139,14 @@ GUIDES: dict[str, tuple[str, str, str]] = {
         "Set the temperature to 1 and try a few seeds: how often does the toy stop at <eos> early?",
         "What can a transformer do that this table cannot, given that both only score the next token?"),
     "6 · From the last hidden state to logits: W·h + b": (
-        "Every logit is one dot product between h and a row of W; the rebuilt logits match the model's own.",
+        "Every logit is one dot product between h and a row of W; the sentence above the table says how far the "
+        "rebuilt logits are from the model's own.",
         "Step once on the step page and come back: does the winning token also have the largest cos θ?",
         "Why can a token with a long row (large |W_t|) win even when h points less directly at it?"),
     # ---- serving
     "1 · Batching: one weight read, many sequences": (
-        "One step for many sequences reads the weights once: tokens per second grow with the batch while the "
-        "step time barely moves.",
+        "One step for many sequences reads the weights once. Watch two numbers as the batch grows: the time of "
+        "one step, and the tokens per second it delivers.",
         "Run the sweep and find the batch at which the step time starts to climb.",
         "Why is a server with many users cheaper per token than a laptop with one?"),
     "2 · Static vs continuous batching": (
@@ -148,15 +154,16 @@ GUIDES: dict[str, tuple[str, str, str]] = {
         "Compare the total time and the idle slots of both schedules.",
         "Which users gain most from continuous batching: the short requests or the long ones?"),
     "3 · Speculative decoding": (
-        "A cheap draft proposes several tokens and the model checks them all in one pass; accepted tokens come "
-        "almost for free, and the output follows the model exactly.",
+        "A cheap draft proposes several tokens and the model checks them all in one pass; the output follows the "
+        "model exactly, and the speed depends on how many drafted tokens are kept.",
         "Change the draft and watch the acceptance rate and the speed-up move together.",
         "Why can a bad draft make generation slower rather than wrong?"),
     "4 · Precision: fewer bytes per weight": (
         "Fewer bits per weight shrink memory and the bytes each step reads; the quality numbers show what "
         "rounding costs, measured against full precision.",
         "Turn the bit dial down until the top-1 agreement collapses.",
-        "Why is 8 bits nearly free while 3 bits is not?"),
+        "Weight-only int8 and dynamic int8 both store 8 bits per weight. Which one changes the answers more, "
+        "and what does it round that the other does not?"),
     # ---- tokens
     "tokens": (
         "The model never sees letters: it reads ids, each standing for a piece of text, often a word with its "
@@ -164,14 +171,37 @@ GUIDES: dict[str, tuple[str, str, str]] = {
         "Type the same word with and without a capital, and with and without a leading space.",
         "Why might a model be bad at counting the letters in a word?"),
     "scripts": (
-        "The same sentence costs very different numbers of tokens in different scripts; rare characters fall "
-        "back to single bytes.",
+        "The same sentence is counted in tokens per character for each script; a character the vocabulary has "
+        "no piece for is spelled out in single bytes.",
         "Compare tokens per character for English and Tamil.",
         "Who pays more for the same message when a service charges per token?"),
+    "vocabs": (
+        "The loaded model's row is read from its tokenizer now; the other rows are published sizes, with where "
+        "each is published.",
+        "Find the loaded model among the published ones, then type a sentence in another script above and count "
+        "its tokens again.",
+        "A bigger vocabulary makes texts shorter in tokens but widens the last matrix product of every step. "
+        "What else grows with it?"),
+    # ---- start page
+    "start": (
+        "Each stop is a link that opens its page with the prompt, settings and steps already in place, so the "
+        "class sees the same thing.",
+        "Open the first stop, then answer one of the questions below before anyone checks it.",
+        "Which question below would you ask the class before they touch the app, and what do you expect them "
+        "to answer?"),
+    # ---- serving page: the live panel
+    LIVE_PANEL: (
+        "The panel counts this server's forward passes over the last minute by how many rows (tabs' steps) each "
+        "one carried.",
+        "Open several tabs, or ask the class, and press Next token at the same moment; then refresh and look at "
+        "the rows.",
+        "If a pass with 8 rows takes little more time than a pass with one, why would that be, and when would "
+        "it stop being true?"),
 }
 
 
-def guide_markdown(view: str) -> str:
-    """The three lines of a view's box."""
-    notice, try_this, ask = GUIDES[view]
+def guide_markdown(view: str, notice: str | None = None) -> str:
+    """The three lines of a view's box (``notice``: one computed from a measurement, in place of the stored one)."""
+    stored, try_this, ask = GUIDES[view]
+    notice = notice or stored
     return f"**{NOTICE}:** {notice}\n\n**{TRY}:** {try_this}\n\n**{ASK}:** {ask}"

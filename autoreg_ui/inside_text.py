@@ -25,7 +25,8 @@ TEACHER_FORCING = (
     "position t + 1 can be read, so the same numbers take one pass per token. Generate a few tokens, then "
     "read the text in one pass: the log-probabilities must agree.")
 CUT_SHORT = f"One pass reads at most {MAX_TOKENS} tokens here; later steps are not scored."
-FORCE_SOMETHING = "Force an unlikely token above (then generate a few more) to see exposure bias."
+FORCE_SOMETHING = ("Force an unlikely token above (then generate a few more) to see the model carry on from a token it "
+                   "would not have chosen: the kind of mistake exposure bias is about.")
 BRANCH_CAPTIONS = ("The text from the forced token on", "What the model writes itself there (greedy)")
 
 
@@ -34,10 +35,11 @@ def force_label(rank: int) -> str:
 
 
 def exposure_bias(step: int) -> str:
-    return (f"**Exposure bias.** Step {step} was forced. In training every prefix is real text; here the "
-            "later steps read a prefix that contains a token the model would not have written, and they "
-            "condition on it all the same. The one-pass view agrees with the steps (the table): the model cannot "
-            "tell its own tokens from forced ones. ▌ marks where the two texts below part.")
+    return (f"**A simulated mistake.** Step {step} was forced: the later steps read a prefix with a token the "
+            "model would not have written, and condition on it all the same. **Exposure bias** is the gap this "
+            "probes: in training every prefix is real text, so the model never practised carrying on from its own "
+            "slips, which generating asks of it. The one-pass view agrees with the steps (the table): the model "
+            "cannot tell its own tokens from forced ones. ▌ marks where the two texts below part.")
 
 
 # ---------------------------------------------------------------- 2 · the logit lens
@@ -54,12 +56,13 @@ def lens_step_label(n_steps: int) -> str:
 
 
 # ---------------------------------------------------------------- 3 · prefill vs decode
+TTFT_MEANS = "the prefill over the whole prompt, then choosing the first token"  # the app's one definition
 PREFILL_VS_DECODE = (
-    "A server is judged by **time to first token** (TTFT: the prefill over the whole prompt, then one choice) "
-    "and **tokens per second** after it (one decode pass per token). The prefill pushes many positions through "
-    "each weight matrix at once, so it is limited by arithmetic; a decode step reads every weight, and the "
-    "whole cache, to produce one token, so it is limited by memory traffic. Per token, the prefill is far "
-    "cheaper — but only a prompt of hundreds of tokens shows how much.")
+    f"A server is judged by **time to first token** (TTFT: {TTFT_MEANS}) and **tokens per second** after it "
+    "(one decode pass per token). The prefill pushes many positions through each weight matrix at once, so one "
+    "read of the weights serves every prompt token; a decode step reads every weight, and the whole cache, to "
+    "produce one token. How much cheaper a prompt token is depends on what limits this machine, memory traffic "
+    "or arithmetic: the sweep below measures it, and only a prompt of hundreds of tokens shows the full gap.")
 SWEEP_METHOD = ("At each L: a prefill of the first L prompt tokens, and one decode step on the cache it leaves "
                 "(the fastest of two runs each: other work on the machine only ever adds time).")
 WORKED_TITLE = f"The worked example: a {WORKED_PROMPT}-token prompt and {WORKED_NEW} new tokens"

@@ -16,7 +16,8 @@ WHAT = (
     "write, one token at a time. Each click on **Next token** runs one forward pass and shows what the "
     "model chose from: the scores it gave every token, what temperature, top-k and top-p did to them, "
     "where the new token looked in the text so far, and what the key-value cache saves. Every number "
-    "you see is computed or measured live, nothing is precomputed."
+    "you see is computed or measured live on this computer, except a few published figures (other models' "
+    "vocabulary sizes, hosted models' speeds, reading speed), which are cited with their sources."
 )
 HOW = (
     "Pick a path below. Each stop opens a page already set up; read the short note, press the buttons "
@@ -68,9 +69,9 @@ STOPS = (
          "Read the text in one pass (teacher forcing) and check that it gives every stepped log-prob; then "
          "use the logit lens to see at which layer the answer appears."),
     Stop("How servers go fast", "serving", (), 5, 10,
-         "Measure the batching curve: tokens per second grow with the batch while the step time barely moves. "
-         "With more time, continuous batching and speculative decoding: explain each speedup, or why it is "
-         "slower here."),
+         "Measure the batching curve and ask what happens to the step time and to tokens per second as the "
+         "batch grows, before reading them off. With more time, continuous batching and speculative decoding: "
+         "explain each speedup, or why it is slower here."),
 )
 SHORT = tuple(stop for stop in STOPS if stop.short_minutes)
 LONG = tuple(stop for stop in STOPS if stop.long_minutes)

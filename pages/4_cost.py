@@ -117,16 +117,19 @@ else:
 
 def memory_bound() -> None:
     """Section 3: the bytes a decode step reads against the FLOPs it does, on this machine's roofs."""
-    guide.header("3 · Why a decode step is memory-bound")
+    st.header("3 · Is a decode step memory-bound?")
+    box = st.container()  # its Notice / Try / Ask box: the Notice is read from the measurement below
     st.caption(BYTE_UNITS_NOTE)
     again = st.button("Measure the machine again", key=keys.COST_ROOFS)
     try:
         with st.spinner("Measuring this machine's memory bandwidth and matmul speed…"):
             roofs = measuring.roofs(str(bundle.device), dtype, again=again)
     except Exception as exc:  # noqa: BLE001 - e.g. not enough free memory for the buffers
+        guide.show("3 · Is a decode step memory-bound?", where=box)
         st.warning(f"Could not measure the memory bandwidth here: {type(exc).__name__}: {exc}")
         return
     budget = cost.decode_budget(spec, L_ref, roofs.bandwidth, roofs.peak)
+    guide.show("3 · Is a decode step memory-bound?", notice=text.memory_notice(budget), where=box)
     st.markdown(text.decode_reads(spec, budget, L_ref))
     st.latex(text.intensity_latex(budget))
     show_chart(figs.bytes_figure(budget.weight_bytes, budget.cache_bytes,
@@ -137,7 +140,7 @@ def memory_bound() -> None:
     st.caption(measuring_text.roofs_caption(time.time() - roofs.measured_at, roofs.load, roofs.cores)
                + " A 128 MiB copy and a 1024×1024 matmul, best of a few.")
     st.markdown(cost.verdict(budget, last.cached_ms if result else None))
-    st.markdown(text.memory_bound(budget))
+    st.markdown(text.memory_bound(budget, spec.arithmetic_intensity(L_ref, cached=False)))
     if result:
         show_chart(figs.roofline_figure(budget.bandwidth, budget.peak_flops, cost.roofline_marks(spec, last)),
                    key=keys.COST_FIG_ROOFLINE, filename="roofline")

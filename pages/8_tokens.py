@@ -38,5 +38,6 @@ st.markdown(text.scripts_sentence(rows))
 st.dataframe(text.script_rows(rows), hide_index=True, key=keys.TOKENS_SCRIPTS_TABLE)
 
 st.header(text.VOCABS_TITLE)
+guide.show("vocabs")
 explain(text.VOCABS_INTRO)
 st.dataframe(text.vocab_rows(bundle.name, len(tok)), hide_index=True, key=keys.TOKENS_VOCABS_TABLE)

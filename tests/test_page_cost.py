@@ -125,3 +125,21 @@ def test_interrupted_before_first_point(page):
     page.run()
     assert not page.exception
     assert cost.NOTHING_MEASURED in _texts(page, "warning")
+
+
+def test_section_3_asks_a_neutral_question_and_its_notice_is_read_from_the_measurement(page):
+    from autoreg_ui import cost_text, guide_text
+
+    headers = [h.value for h in page.main.header]
+    assert "3 · Is a decode step memory-bound?" in headers
+    assert not any(h.startswith("3 · Why") for h in headers)
+    shown = " ".join(_texts(page, "markdown"))
+    stored_notice = guide_text.GUIDES["3 · Is a decode step memory-bound?"][0]
+    assert stored_notice not in shown  # the measurement replaced it
+    notice = next(m for m in _texts(page, "markdown") if m.startswith(f"**{guide_text.NOTICE}:** At L = "))
+    said = notice.split("\n\n")[0]
+    assert "FLOP per byte it reads" in said and "(measured now)" in said
+    bound = next(m for m in _texts(page, "markdown") if "FLOP/byte, " in m and "decode step is **" in m)
+    # the Notice and the section's verdict agree: both read the same intensity against the same ridge
+    assert ("below this machine's ridge" in said) == ("**memory-bound**" in bound)
+    assert cost_text.memory_notice.__doc__

@@ -55,7 +55,7 @@ def test_teacher_forcing_and_exposure_bias(page):
     assert float(numbers["Largest difference"].split()[0]) < 1e-4
     rows = [d.value for d in page.dataframe if "log-prob, one pass" in d.value.columns][0]
     assert list(rows["step"]) == [1, 2, 3, 4, 5] and list(rows["forced"]) == [False] * 3 + [True, False]
-    assert any(m.value.startswith("**Exposure bias.** Step 4 was forced.") for m in page.markdown)
+    assert any(m.value.startswith("**A simulated mistake.** Step 4 was forced:") for m in page.markdown)
     # a new token makes the kept scoring stale: it is not shown for the longer text
     _click(page, f"{keys.INSIDE_PAGE}_next")
     assert not any(label.startswith("One pass over") for label in _metrics(page))

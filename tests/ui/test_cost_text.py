@@ -20,14 +20,34 @@ def test_the_shape_and_the_learners_sequence_carry_their_numbers():
     assert "past the point" in text.attention_share(4096, 0.55, 3070)
 
 
-def test_the_bound_named_follows_the_measured_intensity_and_ridge():
+def _budgets():
     from autoreg_core.batching import StepBudget
 
     low = StepBudget(1, 512, 500_000_000, 1_000_000, 300_000_000, bandwidth=10e9, peak_flops=100e9)  # 0.6 vs ridge 10
     high = StepBudget(1, 512, 500_000_000, 1_000_000, 300_000_000, bandwidth=10e9, peak_flops=1e9)  # 0.6 vs ridge 0.1
     assert low.intensity < low.ridge and high.intensity > high.ridge
-    assert "**memory-bound**" in text.memory_bound(low) and "compute-bound**" not in text.memory_bound(low)
-    assert "**compute-bound**" in text.memory_bound(high) and "**memory-bound**" not in text.memory_bound(high)
+    return low, high
+
+
+def test_the_bound_named_follows_the_measured_intensity_and_ridge():
+    low, high = _budgets()
+    at_low, at_high = text.memory_bound(low, 5.0), text.memory_bound(high, 5.0)
+    assert "**memory-bound**" in at_low and "compute-bound**" not in at_low
+    assert "**compute-bound**" in at_high and "**memory-bound**" not in at_high
+    # the naive step too: 5 FLOP/byte is under a ridge of 10 and past a ridge of 0.1
+    assert "5.0 FLOP/byte, 2.0× below this machine's ridge at 10.0, so it is still memory-bound here" in at_low
+    assert "5.0 FLOP/byte, 50.0× past this machine's ridge at 0.1, so it is compute-bound here" in at_high
+    assert "so it is compute-bound here" in text.memory_bound(low, 40.0)
+
+
+def test_the_sections_notice_is_read_from_the_measurement():
+    low, high = _budgets()
+    assert text.memory_notice(low) == ("At L = 512 a decode step does 0.60 FLOP per byte it reads: 16.7× below this "
+                                       "machine's ridge at 10.0 FLOP/byte (measured now), so reading bytes, not "
+                                       "arithmetic, sets its pace here.")
+    assert text.memory_notice(high) == ("At L = 512 a decode step does 0.60 FLOP per byte it reads: 6.0× past this "
+                                        "machine's ridge at 0.1 FLOP/byte (measured now), so arithmetic, not reading "
+                                        "bytes, sets its pace here.")
 
 
 def test_run_prompt_and_the_device_paragraph_follow_what_was_measured():

@@ -7,7 +7,7 @@ from autoreg_ui import inside_text as text
 def test_sentences_carry_their_numbers():
     assert str(MAX_TOKENS) in text.CUT_SHORT
     assert text.force_label(25) == "Force the model's rank-25 token as the next one"
-    assert text.exposure_bias(4).startswith("**Exposure bias.** Step 4 was forced.")
+    assert text.exposure_bias(4).startswith("**A simulated mistake.** Step 4 was forced:")
     assert text.lens_step_label(6) == "Step to read (7 = the next token, not chosen yet)"
     assert text.phases_spinner(300, 32) == "Prefill of 300 tokens, then 31 decode steps…"
     assert text.sweep_label([8, 16, 32]) == "Sweep the prefill over L = 8, 16, 32"
@@ -21,3 +21,21 @@ def test_the_worked_example_is_worded_from_its_numbers():
     assert text.WORKED_TITLE == "The worked example: a 50-token prompt and 100 new tokens"
     assert "(50 + 51 + … + 149 positions)" in text.WORKED_COUNTING and "the 100th token" in text.WORKED_COUNTING
     assert text.WORKED_SPINNER == "50-token prefill, then 99 decode steps…"
+
+
+def test_forcing_a_token_simulates_the_mistake_exposure_bias_is_about_rather_than_showing_it():
+    assert "to see exposure bias" not in text.FORCE_SOMETHING
+    assert text.FORCE_SOMETHING.endswith("the kind of mistake exposure bias is about.")
+    said = text.exposure_bias(3)
+    assert "**Exposure bias** is the gap this probes: in training every prefix is real text" in said
+
+
+def test_time_to_first_token_means_one_thing_on_every_page_that_says_it():
+    from autoreg_ui import glossary_text, guide_text
+
+    assert text.TTFT_MEANS == "the prefill over the whole prompt, then choosing the first token"
+    assert f"(TTFT: {text.TTFT_MEANS})" in text.PREFILL_VS_DECODE
+    assert text.TTFT_MEANS in guide_text.GUIDES["3 · Prefill vs decode, in the units people quote"][0]
+    assert glossary_text.term_named("Time to first token").meaning.endswith(text.TTFT_MEANS + ".")
+    # what limits each phase is measured by the sweep, not stated before it
+    assert "limited by arithmetic" not in text.PREFILL_VS_DECODE and "far cheaper" not in text.PREFILL_VS_DECODE

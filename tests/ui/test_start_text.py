@@ -40,3 +40,35 @@ def test_a_stop_is_one_markdown_line_with_its_link():
     assert text.stop_markdown(1, stop, text.SHORT) == f"1. **[{stop.title}]({stop.link})** · 10 min — {stop.do}"
     assert text.stop_markdown(1, stop, text.LONG) == f"1. **[{stop.title}]({stop.link})** · 15 min — {stop.do}"
     assert stop.link == "/step?prompt=The+capital+of+France+is&cfg_temperature=0&steps=3"
+
+
+def test_further_reading_names_the_three_papers_the_issue_asks_for():
+    lines = text.FURTHER.split("\n")
+    assert all(line.startswith("- ") for line in lines) and len(lines) == 5
+    gpt2, speculative, paged = lines[0], lines[1], lines[2]
+    assert gpt2.startswith("- Radford et al., 2019, *Language Models are Unsupervised Multitask Learners* (GPT-2)")
+    assert speculative.startswith("- Leviathan, Kalman and Matias, 2023, *Fast Inference from Transformers via "
+                                  "Speculative Decoding*")
+    assert paged.startswith("- Kwon et al., 2023, *Efficient Memory Management for Large Language Model Serving "
+                            "with PagedAttention* (vLLM)")
+
+
+def test_the_opening_says_what_is_measured_and_what_is_cited():
+    assert "nothing is precomputed" not in text.WHAT
+    assert "computed or measured live on this computer, except a few published figures" in text.WHAT
+    assert "which are cited with their sources" in text.WHAT
+    serving = next(stop for stop in text.STOPS if stop.page == "serving")
+    assert "barely moves" not in serving.do  # an outcome to measure, not to announce
+
+
+def test_start_here_is_first_in_the_navigation():
+    import ast
+    from pathlib import Path
+
+    app = ast.parse((Path(__file__).resolve().parents[2] / "app.py").read_text())
+    pages = next(node.value for node in ast.walk(app) if isinstance(node, ast.Assign)
+                 and getattr(node.targets[0], "id", "") == "PAGES")
+    first = pages.elts[0]
+    assert first.args[0].value == "pages/0_start.py"
+    assert {kw.arg: kw.value.value for kw in first.keywords if kw.arg in ("title", "url_path")} == {
+        "title": text.TITLE, "url_path": "start"}
