@@ -1,4 +1,4 @@
-"""Every term the app uses, in one place, with the page where it can be seen; and the units.
+"""Every term the app uses, in one place, with the pages that use it; and the units.
 
 The glossary page draws these entries; other pages may link to ``/glossary#term-anchor``.
 Plain data (no Streamlit): a test checks every entry has a definition and a page that exists.
@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import re
+
+from .inside_text import TTFT_MEANS
 
 INTRO = ("The words this app uses, each with where you can see it happen. Terms are grouped in the order "
          "a lesson meets them. Units are reconciled at the end.")
@@ -25,18 +27,19 @@ class Term:
         return re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
 
 
-STEP, TOKENS, ATTENTION, SAMPLING, COST, INSIDE, SERVING = ("step", "tokens", "attention", "sampling", "cost", "inside",
-                                                             "serving")
-PAGE_TITLES = {STEP: "Step through generation", TOKENS: "Tokens", ATTENTION: "Attention and the KV cache",
-               SAMPLING: "Sampling lab",
-               COST: "Naive vs KV cache", INSIDE: "Inside generation", SERVING: "How servers go fast"}
+START, STEP, TOKENS, ATTENTION, SAMPLING, COST, INSIDE, SERVING = (
+    "start", "step", "tokens", "attention", "sampling", "cost", "inside", "serving")
+# in the navigation's order
+PAGE_TITLES = {START: "Start here", STEP: "Step through generation", TOKENS: "Tokens",
+               ATTENTION: "Attention and the KV cache", SAMPLING: "Sampling lab", COST: "Naive vs KV cache",
+               INSIDE: "Inside generation", SERVING: "How servers go fast"}
 
 GROUPS: dict[str, tuple[Term, ...]] = {
     "The loop": (
         Term("Token", "A piece of text from the model's fixed vocabulary: a word, part of a word, a "
              "space plus a word, or a single byte. The model reads and writes token ids, not letters.", TOKENS),
-        Term("Vocabulary", "Every token the model knows (this model: 49,152). The logits have one score per "
-             "vocabulary entry.", TOKENS),
+        Term("Vocabulary", "Every token the model knows (the embedded SmolLM2: 49,152; the Tokens page reads the "
+             "loaded model's size from its tokenizer). The logits have one score per vocabulary entry.", TOKENS),
         Term("Byte-level BPE", "A tokenizer that merges frequent byte sequences into tokens; any text can "
              "still be written from single bytes, so no character is unknown.", TOKENS),
         Term("Autoregressive", "Each new token is predicted from all the tokens before it, then appended "
@@ -47,6 +50,11 @@ GROUPS: dict[str, tuple[Term, ...]] = {
              "values of all earlier tokens are reused, and one distribution comes out.", STEP),
         Term("Forward pass", "Running the network once on some input positions, from embeddings through "
              "every layer to the logits.", STEP),
+        Term("Layer", "One block of the network: attention, then a small feed-forward network (MLP), each "
+             "behind a normalisation and added back onto its input. The model stacks them (the embedded SmolLM2 "
+             "has 30), and each layer keeps its own keys and values in the cache.", ATTENTION),
+        Term("Hidden state", "The vector of numbers a position carries from layer to layer. The last layer's, "
+             "after the final norm, becomes the logits; the logit lens reads earlier ones the same way.", INSIDE),
         Term("Logits", "One raw score per vocabulary token, computed as W·h + b from the last hidden "
              "state h (each row of W works like a template the state is compared with).", STEP),
         Term("Softmax", "Turns logits into probabilities: exp(logit) divided by the sum of exp over "
@@ -83,20 +91,36 @@ GROUPS: dict[str, tuple[Term, ...]] = {
         Term("Beam search", "Keeps the B best partial sequences by total log-prob at each step instead "
              "of one. Common in translation; in open-ended text it drifts toward generic, repetitive "
              "wording.", SAMPLING),
+        Term("Length penalty", "How beam search ranks finished hypotheses: the sum of log-probs divided by "
+             "length^α. α > 0 favours longer finished hypotheses; α = 0 ranks them by the plain sum.", SAMPLING),
+        Term("Standard error", "How far an estimate typically lands from the truth by chance. A token drawn with "
+             "probability p shows up in N draws with frequency p ± √(p(1 − p)/N): four times the draws halve "
+             "the wobble.", SAMPLING),
     ),
     "Attention and the KV cache": (
         Term("Query, key, value", "Each position makes a query, a key and a value. A query's dot "
              "products with the keys, softmaxed, weigh how much of each value it mixes in.", ATTENTION),
+        Term("Attention head", "One of several attention computations a layer runs side by side, each with its "
+             "own queries (and, without GQA, its own keys and values), so each can look at different "
+             "positions. The attention page shows one head, all heads of a layer, or their mean.", ATTENTION),
         Term("Causal mask", "A position may attend only to itself and earlier positions, never to "
              "later ones. This is why earlier keys and values never change.", ATTENTION),
         Term("KV cache", "The stored keys and values of every earlier position, per layer. A decode "
              "step adds one row and reuses the rest instead of recomputing them.", ATTENTION),
         Term("GQA (grouped-query attention)", "Several query heads share one key/value head, so the "
-             "cache stores fewer heads (this model: 9 query heads read 3 cached heads).", ATTENTION),
+             "cache stores fewer heads (the embedded SmolLM2: 9 query heads read 3 cached heads).", ATTENTION),
         Term("Context window", "The most positions the model was trained to handle; past it, a server "
              "must drop or compress old tokens.", INSIDE),
+        Term("Sliding window", "A cache that keeps only the last W positions: each new token sees itself and "
+             "the W − 1 before it. The cache stops growing, and whatever slid out of the window is gone for "
+             "the model.", INSIDE),
+        Term("PagedAttention", "vLLM's way of storing KV caches in small fixed-size blocks that need not sit "
+             "next to each other, so requests of any length share memory without gaps (Kwon et al., 2023). It "
+             "packs more caches into memory; it does not make one smaller.", INSIDE),
     ),
     "Cost": (
+        Term("FLOPs", "Floating-point operations; one multiply-add counts as 2. The app counts them from the "
+             "model's shape, and FLOP/s is how many a machine does per second.", COST),
         Term("Naive decoding", "Recomputing the whole sequence at every step instead of using a cache: "
              "T tokens cost 1 + 2 + … + T = T(T+1)/2 positions processed.", COST),
         Term("Memory-bound", "A step whose time is set by how fast bytes (weights, cache) are read, not "
@@ -107,8 +131,10 @@ GROUPS: dict[str, tuple[Term, ...]] = {
              "ridge point (peak FLOP/s ÷ bandwidth) a step is memory-bound.", COST),
         Term("Ridge point", "Peak FLOP/s ÷ memory bandwidth, in FLOP per byte: the arithmetic intensity at which "
              "a machine stops waiting on memory. CPUs sit low, large GPUs high.", COST),
-        Term("Time to first token", "From the request to the first new token: mostly the prefill.",
-             INSIDE),
+        Term("Roofline", "A chart of the fastest a step can run against its arithmetic intensity: a sloped roof "
+             "set by memory bandwidth, then a flat roof set by peak FLOP/s, meeting at the ridge point. A "
+             "measured step sits on or under it.", COST),
+        Term("Time to first token", f"From the request to the first new token: {TTFT_MEANS}.", INSIDE),
     ),
     "Inside generation": (
         Term("Teacher forcing", "Training reads the true text and predicts every next token at once, "
@@ -144,6 +170,46 @@ GROUPS: dict[str, tuple[Term, ...]] = {
     ),
 }
 
+# Every term each page uses, so its "Terms on this page" popover reaches them all (a term may be on
+# several pages). A test checks each name is an entry, each entry's own page lists it, and that a term
+# whose words appear in a page's sentences is in that page's list.
+LOOP_WORDS = ("Token", "Prefill", "Decode step", "Forward pass", "Logits", "KV cache")
+PAGE_TERMS: dict[str, tuple[str, ...]] = {
+    START: LOOP_WORDS + (
+        "Vocabulary", "Softmax", "Temperature", "Top-k", "Top-p (nucleus)", "Greedy", "Seed", "Log-prob", "Beam search", "Layer",
+        "Attention head", "Hidden state", "Causal mask", "GQA (grouped-query attention)", "Naive decoding",
+        "Teacher forcing", "Logit lens", "Batch", "Continuous batching", "Speculative decoding", "Draft",
+        "Verify", "Acceptance rate", "Tensor parallelism", "PagedAttention", "Query, key, value"),
+    STEP: LOOP_WORDS + (
+        "Vocabulary", "Autoregressive", "Hidden state", "Softmax", "Chain rule", "Log-prob", "Perplexity",
+        "Entropy", "EOS", "Stop sequence", "max_new_tokens", "Greedy", "Temperature", "Top-k", "Top-p (nucleus)",
+        "Min-p", "Repetition penalty", "Seed", "Beam search", "Teacher forcing", "Exposure bias", "Batch",
+        "Continuous batching", "Speculative decoding", "Draft", "Quantization", "Mixed precision",
+        "Tensor parallelism"),
+    TOKENS: LOOP_WORDS + ("Vocabulary", "Byte-level BPE"),
+    ATTENTION: LOOP_WORDS + (
+        "Layer", "Attention head", "Hidden state", "Query, key, value", "Softmax", "Causal mask",
+        "GQA (grouped-query attention)", "Context window", "Quantization", "Batch", "Memory-bound",
+        "Compute-bound", "Ridge point"),
+    SAMPLING: LOOP_WORDS + (
+        "Vocabulary", "Softmax", "Log-prob", "Perplexity", "Entropy", "EOS", "max_new_tokens", "Greedy",
+        "Temperature", "Top-k", "Top-p (nucleus)", "Min-p", "Repetition penalty", "Seed", "Beam search",
+        "Length penalty", "Standard error", "Batch"),
+    COST: LOOP_WORDS + (
+        "Vocabulary", "Layer", "Attention head", "Query, key, value", "Naive decoding", "FLOPs", "Memory-bound",
+        "Compute-bound", "Arithmetic intensity", "Ridge point", "Roofline", "Batch"),
+    INSIDE: LOOP_WORDS + (
+        "Vocabulary", "Layer", "Hidden state", "Softmax", "Log-prob", "EOS", "Greedy", "Temperature", "Seed",
+        "Causal mask", "Context window", "Sliding window", "PagedAttention", "Time to first token",
+        "Memory-bound", "Compute-bound", "Teacher forcing", "Exposure bias", "Logit lens"),
+    SERVING: LOOP_WORDS + (
+        "Layer", "Greedy", "Temperature", "Seed", "Perplexity", "Time to first token", "FLOPs", "Memory-bound",
+        "Compute-bound", "Arithmetic intensity", "Ridge point", "Batch", "Continuous batching",
+        "Speculative decoding", "Draft", "Verify", "Acceptance rate", "Quantization", "KL divergence",
+        "Weight-only quantization", "Mixed precision", "Tensor parallelism", "PagedAttention"),
+}
+
+
 UNITS_TITLE = "Units, once for the whole app"
 UNITS = (
     "- **Log-probs** are natural logarithms, in **nats**; perplexity is exp of the mean negative log-prob.\n"
@@ -155,13 +221,33 @@ UNITS = (
 
 
 def all_terms() -> list[Term]:
-    """Every entry, in page order."""
+    """Every entry, in the glossary's order."""
     return [term for group in GROUPS.values() for term in group]
 
 
-def entry_markdown(term: Term, page_title: str) -> str:
-    """One entry's body as Markdown (the term itself is its heading): its meaning and where to see it."""
-    return f"{term.meaning} *Seen on: {page_title}.*"
+def term_named(name: str) -> Term:
+    """The entry called ``name`` (KeyError if the glossary has none)."""
+    for term in all_terms():
+        if term.name == name:
+            return term
+    raise KeyError(name)
+
+
+def link(term: Term) -> str:
+    """Where the glossary page shows this entry: ``/glossary#anchor``."""
+    return f"/glossary#{term.anchor}"
+
+
+def pages_of(term: Term) -> list[str]:
+    """The pages whose popover lists this term: its own page first, then the others in navigation order."""
+    others = [page for page, names in PAGE_TERMS.items() if term.name in names and page != term.page]
+    return [term.page] + others
+
+
+def entry_markdown(term: Term) -> str:
+    """One entry's body as Markdown (the term itself is its heading): its meaning and the pages that use it."""
+    where = " · ".join(f"[{PAGE_TITLES[page]}](/{page})" for page in pages_of(term))
+    return f"{term.meaning} *Seen on:* {where}."
 
 
 TERMS_HERE = "Terms on this page"
@@ -169,10 +255,11 @@ WHOLE_GLOSSARY = "The whole glossary, with units"
 
 
 def terms_on(page: str) -> list[Term]:
-    """The entries this page shows happening, in glossary order."""
-    return [term for term in all_terms() if term.page == page]
+    """The entries this page uses, in glossary order."""
+    names = set(PAGE_TERMS.get(page, ()))
+    return [term for term in all_terms() if term.name in names]
 
 
 def terms_markdown(page: str) -> str:
-    """The page's terms with their meanings, for the popover beside its title."""
-    return "\n".join(f"- **{term.name}**: {term.meaning}" for term in terms_on(page))
+    """The page's terms with their meanings, each name a link to its glossary entry (opens in a new tab)."""
+    return "\n".join(f"- [**{term.name}**]({link(term)}): {term.meaning}" for term in terms_on(page))

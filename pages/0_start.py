@@ -1,10 +1,12 @@
 """Start here: what the app teaches and two lesson paths, each stop a link that opens a ready page."""
 import streamlit as st
 
-from autoreg_ui import start
+from autoreg_ui import glossary, guide, start
 from autoreg_ui import start_text as text
 
 st.title(text.TITLE)
+glossary.terms_here("start")
+guide.show("start")
 st.markdown(text.WHAT)
 st.markdown(text.HOW)
 st.header(text.PATHS_TITLE)

@@ -9,6 +9,6 @@ for group, terms in text.GROUPS.items():
     st.header(group)
     for term in terms:
         st.subheader(term.name, anchor=term.anchor, divider=False)
-        st.markdown(text.entry_markdown(term, text.PAGE_TITLES[term.page]))
+        st.markdown(text.entry_markdown(term))
 st.header(text.UNITS_TITLE)
 st.markdown(text.UNITS)

@@ -20,3 +20,12 @@ def test_an_answer_opens_only_after_a_choice_and_says_whether_it_was_right(open_
     at.radio(key="start_quiz_cache").set_value("true").run()
     assert [w.value.split(" ")[:2] for w in at.warning] == [["Not", "quite."]]
     assert "**500,500**" in at.warning[0].value
+
+
+def test_start_page_has_its_terms_popover_with_links_to_the_glossary(open_page):
+    from autoreg_ui import glossary_text
+
+    at = open_page("pages/0_start.py")
+    shown = [m.value for m in at.markdown]
+    assert glossary_text.terms_markdown("start") in shown
+    assert "[**Speculative decoding**](/glossary#speculative-decoding)" in glossary_text.terms_markdown("start")
