@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from autoreg_core import SamplingConfig, Session
-from autoreg_ui import predict
+from autoreg_ui import messages, predict
 from autoreg_ui import predict_text as text
 from autoreg_ui.predict import Live
 
@@ -14,13 +14,18 @@ from autoreg_ui.predict import Live
 def live(tiny):
     s = Session(tiny, "The cat sat")
     for _ in range(4):
-        s.step(SamplingConfig(temperature=0))
+        s.step(SamplingConfig(temperature=0), capture_attention=True)  # as the attention page steps
     return Live(tiny, s, SamplingConfig())
 
 
+LESSON_PAGES = ("step", "attention", "sampling", "cost", "inside", "serving", "tokens")
+
+
 def test_every_question_fills_its_words_and_grades_an_answer(live):
+    assert set(LESSON_PAGES) == set(predict.QUESTIONS)
     for page, questions in predict.QUESTIONS.items():
-        assert 2 <= len(questions), page
+        assert 3 <= len(questions), page
+        assert len({q.key for q in questions}) == len(questions), page
         for q in questions:
             ask, choices = q.ask(live)
             checked = q.check(live)
@@ -48,11 +53,53 @@ def test_top_p_counts_the_smallest_nucleus(live):
     assert checked.right == predict.bucket(nucleus, (1, 10, 100))
 
 
-def test_the_next_query_sees_the_cache_plus_its_own_key(live):
+def test_the_newest_query_saw_the_earlier_keys_plus_its_own_read_from_its_row(live):
+    s = live.session
+    pos = s.cache_len - 1
+    assert s.records[-1].attention.shape[-1] == pos + 1  # what the model computed: one weight per cached key
     checked = predict.attention_keys(live)
-    assert checked.right == 1 and f"**{live.session.cache_len + 1:,}**" in checked.answer
+    assert checked.right == 1 and checked.answer.startswith(f"**{pos + 1:,}**, read just now")
     ask, choices = predict.QUESTIONS["attention"][0].ask(live)
-    assert choices == (f"{live.session.cache_len:,}", f"{live.session.cache_len + 1:,}", "just 1")
+    assert choices == (f"{pos:,}", f"{pos + 1:,}", "just 1") and f"position {pos:,} of the cache" in ask
+
+
+def test_the_keys_answer_follows_the_row_not_the_cache(live, monkeypatch):
+    s = live.session
+    rec = s.records[-1]
+    monkeypatch.setattr(rec, "attention", rec.attention[:, :, :1])  # a row of one weight: the third choice
+    assert predict.attention_keys(live).right == 2
+    monkeypatch.setattr(rec, "attention", None)  # a step taken on another page: nothing to read
+    said = predict.verdict(predict.QUESTIONS["attention"][0], live, 1)
+    assert said == text.FAILED.format(error=messages.plain(text.NOT_CAPTURED))
+
+
+def test_the_focus_answer_reads_the_newest_row_of_the_middle_layer(live):
+    from autoreg_core import attention_view as av
+
+    pos, row = av.latest_row(live.session)
+    layer = live.bundle.spec.n_layers // 2
+    mean = row[layer].mean(dim=0)
+    checked = predict.attention_focus(live)
+    top = int(mean.argmax())
+    assert f"is **{float(mean[top]):.1%}**, on position {top} " in checked.answer
+    assert checked.right == (0 if float(mean[top]) > 0.5 else 1)
+    assert (text.FOCUS_ON_FIRST in checked.answer) == (top == 0)
+
+
+def test_step_entropy_is_the_models_own_softmax_in_bits(live):
+    probs = live.session.next_pipeline(live.config).raw_probs.double()
+    bits = float(-(probs[probs > 0] * probs[probs > 0].log2()).sum())
+    checked = predict.step_entropy(live)
+    assert checked.answer.startswith(f"**{bits:.2f} bits**") and f"about **{2 ** bits:,.1f}** tokens" in checked.answer
+    assert checked.right == predict.bucket(bits, (1, 4))
+
+
+def test_top_k_renormalising_never_lowers_the_top_token(live):
+    probs = live.session.next_pipeline(SamplingConfig()).raw_probs
+    top5 = torch.topk(probs, 5).values
+    checked = predict.sampling_top_k(live)
+    assert f"**{float(top5[0]):.1%}** in the raw softmax, **{float(top5[0] / top5.sum()):.1%}** after" in checked.answer
+    assert checked.right == (0 if float(top5[0] / top5.sum()) > float(top5[0]) + 5e-4 else 1)
 
 
 def test_cost_answers_are_this_models_formulas(live):
@@ -61,6 +108,50 @@ def test_cost_answers_are_this_models_formulas(live):
     assert f"**{ratio:,.0f}×**" in predict.cost_flops(live).answer
     growth = spec.flops_step(2048, cached=True) / spec.flops_step(128, cached=True) - 1
     assert f"**{growth:.0%}**" in predict.cost_growth(live).answer
+    ask, _ = predict.QUESTIONS["cost"][1].ask(live)
+    assert "more arithmetic" in ask and "slower" not in ask  # the answer counts FLOPs, so the question asks for them
+    share = spec.attention_flops_per_key * 2048 / spec.flops_step(2048, cached=True)
+    checked = predict.cost_share(live)
+    assert checked.answer.startswith(f"**{share:.0%}** for this model") and checked.right == predict.bucket(
+        share, (0.1, 0.3, 0.6))
+
+
+def test_serving_answers_say_which_side_is_larger_from_the_numbers(tiny, live):
+    from autoreg_core.batching import step_budget
+
+    spec = tiny.spec
+    weights, caches = spec.weight_bytes, spec.cache_bytes(2048, batch=32)
+    memory = predict.serving_memory(live)
+    expected = (text.WEIGHTS_LARGER.format(times=weights / caches) if weights > caches
+                else text.CACHES_LARGER.format(times=caches / weights))
+    assert memory.answer.endswith(expected) and memory.right == (0 if weights > caches else 1)
+    one = step_budget(spec, 1, 256)
+    batch = predict.serving_crossover(live)
+    first = next(b for b in range(1, 10 ** 6) if b * one.cache_bytes > one.weight_bytes)
+    assert batch.answer.startswith(f"From **{first:,}** sequences")
+    assert batch.right == predict.bucket(first, (10, 100, 1000))
+
+
+def test_inside_phases_compares_this_sessions_own_timings(live, monkeypatch):
+    s = live.session
+    for rec in s.records:
+        monkeypatch.setattr(rec, "forward_ms", 10.0)
+    monkeypatch.setattr(s.prefill_record, "time_ms", 30.0)  # 3 prompt tokens at 10 ms each
+    checked = predict.inside_phases(live)
+    assert checked.right == 0 and f"took **30.0 ms** for {s.prefill_record.n_tokens} tokens" in checked.answer
+    monkeypatch.setattr(s.prefill_record, "time_ms", 11.0)
+    assert predict.inside_phases(live).right == 2  # within 25%
+    monkeypatch.setattr(s.prefill_record, "time_ms", 2.0)
+    assert predict.inside_phases(live).right == 1
+
+
+def test_the_emoji_is_counted_by_the_tokenizer(tiny, live):
+    ids = tiny.tokenizer("🐈", add_special_tokens=False)["input_ids"]
+    checked = predict.tokens_emoji(live)
+    assert checked.answer.startswith(f"**{len(ids)}**, tokenized now: ")
+    assert all(f"(id {i})" in checked.answer for i in ids)
+    assert checked.right == predict.bucket(len(ids), (1, 4))
+    assert (text.EMOJI_ONE_PIECE in checked.answer) == (len(ids) == 1)
 
 
 def test_teacher_forcing_check_runs_one_pass_and_matches_the_steps(live):
