@@ -75,3 +75,10 @@ def test_the_lessons_sentences_with_their_numbers():
     assert text.continuation_progress(1, 5, 10) == (0.75, "strategy B: token 5 of 10")
     assert text.capped_draws(500_000, 200_000) == "500,000 is above the cap; drawing 200,000."
     assert text.entropy_caption(1024).endswith("uniform choice over all 1,024 tokens would be 10.0.")
+
+
+def test_beam_search_uses_name_translation_and_its_pull_toward_generic_text():
+    said = text.BEAM_USES
+    assert said.startswith("Beam search is the usual choice where one right answer exists")
+    assert "machine translation, speech recognition, summarising" in said
+    assert "pulls towards safe, generic and repetitive phrases" in said and said.endswith("chat models therefore sample.")

@@ -29,3 +29,10 @@ def test_the_pass_note_says_whether_the_step_rode_alone_or_with_others():
     assert step_text.pass_note(35.4, 1) == "This step's forward pass: 35 ms, for this tab alone."
     assert step_text.pass_note(140.0, 12).startswith("This step's forward pass: 140 ms, shared with 11 other tabs ")
     assert "shared with 1 other tab that" in step_text.pass_note(80.0, 2)
+
+
+def test_the_generate_note_tells_max_length_from_max_new_tokens_and_names_stop_strings():
+    said = step_text.GENERATE_CALL
+    assert ("`max_new_tokens` counts only the tokens generated; the older `max_length` counts the prompt too, so a "
+            "long prompt leaves it less room.") in said
+    assert "The sidebar's stop sequences are generate's `stop_strings` (it needs the tokenizer to find them)." in said
