@@ -12,6 +12,7 @@ id), ``key=KEY`` for the teacher. A tab is the teacher only if the store accepts
 """
 from __future__ import annotations
 
+import secrets
 import threading
 from collections import OrderedDict
 
@@ -110,10 +111,12 @@ def wants_class_page(query) -> bool:
 
 
 def source() -> str:
-    """Who a wrong code or key counts against: the client's address when Streamlit knows it, else the tab."""
-    from .prompt_store import tab_id
-
-    return str(getattr(st.context, "ip_address", None) or tab_id())
+    """Who a wrong code or key counts against: the client's address when Streamlit knows it, else this tab
+    (an id kept in its state). The store also counts every source together, so new tabs gain nothing."""
+    address = getattr(st.context, "ip_address", None)
+    if isinstance(address, str) and address:
+        return address
+    return st.session_state.setdefault(keys.CLASS_SOURCE, "tab-" + secrets.token_hex(8))
 
 
 def base_url() -> str:

@@ -47,7 +47,9 @@ MAX_CLASSES = 50  # open classes per server
 DEFAULT_HOURS = 6.0  # a class expires this long after its last teacher action
 JOIN_FAILS_PER_MINUTE = 20  # wrong codes per source per minute before it is slowed (a class behind one
 #                             address makes a few typos; a guesser needs ~10⁸ tries for a 6-character code)
+ALL_JOIN_FAILS_PER_MINUTE = 300  # wrong codes from every source together: many tabs or addresses gain nothing
 KEY_FAILS_PER_MINUTE = 5  # wrong teacher keys per source per minute
+EVERYONE = "*"  # the source that counts every attempt
 GUESSES_PER_MINUTE = 20  # guesses (and changes of guess) per student per minute
 MAX_QUESTIONS = 200  # per class
 MAX_ROUNDS = 100  # sampling rounds per class
@@ -400,11 +402,12 @@ class ClassStore:
         now = self.clock()
         with self._tx() as db:
             self._limit(db, source, "join-fail", JOIN_FAILS_PER_MINUTE, "wrong class codes")
+            self._limit(db, EVERYONE, "join-fail", ALL_JOIN_FAILS_PER_MINUTE, "wrong class codes on this server")
             row = db.execute("SELECT expires FROM classes WHERE code = ?", (code,)).fetchone()
             wrong = row is None or row[0] <= now
             if wrong:  # counted (committed) before the refusal below
-                db.execute("INSERT INTO attempts (source, kind, at) VALUES (?, 'join-fail', ?)",
-                           (_source_hash(source), now))
+                db.executemany("INSERT INTO attempts (source, kind, at) VALUES (?, 'join-fail', ?)",
+                               [(_source_hash(source), now), (_source_hash(EVERYONE), now)])
         if wrong:
             raise ClassError("There is no open class with this code: check it with your teacher.")
         with self._tx() as db:

@@ -251,6 +251,7 @@ CLASS_FOLLOW = "class_follow"
 CLASS_REMOVE_WHO = "class_remove_who"
 CLASS_REMOVE = "class_remove"
 CLASS_LEAVE = "class_leave"
+CLASS_SOURCE = "class_source"  # this tab's id for the rate limits when the client's address is unknown
 CLASS_KEY_REFUSED = "class_key_refused"  # a teacher key from the address that the class refused (said once)
 CLASS_SAMPLE = "class_sample"
 CLASS_SAMPLE_CLOSE = "class_sample_close"

@@ -71,6 +71,7 @@ class RunResult:
     tokens: list[int] | None  # generated token ids of the last token strip drawn, None if none drawn
     full: bool  # the "class is full" page was shown
     bytes: int
+    alerts: list[str] = field(default_factory=list)  # st.error / warning / info / success texts drawn
 
 
 class AppClient:
@@ -162,7 +163,7 @@ class AppClient:
     async def _until_finished(self, t0: float) -> RunResult:
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-        exceptions, tokens, full, n_bytes = [], None, False, 0
+        exceptions, tokens, full, n_bytes, alerts = [], None, False, 0, []
         while True:
             data = await self.ws.recv()
             n_bytes += len(data)
@@ -185,6 +186,8 @@ class AppClient:
                     tokens = [int(t) for t in TOKEN_ID.findall(body.body)]
                 elif etype in ("heading", "markdown") and FULL_MARK in body.body:
                     full = True
+                elif etype == "alert":
+                    alerts.append(body.body)
                 widget_id = getattr(body, "id", "") if etype != "exception" else ""
                 if widget_id.startswith("$$ID-"):
                     key = widget_id.split("-", 2)[2]
@@ -195,7 +198,7 @@ class AppClient:
                 if fwd.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                     continue  # st.rerun: the next run's messages follow on the same request
                 return RunResult(time.perf_counter() - t0, int(fwd.script_finished), exceptions, tokens, full,
-                                 n_bytes)
+                                 n_bytes, alerts)
 
 
 # ---------------------------------------------------------------- a student

@@ -227,3 +227,27 @@ def test_a_wrong_code_is_refused_with_a_message(class_db, tiny_folder):
     _ok(s.button(key=keys.CLASS_JOIN).click().run())
     assert "no open class" in " ".join(e.value for e in s.error)
     assert keys.CLASS_SEAT not in s.session_state
+
+
+def test_wrong_codes_from_one_tab_are_slowed_and_none_gets_in(class_db, tiny_folder):
+    from autoreg_ui import class_mode
+    from autoreg_ui.class_store import ALPHABET, JOIN_FAILS_PER_MINUTE
+
+    teacher = _tab(tiny_folder)
+    _ok(teacher.button(key=keys.CLASS_START).click().run())
+    code = teacher.session_state[keys.CLASS_CODE]
+    guesser = _tab(tiny_folder)
+    guesser.switch_page("pages/9_class.py")
+    _ok(guesser.run())
+    said = []
+    for i in range(JOIN_FAILS_PER_MINUTE + 5):
+        wrong = "".join(ALPHABET[(i + k) % len(ALPHABET)] for k in range(6))
+        guesser.text_input(key=keys.CLASS_CODE_BOX).input(wrong if wrong != code else "ZZZZZZ")
+        _ok(guesser.button(key=keys.CLASS_JOIN).click().run())
+        said.append(" ".join(e.value for e in guesser.error))
+    assert all("no open class" in s for s in said[:JOIN_FAILS_PER_MINUTE])
+    assert all("Too many wrong class codes" in s for s in said[JOIN_FAILS_PER_MINUTE:])
+    guesser.text_input(key=keys.CLASS_CODE_BOX).input(code)  # even the right code waits while slowed
+    _ok(guesser.button(key=keys.CLASS_JOIN).click().run())
+    assert "Too many wrong class codes" in " ".join(e.value for e in guesser.error)
+    assert keys.CLASS_SEAT not in guesser.session_state and class_mode.store().students(code) == []

@@ -254,3 +254,21 @@ def test_the_operator_lists_and_deletes_classes(tmp_path, capsys):
     assert main(["list", "--db", str(db)]) == 0 and code in capsys.readouterr().out
     assert main(["delete", code, "--db", str(db)]) == 0 and "deleted" in capsys.readouterr().out
     assert main(["delete", code, "--db", str(db)]) == 1 and "no such class" in capsys.readouterr().out
+
+
+def test_many_sources_together_are_slowed_too(tmp_path, clock):
+    from autoreg_ui.class_store import ALL_JOIN_FAILS_PER_MINUTE
+
+    store = ClassStore(tmp_path / "c.sqlite3", clock=clock)
+    code, _ = store.create()
+    outcomes = []
+    for i in range(1000):  # a thousand wrong codes, each from a new address
+        try:
+            store.join("WRONG" + ALPHABET[i % len(ALPHABET)], source=f"10.1.{i // 256}.{i % 256}")
+            outcomes.append("in")
+        except RateLimited:
+            outcomes.append("slowed")
+        except ClassError:
+            outcomes.append("refused")
+    assert outcomes.count("in") == 0 and outcomes.count("refused") == ALL_JOIN_FAILS_PER_MINUTE
+    assert outcomes.count("slowed") == 1000 - ALL_JOIN_FAILS_PER_MINUTE
