@@ -42,6 +42,17 @@ def _ok(at):
     return at
 
 
+def _teacher_steps(teacher, n: int, back_to_class: bool = True) -> None:
+    """The teacher presses Next token n times on the step page (then returns to the Class page)."""
+    teacher.switch_page("pages/1_step.py")
+    _ok(teacher.run())
+    for _ in range(n):
+        _ok(teacher.button(key="step_next").click().run())
+    if back_to_class:
+        teacher.switch_page("pages/9_class.py")
+        _ok(teacher.run())
+
+
 def test_a_class_round_from_start_to_reveal(class_db, tiny_folder):
     teacher = _tab(tiny_folder)
     teacher.session_state[keys.CFG_TEMPERATURE] = 0.0
@@ -63,12 +74,7 @@ def test_a_class_round_from_start_to_reveal(class_db, tiny_folder):
     assert "3 joined · 3 following" in _text(_ok(teacher.run()))
 
     # the teacher steps on the step page; followers draw the teacher's tokens
-    teacher.switch_page("pages/1_step.py")
-    _ok(teacher.run())
-    for _ in range(3):
-        _ok(teacher.button(key="step_next").click().run())
-    teacher.switch_page("pages/9_class.py")
-    _ok(teacher.run())
+    _teacher_steps(teacher, 3)
     ids = list(teacher.session_state[keys.SESSION].ids)
     for s in students:
         _ok(s.run())
@@ -120,10 +126,7 @@ def _strip_ids(at) -> list[int]:
 
 def test_a_following_students_step_page_shows_the_teachers_text(class_db, tiny_folder):
     teacher, code, (student,) = _class_with_students(tiny_folder, 1)
-    teacher.switch_page("pages/1_step.py")
-    _ok(teacher.run())
-    for _ in range(2):
-        _ok(teacher.button(key="step_next").click().run())
+    _teacher_steps(teacher, 2, back_to_class=False)
     student.switch_page("pages/1_step.py")
     _ok(student.run())
     ids = list(teacher.session_state[keys.SESSION].ids)
@@ -143,11 +146,7 @@ def test_guesses_stir_the_teacher_and_leave_followers_alone(class_db, tiny_folde
     from autoreg_ui import class_mode
 
     teacher, code, (ann, bob) = _class_with_students(tiny_folder, 2)
-    teacher.switch_page("pages/1_step.py")
-    _ok(teacher.run())
-    _ok(teacher.button(key="step_next").click().run())
-    teacher.switch_page("pages/9_class.py")
-    _ok(teacher.run())
+    _teacher_steps(teacher, 1)
     _ok(teacher.button(key=keys.CLASS_ASK).click().run())
     before = class_mode.store().pulse(code)
     _ok(ann.run())
@@ -164,11 +163,7 @@ def test_everyone_samples_and_the_tree_counts_every_student(class_db, tiny_folde
     from autoreg_ui import class_mode
 
     teacher, code, students = _class_with_students(tiny_folder, 3, temperature=1.0)
-    teacher.switch_page("pages/1_step.py")
-    _ok(teacher.run())
-    _ok(teacher.button(key="step_next").click().run())
-    teacher.switch_page("pages/9_class.py")
-    _ok(teacher.run())
+    _teacher_steps(teacher, 1)
     teacher.number_input(key=keys.CLASS_SAMPLE_TOKENS).set_value(4)
     teacher.slider(key=keys.CLASS_SAMPLE_TEMPERATURE).set_value(1.5)
     _ok(teacher.button(key=keys.CLASS_SAMPLE).click().run())
