@@ -10,14 +10,20 @@ A lone tab never waits: a pass of one row is exactly the solo ``decode.forward``
 have stepped within the last ``BUSY_S`` seconds does the worker wait up to ``GATHER_MS`` to collect
 more rows, and a pass takes at most ``MAX_ROWS`` of them. Prefills, attention-capturing steps and
 every timed measurement stay solo passes.
+
+"Another tab" is another *owner*: the object a step names as its own (a ``Session`` passes itself;
+by default it is the step's cache). Owners are remembered by weak reference, so an owner that is
+gone (a tab closed, a cache dropped by a Reset) never counts as someone stepping.
 """
 from __future__ import annotations
 
 import os
 import threading
 import time
+import weakref
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Callable
 
 import torch
 from transformers import DynamicCache
@@ -46,6 +52,14 @@ class Shared:
 
 
 @dataclass(frozen=True)
+class Totals:
+    """Passes since a batcher started, the tokens they served, and those that shared a pass with others."""
+    passes: int
+    tokens: int
+    shared_tokens: int
+
+
+@dataclass(frozen=True)
 class PassRecord:
     at: float  # time.time() when the pass ended
     rows: int
@@ -56,6 +70,7 @@ class PassRecord:
 class _Ask:
     cache: DynamicCache
     token: int
+    owner: object  # whose step this is: the tab's Session, or the cache itself
     done: threading.Event = field(default_factory=threading.Event)
     result: Shared | None = None
     error: BaseException | None = None
@@ -89,16 +104,22 @@ class DecodeBatcher:
         self.bundle, self.max_rows, self.gather_ms, self.busy_s = bundle, max_rows, gather_ms, busy_s
         self._cv = threading.Condition()
         self._queue: list[_Ask] = []
-        self._recent: deque[tuple[float, int]] = deque(maxlen=256)  # (when, id of the cache) of recent asks
+        self._recent: deque[tuple[float, Callable[[], object]]] = deque(maxlen=256)  # (when, weak ref to the owner)
         self._passes: deque[PassRecord] = deque()
         self._thread: threading.Thread | None = None
+        self._waits = 0  # passes before which the worker waited for company
+        self._totals = Totals(0, 0, 0)
 
     # ---------------------------------------------------------------- the tab's side
-    def decode(self, cache: DynamicCache, token: int) -> Shared:
-        """Feed ``token`` on ``cache`` in the next pass; blocks until that pass is done."""
-        ask = _Ask(cache, int(token))
+    def decode(self, cache: DynamicCache, token: int, owner: object = None) -> Shared:
+        """Feed ``token`` on ``cache`` in the next pass; blocks until that pass is done.
+
+        ``owner`` names whose step it is (a tab's ``Session``; default: the cache), so the steps of one
+        owner never make the worker wait for "company", whichever cache that owner holds now."""
+        owner = cache if owner is None else owner
+        ask = _Ask(cache, int(token), owner)
         with self._cv:
-            self._recent.append((time.monotonic(), id(cache)))
+            self._recent.append((time.monotonic(), _weak(owner)))
             self._queue.append(ask)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._work, name="autoreg-decode-batcher", daemon=True)
@@ -111,13 +132,20 @@ class DecodeBatcher:
 
     # ---------------------------------------------------------------- the worker
     def _others_stepping(self, now: float) -> bool:
-        """Another cache than the ones queued asked for a step within ``busy_s``: company may be coming."""
-        queued = {id(a.cache) for a in self._queue}
-        return any(now - when <= self.busy_s and who not in queued for when, who in self._recent)
+        """An owner that is still alive and not queued asked for a step within ``busy_s``: company may be coming."""
+        queued = {id(a.owner) for a in self._queue}
+        for when, ref in reversed(self._recent):
+            if now - when > self.busy_s:
+                return False  # the rest are older still
+            who = ref()
+            if who is not None and id(who) not in queued:  # alive, so its id is its own
+                return True
+        return False
 
     def _take(self) -> list[_Ask]:
         """The next pass's rows (called with the lock held, the queue not empty)."""
         if len(self._queue) < self.max_rows and self._others_stepping(time.monotonic()):
+            self._waits += 1
             deadline = time.monotonic() + self.gather_ms / 1000.0
             while len(self._queue) < self.max_rows and (left := deadline - time.monotonic()) > 0:
                 self._cv.wait(timeout=left)
@@ -140,22 +168,28 @@ class DecodeBatcher:
                         self._thread = None  # idle: the next ask starts a fresh worker
                         return
                 rows = self._take()
-            try:
-                logits, ms = batched_decode(self.bundle, [a.cache for a in rows], [a.token for a in rows])
-                for ask, row_logits in zip(rows, logits):
-                    ask.result = Shared(row_logits, ms, len(rows))
-                self._note(len(rows), ms)
-            except BaseException as exc:  # noqa: BLE001 - every waiting tab hears of it, the worker goes on
-                for ask in rows:
-                    ask.error = exc
-            finally:
-                for ask in rows:
-                    ask.done.set()
+            self._run(rows)
+            del rows  # the worker keeps no cache alive between passes (see ``_others_stepping``)
+
+    def _run(self, rows: list[_Ask]) -> None:
+        try:
+            logits, ms = batched_decode(self.bundle, [a.cache for a in rows], [a.token for a in rows])
+            for ask, row_logits in zip(rows, logits):
+                ask.result = Shared(row_logits, ms, len(rows))
+            self._note(len(rows), ms)
+        except BaseException as exc:  # noqa: BLE001 - every waiting tab hears of it, the worker goes on
+            for ask in rows:
+                ask.error = exc
+        finally:
+            for ask in rows:
+                ask.done.set()
 
     def _note(self, rows: int, ms: float) -> None:
         now = time.time()
         with self._cv:
             self._passes.append(PassRecord(now, rows, ms))
+            t = self._totals
+            self._totals = Totals(t.passes + 1, t.tokens + rows, t.shared_tokens + (rows if rows > 1 else 0))
             while self._passes and now - self._passes[0].at > HISTORY_S:
                 self._passes.popleft()
 
@@ -165,6 +199,25 @@ class DecodeBatcher:
         now = time.time()
         with self._cv:
             return [p for p in self._passes if now - p.at <= within_s]
+
+    @property
+    def waits(self) -> int:
+        """How many passes the worker held back, up to ``gather_ms``, waiting for other tabs' steps."""
+        with self._cv:
+            return self._waits
+
+    def totals(self) -> "Totals":
+        """Every pass since this batcher started (the live panel's running count)."""
+        with self._cv:
+            return self._totals
+
+
+def _weak(owner: object) -> Callable[[], object]:
+    """A weak reference to ``owner`` (or, for an object that cannot have one, a strong one)."""
+    try:
+        return weakref.ref(owner)
+    except TypeError:
+        return lambda: owner
 
 
 _batchers: dict[int, DecodeBatcher] = {}
@@ -187,6 +240,7 @@ class ServerNow:
     tokens: int  # rows served (one token each)
     window_s: float
     by_rows: dict[int, int]  # rows per pass → how many passes
+    since_start: Totals = Totals(0, 0, 0)  # every pass since the server started
 
     @property
     def tokens_per_s(self) -> float:
@@ -201,8 +255,9 @@ class ServerNow:
 
 def server_now(bundle, within_s: float = HISTORY_S) -> ServerNow:
     """What this server's batcher did for ``bundle`` in the last ``within_s`` seconds (a snapshot)."""
-    passes = batcher_for(bundle).passes(within_s)
+    found = batcher_for(bundle)
+    passes, totals = found.passes(within_s), found.totals()
     by_rows: dict[int, int] = {}
     for p in passes:
         by_rows[p.rows] = by_rows.get(p.rows, 0) + 1
-    return ServerNow(len(passes), sum(p.rows for p in passes), within_s, dict(sorted(by_rows.items())))
+    return ServerNow(len(passes), sum(p.rows for p in passes), within_s, dict(sorted(by_rows.items())), totals)

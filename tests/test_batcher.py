@@ -90,11 +90,77 @@ def test_eight_tabs_stepping_at_once_get_generates_tokens_exactly(tiny):
     assert sum(p.rows for p in passes) == 8 * 12 and len(passes) < 8 * 12
 
 
-def test_a_lone_tab_is_not_kept_waiting_and_rides_alone(tiny):
-    batcher = DecodeBatcher(tiny, gather_ms=500.0)  # a wait would show
+def _step_greedily(batcher, cache, logits, n: int, owner=None):
+    for _ in range(n):
+        shared = batcher.decode(cache, int(torch.argmax(logits)), owner=owner)
+        logits = shared.logits
+    return shared
+
+
+def test_a_lone_tab_never_waits_for_company_and_rides_alone(tiny):
+    batcher = DecodeBatcher(tiny, busy_s=3600.0)  # whatever the clock, only who stepped decides a wait
     _, cache, logits = _prefilled(tiny, PROMPTS[0])
-    shared = batcher.decode(cache, int(torch.argmax(logits)))
-    assert shared.rows == 1 and batcher.passes()[-1].rows == 1 and shared.ms < 400
+    shared = _step_greedily(batcher, cache, logits, 4)
+    assert shared.rows == 1 and [p.rows for p in batcher.passes()] == [1] * 4
+    assert batcher.waits == 0  # its own earlier steps are not "another tab stepping"
+
+
+def test_a_step_waits_for_company_when_another_tab_stepped_recently(tiny):
+    batcher = DecodeBatcher(tiny, busy_s=3600.0)
+    _, other, other_logits = _prefilled(tiny, PROMPTS[1])
+    _step_greedily(batcher, other, other_logits, 1)
+    assert batcher.waits == 0  # the first step of all: nobody else stepped
+    _, cache, logits = _prefilled(tiny, PROMPTS[0])
+    shared = _step_greedily(batcher, cache, logits, 1)
+    assert batcher.waits == 1 and shared.rows == 1  # it waited (in vain: the other tab did not step again)
+    totals = batcher.totals()
+    assert (totals.passes, totals.tokens, totals.shared_tokens) == (2, 2, 0)
+
+
+def test_a_tab_gone_or_a_cache_dropped_no_longer_counts_as_another_tab(tiny):
+    import gc
+
+    batcher = DecodeBatcher(tiny, busy_s=3600.0)
+    _, old, old_logits = _prefilled(tiny, PROMPTS[1])
+    _step_greedily(batcher, old, old_logits, 2)
+    del old, old_logits  # a Reset drops the cache: the tab starts again on a new one
+    gc.collect()
+    _, cache, logits = _prefilled(tiny, PROMPTS[1])
+    _step_greedily(batcher, cache, logits, 2)
+    assert batcher.waits == 0
+
+
+class _Tab:
+    """Stands for a Session: any object that can be weakly referenced."""
+
+
+def test_one_owner_stepping_on_a_new_cache_is_still_alone(tiny):
+    """A tab names itself (its Session) as the owner: a cache it replaced, even one still held elsewhere
+    (a kept prefix), is not another tab."""
+    batcher = DecodeBatcher(tiny, busy_s=3600.0)
+    tab = _Tab()
+    _, old, old_logits = _prefilled(tiny, PROMPTS[1])
+    _step_greedily(batcher, old, old_logits, 2, owner=tab)
+    _, cache, logits = _prefilled(tiny, PROMPTS[1])  # ``old`` is still alive
+    _step_greedily(batcher, cache, logits, 2, owner=tab)
+    assert batcher.waits == 0
+    _step_greedily(batcher, old, old_logits, 1)  # the same old cache stepped by someone else: that one waits
+    assert batcher.waits == 1
+
+
+def test_a_session_reset_does_not_make_its_next_steps_wait(tiny, monkeypatch):
+    from autoreg_core import SamplingConfig, Session
+    from autoreg_core import batcher as batcher_module
+
+    mine = DecodeBatcher(tiny, busy_s=3600.0)
+    monkeypatch.setattr(batcher_module, "batcher_for", lambda bundle: mine)
+    s = Session(tiny, PROMPTS[0], batched=True)
+    for _ in range(3):
+        s.step(SamplingConfig(temperature=0))
+    s.reset()
+    for _ in range(3):
+        s.step(SamplingConfig(temperature=0))
+    assert len(mine.passes()) == 6 and mine.waits == 0
 
 
 def test_an_error_in_a_pass_reaches_the_tab_and_the_switch_reads_the_environment(tiny):
