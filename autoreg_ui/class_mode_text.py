@@ -61,8 +61,8 @@ BOARD_COLUMNS = ["who", "points"]
 SCORE_RULE = (f"A guess scores 100 points minus {POINTS_PER_BIT:.0f} per bit of surprisal (−log₂ p), never below 0: "
               "a token the model gives p = ½ scores 90, p = 1/1024 scores 0. A guess of several tokens is scored "
               "by its first token, in the spelling (with or without a leading space) the model finds likelier.")
-MODEL_CHOSE = "The model drew {token} (p = {prob:.1%}, rank {rank})."
-CLASS_BEST = "The class's most common guess: {token} ({count} of {n}); its model probability {prob:.1%}."
+MODEL_CHOSE = "The model drew {token} (p = {prob}, rank {rank})."
+CLASS_BEST = "The class's most common guess: {token} ({count} of {n}); its model probability {prob}."
 NO_GUESSES = "Nobody guessed."
 
 SAMPLE_HEADER = "Everyone samples"
@@ -109,13 +109,28 @@ YOUR_DRAW = "Your tab drew (seed {seed}): {text}"
 DRAW_FAILED = "Your tab could not draw: {why}"
 
 
+def pct(prob: float) -> str:
+    """A probability as a percentage that never reads 0.0% for a token the model did give a chance."""
+    if prob <= 0:
+        return "0%"
+    return f"{prob:.1%}" if prob >= 0.001 else f"{prob * 100:.2g}%"
+
+
+def model_chose(token: str, prob: float, rank: int) -> str:
+    return MODEL_CHOSE.format(token=token, prob=pct(prob), rank=rank)
+
+
+def class_best(token: str, count: int, n: int, prob: float) -> str:
+    return CLASS_BEST.format(token=token, count=count, n=n, prob=pct(prob))
+
+
 def several_tokens(n: int) -> str:
     return f"(a guess of {n} tokens, scored by its first)"
 
 
 def your_score(text: str, token: str, prob: float, rank: int, score: float, tokens: int) -> str:
     extra = f" {several_tokens(tokens)}" if tokens > 1 else ""
-    return (f"Your guess {text} was scored as the token {token}{extra}: the model gave it p = {prob:.2%}, "
+    return (f"Your guess {text} was scored as the token {token}{extra}: the model gave it p = {pct(prob)}, "
             f"rank {rank}, so **{score:.1f} points**.")
 
 

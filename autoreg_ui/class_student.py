@@ -107,8 +107,7 @@ def guess_box(info: ClassInfo, question, snapshot: SessionSnapshot, seat: str) -
     mine = [g for g in store.guesses(info.code, question.id) if g.student == seat]
     if question.revealed is not None:
         model = question.model
-        st.markdown(messages.plain(text.MODEL_CHOSE.format(token=model["choice_label"], prob=model["prob"],
-                                                            rank=model["rank"])))
+        st.markdown(messages.plain(text.model_chose(model["choice_label"], model["prob"], model["rank"])))
         if mine:
             g = mine[0]
             label = model.get("tokens", {}).get(str(g.token), [str(g.token)])[0]

@@ -18,7 +18,7 @@ from autoreg_core.replay import config_from_dict, config_to_dict
 from autoreg_core.session import SessionError
 from autoreg_core.tokens import single_token_view
 
-from . import class_mode, keys, messages, palette
+from . import class_mode, keys, messages
 from . import class_mode_text as text
 from .charts import show_chart
 from .class_store import MAX_DRAW_TOKENS, ClassError, ClassInfo, Student
@@ -67,7 +67,7 @@ def join_block(code: str) -> None:
 def qr_svg(url: str) -> str:
     import segno
 
-    return segno.make(url, error="m").svg_inline(scale=6, dark=palette.TEXT)
+    return segno.make(url, error="m").svg_inline(scale=6, dark="#000000", light="#ffffff")  # readable on any theme
 
 
 def seats(students: list[Student]) -> None:
@@ -162,15 +162,13 @@ def show_reveal(info: ClassInfo, question, guesses, students: list[Student]) -> 
                        lambda t: tokens[t][0])
     show_chart(reveal_figure(bars, text.REVEAL_CHART, text.CLASS_SHARE, text.MODEL_PROB), "class_reveal_chart",
                f"class-guesses-{question.id}")
-    st.markdown(messages.plain(text.MODEL_CHOSE.format(token=model["choice_label"], prob=model["prob"],
-                                                        rank=model["rank"])))
+    st.markdown(messages.plain(text.model_chose(model["choice_label"], model["prob"], model["rank"])))
     if not guesses:
         st.caption(text.NO_GUESSES)
         return
     counts = pd.Series([g.token for g in guesses]).value_counts()
     best = int(counts.index[0])
-    st.markdown(messages.plain(text.CLASS_BEST.format(token=tokens[best][0], count=int(counts.iloc[0]),
-                                                       n=len(guesses), prob=tokens[best][1])))
+    st.markdown(messages.plain(text.class_best(tokens[best][0], int(counts.iloc[0]), len(guesses), tokens[best][1])))
     nick = nicknames(students)
     rows = [[nick.get(g.student, "—") if info.names_on else text.ANONYMOUS.format(n=i + 1), g.text,
              tokens[g.token][0] + (f" {text.several_tokens(g.tokens)}" if g.tokens > 1 else ""),

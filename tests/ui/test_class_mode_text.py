@@ -16,3 +16,11 @@ def test_a_score_says_when_a_guess_was_several_tokens():
     assert "scored by its first" not in one and "(a guess of 2 tokens, scored by its first)" in many
     assert text.total_score(90.0, 1) == "Your total: 90.0 points over 1 revealed question."
     assert text.total_score(180.0, 2).endswith("2 revealed questions.")
+
+
+def test_a_small_probability_never_reads_as_zero():
+    assert text.pct(0.4153) == "41.5%" and text.pct(0.0261) == "2.6%"
+    assert text.pct(0.0000123) == "0.0012%" and text.pct(0.0) == "0%"
+    assert text.model_chose("·moon", 0.05, 2) == "The model drew ·moon (p = 5.0%, rank 2)."
+    assert text.class_best("·Paris", 2, 3, 0.00001) == ("The class's most common guess: ·Paris (2 of 3); its model "
+                                                       "probability 0.001%.")
