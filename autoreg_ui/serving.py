@@ -35,6 +35,7 @@ PRECISION_TEXT = ("The history of the printing press begins in the fifteenth cen
                   "wine. Within fifty years printers were at work in more than two hundred European cities, and "
                   "the price of books fell sharply.")
 DIAL_BITS = (8, 6, 5, 4, 3, 2)
+LIVE_EVERY_S = 5.0  # the live panel's refresh: it redraws itself only (a snapshot of the batcher's passes)
 
 
 def _ids(bundle, text: str, limit: int | None = None) -> list[int]:
@@ -49,6 +50,12 @@ def _mean(values: list[float]) -> float:
 def generator(config: SamplingConfig) -> torch.Generator:
     """A generator seeded from the settings, so a run can be repeated draw for draw."""
     return torch.Generator().manual_seed(int(config.seed))
+
+
+# ---------------------------------------------------------------- this server, right now
+def live_every(auto: bool) -> float | None:
+    """How often the live panel redraws itself: every ``LIVE_EVERY_S`` seconds, or never (paused)."""
+    return LIVE_EVERY_S if auto else None
 
 
 # ---------------------------------------------------------------- 1 · batching

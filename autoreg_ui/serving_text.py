@@ -227,7 +227,15 @@ LIVE_TITLE = "This server, right now"
 LIVE_INTRO = ("Every tab on this server that presses Next token asks this model for one decode step. Steps asked for "
               "at the same moment run as **one** forward pass, each tab's row with its own KV cache: continuous "
               "batching, happening to your class. Counted over the last minute, live.")
-LIVE_REFRESH = "Refresh"
+
+
+def live_auto_label(every_s: float) -> str:
+    return f"Update every {every_s:g} s"
+
+
+LIVE_AUTO_HELP = ("Off: the panel stays still (handy on a projector) and shows the figures of the moment you turned "
+                  "it off, or of your last click on this page.")
+LIVE_PAUSED = "Paused: these figures stay as they were. Turn the switch back on to follow the server again."
 LIVE_OFF = ("Cross-tab batching is off on this server (the operator set AUTOREG_BATCH=0): every step is a pass of "
             "its own.")
 
@@ -246,3 +254,11 @@ def live_sentence(now) -> str:
     biggest = max(now.by_rows)
     return (f"{now.passes:,} passes served {now.tokens:,} tokens; the largest pass carried {biggest} "
             f"tab{'s' if biggest > 1 else ''}' steps at once.")
+
+
+def live_totals(now) -> str:
+    """Everything this server's batcher did since it started: a count that only grows."""
+    t = now.since_start
+    return (f"Since this server started: {t.passes:,} pass{'es' if t.passes != 1 else ''} served "
+            f"{t.tokens:,} token{'s' if t.tokens != 1 else ''}, {t.shared_tokens:,} of them in a pass shared "
+            f"with another tab's step.")

@@ -23,20 +23,28 @@ spec = bundle.spec
 controls.step_row(keys.SRV_PAGE)
 
 
-@st.fragment
+st.subheader(text.LIVE_TITLE)
+st.markdown(text.LIVE_INTRO)
+if not batcher.enabled():
+    st.info(text.LIVE_OFF)
+live = st.toggle(text.live_auto_label(serving.LIVE_EVERY_S), value=True, key=keys.SRV_LIVE_REFRESH,
+                 help=text.LIVE_AUTO_HELP)
+
+
+@st.fragment(run_every=serving.live_every(live))
 def live_panel() -> None:
-    """The batcher's last minute for this model, and how this tab's last step ran (refreshed on demand)."""
-    st.subheader(text.LIVE_TITLE)
-    st.markdown(text.LIVE_INTRO)
-    if not batcher.enabled():
-        st.info(text.LIVE_OFF)
-    st.button(text.LIVE_REFRESH, key=keys.SRV_LIVE_REFRESH)
+    """The batcher's last minute for this model, and how this tab's last step ran. On a timer it redraws only
+    itself: a snapshot of the batcher's pass history (taken under its lock) and this tab's last record."""
     now = batcher.server_now(bundle)
     session = current_session()
-    records = session.snapshot().records if session is not None else ()
-    for col, (label, value) in zip(st.columns(4), text.live_metrics(now, records[-1].pass_rows if records else None)):
+    last_rows = None
+    if session is not None:
+        with session.lock:
+            last_rows = session.records[-1].pass_rows if session.records else None
+    for col, (label, value) in zip(st.columns(4), text.live_metrics(now, last_rows)):
         col.metric(label, value)
     st.markdown(text.live_sentence(now))
+    st.caption(text.live_totals(now) if live else f"{text.live_totals(now)} {text.LIVE_PAUSED}")
     if now.passes:
         show_chart(figs.pass_rows_figure(now.by_rows), key=keys.SRV_LIVE_CHART, filename="server-passes-by-rows")
 

@@ -50,19 +50,24 @@ def test_page_measures_each_idea(page):
 def test_the_live_panel_counts_this_servers_passes_and_this_tabs_last_step(page):
     from autoreg_core import batcher
 
+    assert page.toggle(key=keys.SRV_LIVE_REFRESH).value  # live by default
     page.button(key=f"{keys.SRV_PAGE}_next").click().run()
     assert not page.exception, page.exception
     session = page.session_state[keys.SESSION]
-    bundle = session.bundle
-    now = batcher.server_now(bundle)
-    assert now.passes >= 1 and now.tokens >= 1
+    now = batcher.server_now(session.bundle)
+    assert now.passes >= 1 and now.tokens >= 1 and now.since_start.tokens >= now.tokens
     metrics = {m.label: m.value for m in page.metric}
+    assert int(metrics["Decode passes, last minute"].replace(",", "")) == now.passes
     assert metrics["Your last step rode with"] == ("alone" if session.records[-1].pass_rows == 1 else
-                                                   metrics["Your last step rode with"])
-    page.button(key=keys.SRV_LIVE_REFRESH).click().run()
-    metrics = {m.label: m.value for m in page.metric}
-    assert int(metrics["Decode passes, last minute"].replace(",", "")) == batcher.server_now(bundle).passes
+                                                   f"{session.records[-1].pass_rows - 1} other tab"
+                                                   + ("s" if session.records[-1].pass_rows > 2 else ""))
+    captions = [c.value for c in page.caption]
+    assert f"Since this server started: {now.since_start.passes:,} pass" in " ".join(captions)
     assert "srv_live_chart" in [c.key for c in page.get("plotly_chart")]
+    assert not any("Paused" in c for c in captions)
+    page.toggle(key=keys.SRV_LIVE_REFRESH).set_value(False).run()  # the projector's pause
+    assert not page.exception, page.exception
+    assert any("Paused: these figures stay as they were" in c.value for c in page.caption)
 
 
 def test_server_now_counts_passes_by_rows():

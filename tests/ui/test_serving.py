@@ -84,3 +84,11 @@ def test_batching_work_and_sentences(tiny):
     assert len(figs.batching_figure(found.result, tiny.spec, 10e9).data) == 3
     assert len(figs.batching_figure(found.result, tiny.spec, 10e9, 50e9).data) == 4
     assert len(figs.bytes_figure(tiny.spec, [1, 2, 4], 32).data) == 2
+
+
+def test_the_live_panels_figure_counts_passes_by_rows():
+    fig = figs.pass_rows_figure({1: 5, 3: 2, 8: 1})
+    bar = fig.data[0]
+    assert list(bar.x) == [1, 3, 8] and list(bar.y) == [5, 2, 1]
+    assert fig.layout.title.text == "Decode passes in the last minute, by rows"
+    assert fig.layout.xaxis.title.text == "rows (tabs' steps) in one pass" and fig.layout.xaxis.dtick == 1
