@@ -156,7 +156,7 @@ GUIDES: dict[str, tuple[str, str, str]] = {
     "3 · Speculative decoding": (
         "A cheap draft proposes several tokens and the model checks them all in one pass; the output follows the "
         "model exactly, and the speed depends on how many drafted tokens are kept.",
-        "Change the draft and watch the acceptance rate and the speed-up move together.",
+        "Change the draft and compare its acceptance rate with its speed-up: do the two move together?",
         "Why can a bad draft make generation slower rather than wrong?"),
     "4 · Precision: fewer bytes per weight": (
         "Fewer bits per weight shrink memory and the bytes each step reads; the quality numbers show what "
