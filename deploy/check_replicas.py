@@ -1,22 +1,39 @@
-"""Two autoreg replicas behind HAProxy on this machine: are students spread, and does each stay put?
+"""Two autoreg replicas behind HAProxy on this machine: are students spread, does each stay put, and does
+every member of a class reach the replica that holds the class?
 
-    python deploy/check_replicas.py [--students 6] [--clicks 3]
+    python deploy/check_replicas.py [--students 6] [--clicks 3] [--class-students 4]
 
-Starts two ``streamlit run app.py`` replicas sharing one cookie secret, HAProxy in front of them
-with the cookie affinity of ``deploy/haproxy.cfg``, then opens one headless-Chromium context per
-student. Each student presses Next token a few times (a click that reached the other replica would find no
-session there: the token count would start again from 1), then opens the History tab and downloads the history CSV twice, which only the replica that made it
-can serve over plain HTTP (each download is a request of its own for the balancer to route).
-``--without-affinity`` drops the cookie rules to show what breaks. Prints JSON: which replica each
-student landed on, the token counts each saw, the downloads, and the verdicts; a step that does not
-happen in time (the page changed?) ends the check within seconds, named in ``failed_step`` (exit 1). Everything runs
-on 127.0.0.1, is bounded in count and time, and stops its processes by itself.
+Starts two ``streamlit run app.py`` replicas sharing one cookie secret, each with its own class file
+(``AUTOREG_CLASS_DB``) and its own class-code tag (``AUTOREG_REPLICA_TAG``: A on r1, B on r2), HAProxy in
+front of them with the cookie affinity and class routing of ``deploy/haproxy.cfg``, then opens one
+headless-Chromium context per student. Each student presses Next token a few times (a click that reached the
+other replica would find no session there: the token count would start again from 1), then opens the History
+tab and downloads the history CSV twice, which only the replica that made it can serve over plain HTTP (each
+download is a request of its own for the balancer to route).
+
+Then the class check (``--class-students N``, 0 skips it), twice: a teacher starts a class through the
+balancer, N fresh student contexts (no cookie) and one that already holds the other replica's cookie open the
+join link the teacher's page shows and join, the teacher steps twice, and each student's Class page must show
+the teacher's tokens. Which replica served a tab is read from the balancer itself: this check's copy of the
+config adds a response header naming the server (``X-Autoreg-Server``), read from the join page's response
+and from the websocket handshake (the Streamlit session lives on the replica at the other end of that
+websocket); the ``AUTOREG_REPLICA`` cookie is reported beside it. The second teacher is a fresh tab whose
+first request landed on the other replica, so the second class's code carries the other tag: both classes
+staying whole shows routing by the code, not luck.
+
+``--without-affinity`` drops the cookie rules and ``--without-class-routing`` the class rules
+(``ignore-persist``, ``use-server`` and the class link's Set-Cookie), to show what breaks without them. Prints JSON: which replica each student
+landed on, the token counts each saw, the downloads, the classes (per student: the replica, joined or
+refused, the teacher's tokens seen or not) and the verdicts; a step that does not happen in time (the page
+changed?) ends the check within seconds, named in ``failed_step`` (exit 1). Everything runs on 127.0.0.1, is
+bounded in count and time, and stops its processes by itself.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -33,7 +50,16 @@ CHROMIUM = os.environ.get("AUTOREG_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 COOKIE = "AUTOREG_REPLICA"
-DEADLINE_S = 300  # the whole check, whatever the machine's load
+TAGS = {"r1": "A", "r2": "B"}  # each replica's AUTOREG_REPLICA_TAG: its class codes start with it
+SERVED_BY = "X-Autoreg-Server"  # added by this check's copy of the config: the server that answered
+# The whole check, whatever the machine's load. 420 s, not 300: the class check adds two classes (a teacher
+# and up to 9 students each, every tab a fresh page load on a 2-core machine; the default run takes about
+# 110 s here, the test's runs 70-120 s); a failing step still ends within STEP_TIMEOUT_S of its start.
+DEADLINE_S = 420
+IDLE = "document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
+PROMPT = "/step?prompt=The+capital+of+France+is&cfg_temperature=0"  # greedy: every run steps the same tokens
+TEACHER_STEPS = 2
+FOLLOW_TIMEOUT_S = 20  # how long a student's page may take to show the teacher's tokens (the app: ~1-2 s)
 
 
 def free_port() -> int:
@@ -53,12 +79,26 @@ def wait_healthy(url: str, timeout: float = 180) -> None:
     raise RuntimeError(f"{url} did not become healthy")
 
 
-def haproxy_config(template: str, front: int, backends: list[int], affinity: bool = True) -> str:
-    """The shipped config with this machine's ports: same rules, loopback addresses (affinity removable)."""
+CLASS_RULES = ("ignore-persist ", "use-server ")
+
+
+def haproxy_config(template: str, front: int, backends: list[int], affinity: bool = True,
+                   class_routing: bool = True) -> str:
+    """The shipped config with this machine's ports: same rules, loopback addresses (affinity and class routing
+    removable), plus one response header naming the server that answered (how the check tells who served a tab)."""
     out = template.replace("bind *:8080", f"bind 127.0.0.1:{front}")
-    if not affinity:
-        out = "".join(line for line in out.splitlines(keepends=True) if not line.strip().startswith("cookie "))
+    if not affinity:  # the cookie directive, the servers' cookie values and the class links' Set-Cookie
+        out = "".join(line for line in out.splitlines(keepends=True)
+                      if not line.strip().startswith("cookie ") and f"{COOKIE}=" not in line)
         out = out.replace(" cookie r1", "").replace(" cookie r2", "")
+    if not class_routing:  # ignore-persist, use-server and the class links' Set-Cookie
+        out = "".join(line for line in out.splitlines(keepends=True)
+                      if not line.strip().startswith(CLASS_RULES) and "txn.class_link" not in line)
+    elif not all(f"use-server {r} if {{ urlp(class) -m beg -i {tag} }}" in out for r, tag in TAGS.items()):
+        tags = ", ".join(f"{r}: {tag}" for r, tag in TAGS.items())
+        raise RuntimeError(f"deploy/haproxy.cfg has no use-server rule per replica tag ({tags}): "
+                           "the class check would test nothing")
+    out = out.replace("backend autoreg\n", f"backend autoreg\n    http-response set-header {SERVED_BY} %s\n", 1)
     for i, port in enumerate(backends, start=1):
         out = out.replace(f"server r{i} replica{i}:8501", f"server r{i} 127.0.0.1:{port}")
     return out
@@ -130,6 +170,198 @@ def download_rows(page) -> int | None:
     return len(Path(path).read_text(encoding="utf-8").strip().splitlines()) - 1
 
 
+class Tab:
+    """A fresh browser context (no cookie) and its page, noting which server answered it: the page's own
+    response and every websocket handshake (read over CDP, since a page cannot see those headers)."""
+
+    def __init__(self, browser, who: str):
+        self.who = who
+        self.ctx = browser.new_context(viewport={"width": 1200, "height": 900})
+        self.page = self.ctx.new_page()
+        self.page_from: str | None = None
+        self.websockets: list[str | None] = []
+        cdp = self.ctx.new_cdp_session(self.page)
+        cdp.on("Network.webSocketHandshakeResponseReceived", self._handshake)
+        cdp.send("Network.enable")
+
+    def _handshake(self, event: dict) -> None:
+        headers = {k.lower(): v for k, v in event.get("response", {}).get("headers", {}).items()}
+        self.websockets.append(headers.get(SERVED_BY.lower()))
+
+    def open(self, url: str, what: str) -> None:
+        response = step(self.who, what, lambda t: self.page.goto(url, timeout=t))
+        self.page_from = response.headers.get(SERVED_BY.lower()) if response else None
+
+    def idle(self, what: str) -> None:
+        step(self.who, what, lambda t: self.page.wait_for_function(IDLE, timeout=t))
+
+    def served_by(self) -> str | None:
+        """The replica holding this tab's Streamlit session: the far end of its (last) websocket."""
+        return self.websockets[-1] if self.websockets else None
+
+    def cookie(self) -> str | None:
+        return next((c["value"] for c in self.ctx.cookies() if c["name"] == COOKIE), None)
+
+    def where(self) -> dict:
+        return {"cookie": self.cookie(), "page_from": self.page_from, "websocket_to": self.served_by()}
+
+    def close(self) -> None:
+        self.ctx.close()
+
+
+def token_ids(page) -> list[int]:
+    """The token ids of the page's first token strip (prompt and generated chips), from the chips' titles."""
+    titles = page.eval_on_selector_all(".tokstrip .tok", "els => els.map(e => e.title)")
+    return [int(m.group(1)) for m in (re.search(r"\bid (\d+)", t) for t in titles) if m]
+
+
+def open_teacher(browser, url: str, who: str, avoid: str | None, started: float, attempts: int = 4) -> Tab:
+    """A teacher tab on the step page; with ``avoid``, fresh tabs until one's first request lands on the other
+    replica (the balancer alternates new visitors, so this takes one or two tries)."""
+    for attempt in range(1, attempts + 1):
+        check_deadline(started, f"{who}: opening the step page")
+        tab = Tab(browser, who)
+        try:
+            tab.open(url + PROMPT, "opening the step page")
+            step(who, "the Next token button appearing",
+                 lambda t: tab.page.get_by_role("button", name="Next token").first.wait_for(timeout=t))
+            tab.idle("the step page becoming idle")
+        except BaseException:
+            tab.close()
+            raise
+        if avoid is None or tab.served_by() not in (avoid, None):
+            return tab
+        tab.close()
+    raise CheckFailed(f"{who}: none of {attempts} fresh tabs landed on the replica other than {avoid}")
+
+
+def start_class(tab: Tab) -> tuple[str, str]:
+    """The sidebar's Start a class: the class code and the join link the teacher's page shows."""
+    who, page = tab.who, tab.page
+    step(who, "pressing Start a class", lambda t: page.get_by_role("button", name="Start a class").click(timeout=t))
+    step(who, "the class page appearing", lambda t: page.get_by_role("heading", name="Your class").wait_for(timeout=t))
+    shown = page.get_by_text(re.compile(r"/\?class=[A-Z0-9]{6}")).first
+    step(who, "the join link appearing", lambda t: shown.wait_for(timeout=t))
+    link = re.search(r"\S*/\?class=[A-Z0-9]+", shown.inner_text()).group(0).strip("`")
+    return re.search(r"class=([A-Z0-9]+)", link).group(1), link
+
+
+def join_class(browser, link: str, code: str, number: int, cookie_of: str | None = None) -> tuple[Tab, dict]:
+    """A student in a fresh context opens the join link, types a nickname and presses Join: let in, or refused
+    (the replica that answered does not hold the class). With ``cookie_of``, the context first holds the
+    balancer's cookie for that replica (a student who used the app there before the lesson)."""
+    who = f"class {code} student {number}"
+    tab = Tab(browser, who)
+    page = tab.page
+    try:
+        if cookie_of:
+            tab.ctx.add_cookies([{"name": COOKIE, "value": cookie_of, "url": link.split("/?")[0] + "/"}])
+        tab.open(link, "opening the join link")
+        tab.idle("the join page becoming idle")
+        nickname = page.get_by_label("Nickname", exact=False)
+        step(who, "typing a nickname", lambda t: nickname.fill(f"student {number}", timeout=t))
+        step(who, "pressing Join", lambda t: page.get_by_role("button", name="Join").click(timeout=t))
+        welcome = page.get_by_text(f"You are in class {code}")
+        refused = page.locator("[data-testid=stAlertContentError]")
+        step(who, "being let in (or refused)", lambda t: welcome.or_(refused).first.wait_for(timeout=t))
+        joined = welcome.count() > 0
+        out = {"student": number, "came_with_cookie": cookie_of, **tab.where(), "joined": joined,
+               "refused_with": None if joined else refused.first.inner_text().strip()}
+    except BaseException:
+        tab.close()
+        raise
+    return tab, out
+
+
+def teacher_steps(tab: Tab, joined: int, steps: int = TEACHER_STEPS) -> tuple[str | None, list[int]]:
+    """The teacher sees who joined, then presses Next token ``steps`` times: the class's count line and the
+    teacher's token ids."""
+    who, page = tab.who, tab.page
+    seats = None
+    if joined:
+        line = page.get_by_text(re.compile(rf"\b{joined} joined · {joined} following"))
+        step(who, f"the count of {joined} joined students appearing", lambda t: line.first.wait_for(timeout=t))
+        seats = line.first.inner_text().strip()
+    step(who, "opening Step through generation", lambda t: page.get_by_role(
+        "link", name="Step through generation").first.click(timeout=t))
+    for n in range(1, steps + 1):
+        step(who, f"step {n}: the Next token button", lambda t: page.get_by_role(
+            "button", name="Next token").first.wait_for(timeout=t))
+        tab.idle(f"step {n}: the page becoming idle")
+        step(who, f"step {n}: pressing Next token", lambda t: page.get_by_role(
+            "button", name="Next token").first.click(timeout=t))
+        step(who, f"step {n}: token {n} appearing in the strip", lambda t: page.wait_for_function(
+            f"document.querySelectorAll('.tokstrip .gen').length === {n}", timeout=t))
+    return seats, token_ids(page)
+
+
+def sees_teacher(tab: Tab, steps: int = TEACHER_STEPS) -> tuple[int, list[int]]:
+    """The token ids the student's Class page shows once it has the teacher's steps (or whatever it shows after
+    FOLLOW_TIMEOUT_S: a student who does not follow is the finding, not a failed step)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        tab.page.wait_for_function(f"document.querySelectorAll('.tokstrip .gen').length >= {steps}",
+                                   timeout=FOLLOW_TIMEOUT_S * 1000)
+    except PlaywrightTimeout:
+        pass
+    return tab.page.locator(".tokstrip .gen").count(), token_ids(tab.page)
+
+
+def run_class(browser, url: str, students: int, avoid: str | None, started: float, label: str) -> dict:
+    """One class: a teacher (on the replica other than ``avoid``, if given), ``students`` fresh contexts joining
+    through the join link and one more that holds the other replica's cookie, two teacher steps; per student,
+    the replica that served them and whether they follow."""
+    teacher = open_teacher(browser, url, f"teacher of class {label}", avoid, started)
+    tabs: list[Tab] = [teacher]
+    try:
+        code, link = start_class(teacher)
+        held_by = next((r for r, tag in TAGS.items() if code.startswith(tag)), None)  # the code names its replica
+        other = next((r for r in TAGS if r != held_by), None)
+        seats = []
+        for number in range(1, students + 2):  # the last one comes back with the other replica's cookie
+            check_deadline(started, f"class {code} student {number}: opening the join link")
+            tab, seat = join_class(browser, link, code, number, cookie_of=other if number > students else None)
+            tabs.append(tab)
+            seats.append(seat)
+        joined = sum(s["joined"] for s in seats)
+        teacher_seats, teacher_ids = teacher_steps(teacher, joined)
+        teacher_out = {"replica": teacher.served_by(), "cookie": teacher.cookie(), "sees": teacher_seats,
+                       "token_ids": teacher_ids}
+        for tab, seat in zip(tabs[1:], seats):
+            generated, ids = sees_teacher(tab) if seat["joined"] else (0, [])
+            # the replica holding the student's session: the far end of its websocket (no guess from the cookie)
+            seat.update(replica=seat["websocket_to"], teacher_tokens_seen=generated,
+                        sees_teacher_tokens=bool(ids) and ids == teacher_ids)
+    finally:
+        for tab in tabs:
+            tab.close()
+    for seat in seats:
+        seat["on_teacher_replica"] = seat["replica"] == held_by
+    return {"code": code, "join_link": link, "held_by": held_by,
+            "teacher": teacher_out,
+            "students": seats,
+            "per_replica": {r: sum(s["replica"] == r for s in seats) for r in TAGS}}
+
+
+def class_check(browser, url: str, students: int, started: float, class_routing: bool) -> dict:
+    """Two classes, the second one's teacher on the other replica: each class whole on its own replica?"""
+    first = run_class(browser, url, students, None, started, "1")
+    second = run_class(browser, url, students, first["held_by"], started, "2")
+    classes = [first, second]
+    seats = [s for c in classes for s in c["students"]]
+    return {"class_routing": class_routing, "replica_tags": TAGS, "classes": classes,
+            "classes_on_both_replicas": {c["held_by"] for c in classes} == set(TAGS),
+            "students_on_the_wrong_replica": sum(not s["on_teacher_replica"] for s in seats),
+            "class_on_one_replica": bool(seats) and all(s["on_teacher_replica"] for s in seats),
+            "class_students_following": bool(seats) and all(s["joined"] and s["sees_teacher_tokens"] for s in seats)}
+
+
+def check_deadline(started: float, next_step: str) -> None:
+    if time.time() - started > DEADLINE_S:
+        raise CheckFailed(f"the whole check passed its {DEADLINE_S} s deadline before {next_step}")
+
+
 def _log_tails(folder: Path, lines: int = 5) -> str:
     """The last lines of every process's log, to say why a step failed."""
     out = []
@@ -144,27 +376,35 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=6, choices=range(2, 21), metavar="2..20")
     parser.add_argument("--clicks", type=int, default=3, choices=range(1, 11), metavar="1..10")
+    parser.add_argument("--class-students", type=int, default=4, choices=range(0, 9), metavar="0..8",
+                        help="fresh students per class in the class check (two classes, each with one more student who "
+                             "holds the other replica's cookie; 0 skips it)")
     parser.add_argument("--without-affinity", action="store_true",
                         help="drop the cookie rules, to see what breaks without them")
+    parser.add_argument("--without-class-routing", action="store_true",
+                        help="drop the class rules (ignore-persist, use-server), to see a class split without them")
     args = parser.parse_args()
     haproxy = shutil.which("haproxy") or "/usr/sbin/haproxy"
     if not Path(haproxy).exists():
         sys.exit("haproxy is not installed (Debian: apt-get install haproxy)")
-    started, students, failure = time.time(), [], None
+    started, students, classes, failure = time.time(), [], None, None
     with ExitStack() as stack, tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         env = {**os.environ, "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(16)}
         ports = [free_port(), free_port()]
-        for i, port in enumerate(ports, start=1):
+        for i, (port, tag) in enumerate(zip(ports, TAGS.values()), start=1):
+            # each replica: its own class file (as compose.yaml's volumes) and its own class-code tag
             start(stack, [sys.executable, "-m", "autoreg_ui.serve", "--server.port", str(port),
-                          "--server.address", "127.0.0.1", "--server.headless", "true"], tmp / f"r{i}.log", env)
+                          "--server.address", "127.0.0.1", "--server.headless", "true"], tmp / f"r{i}.log",
+                  {**env, "AUTOREG_REPLICA_TAG": tag, "AUTOREG_CLASS_DB": str(tmp / f"classes-r{i}.sqlite3")})
         try:
             for port in ports:
                 wait_healthy(f"http://127.0.0.1:{port}")
             front = free_port()
             cfg = tmp / "haproxy.cfg"
             cfg.write_text(haproxy_config((ROOT / "deploy" / "haproxy.cfg").read_text(), front, ports,
-                                          affinity=not args.without_affinity))
+                                          affinity=not args.without_affinity,
+                                          class_routing=not args.without_class_routing))
             start(stack, [haproxy, "-f", str(cfg), "-db"], tmp / "haproxy.log")
             url = f"http://127.0.0.1:{front}"
             wait_healthy(url, timeout=30)
@@ -174,22 +414,27 @@ def main() -> int:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 try:
                     for number in range(1, args.students + 1):
-                        if time.time() - started > DEADLINE_S:
-                            raise CheckFailed(f"the whole check passed its {DEADLINE_S} s deadline "
-                                              f"after {len(students)} students")
+                        check_deadline(started, f"student {number}")
                         students.append(student(browser, url, args.clicks, number))
+                    if args.class_students:
+                        classes = class_check(browser, url, args.class_students, started,
+                                              not args.without_class_routing)
                 finally:
                     browser.close()
         except (CheckFailed, RuntimeError) as exc:
             failure = str(exc) + _log_tails(tmp)
+        except Exception as exc:  # noqa: BLE001 - a browser error (a page that crashed...) is a failed step too
+            failure = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}" + _log_tails(tmp)
     per_replica = {r: sum(s["replica"] == r for s in students) for r in ("r1", "r2")}
     stayed = bool(students) and all(s["tokens_seen"] == list(range(1, args.clicks + 1)) for s in students)
     done = [rows for s in students for rows in s["csv_rows"]]
     right = sum(rows == args.clicks for rows in done)
-    print(json.dumps({"affinity": not args.without_affinity, "students": students, "per_replica": per_replica,
+    print(json.dumps({"affinity": not args.without_affinity, "class_routing": not args.without_class_routing,
+                      "students": students, "per_replica": per_replica,
                       "downloads_from_the_right_replica": f"{right}/{len(done)}",
                       "spread_across_both": all(per_replica.values()),
                       "every_session_stayed_put": stayed and right == len(done),
+                      "class": classes,
                       "failed_step": failure, "seconds": round(time.time() - started, 1)}, indent=2))
     return 1 if failure else 0
 
