@@ -23,6 +23,20 @@ one beside the lab's sliders, which reruns only the pipeline section).
 The rounds are interleaved (a few clicks of each page in turn), so a machine whose load drifts
 affects every page alike. Prints one JSON object: p50/p95 per action, each next to the bare page's,
 as ratios, and against the goals of issue 9.
+
+What else is measured for each click, next to the bare page's (``*_ratio_vs_bare``):
+
+* in the browser: bytes the server sent, element containers on the page, the token strip's HTML, and
+  the time from the request to the server's last message of the run;
+* inside each server (``RUN_TIMER``, installed by PYTHONPATH): every script run's wall time and the CPU
+  time of its own thread, which with the batcher on excludes the model's pass (it runs on the batcher's
+  worker thread): the click's server cost beyond the model;
+* ``script_run`` (``--script-clicks``, in this process under AppTest, without a browser): the same
+  Next token clicks timed, the figure JSON bytes, element count and bytes, the strip's HTML, the model
+  pass's own time, and with ``--profile-clicks`` a cProfile of the step page's runs. AppTest reruns
+  the whole page where a real click reruns the fragment only; the profile names both parts.
+
+    python -m bench.click_cost --no-browser --script-clicks 10 --profile-clicks 10   # no Chromium
 """
 from __future__ import annotations
 
@@ -32,6 +46,7 @@ import os
 import statistics
 import sys
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,12 +74,12 @@ GOALS = {"step_next_token": (1.5, 2.0), "step_next_token_long_text": (1.5, 2.0),
 # Installed before the app loads: counts what the page's websocket sends and receives, with times.
 WEBSOCKET_JS = """(() => {
   const Native = window.WebSocket;
-  window.__wsIn = 0; window.__wsOut = 0; window.__wsLastOut = null; window.__wsInBytes = 0;
+  window.__wsIn = 0; window.__wsOut = 0; window.__wsLastOut = null; window.__wsInBytes = 0; window.__wsLastIn = null;
   class Counted extends Native {
     constructor(...args) {
       super(...args);
       this.addEventListener('message', (event) => {
-        window.__wsIn += 1;
+        window.__wsIn += 1; window.__wsLastIn = performance.now();
         const data = event.data;
         window.__wsInBytes += data.byteLength !== undefined ? data.byteLength
                               : (data.size !== undefined ? data.size : String(data).length);
@@ -110,18 +125,60 @@ ARM_JS = """() => {
         const strip = document.querySelector('.tokstrip');
         resolve([window.__acted, requested, performance.now(), window.__wsInBytes - bytes0,
                  app.querySelectorAll('[data-testid="stElementContainer"]').length,
-                 strip ? strip.outerHTML.length : 0]);
+                 strip ? strip.outerHTML.length : 0, window.__wsLastIn]);
         return;
       }
       const lost = requested === null && performance.now() - started > NO_REQUEST_MS;
       if (lost || performance.now() - started > TIMEOUT_MS) {
-        observer.disconnect(); resolve([window.__acted, requested, null, 0, 0, 0]); return;
+        observer.disconnect(); resolve([window.__acted, requested, null, 0, 0, 0, null]); return;
       }
       requestAnimationFrame(frame);
     };
     requestAnimationFrame(frame);
   });
 }""".replace("NO_REQUEST_MS", str(NO_REQUEST_MS)).replace("TIMEOUT_MS", str(CLICK_TIMEOUT_MS))
+
+
+# Installed in each bench server (as ``sitecustomize``, by PYTHONPATH): every script run the server does is
+# timed on its own thread and appended to AUTOREG_BENCH_RUN_LOG as "wall_ms thread_cpu_ms fragment(0/1)".
+# With the batcher on, the model's pass runs on the batcher's worker thread, so the script thread's CPU is
+# the click's cost beyond the model.
+RUN_TIMER = """
+import os
+import time
+
+_LOG = os.environ.get("AUTOREG_BENCH_RUN_LOG")
+if _LOG:
+    from streamlit.runtime.scriptrunner import script_runner as _script_runner
+
+    _original = _script_runner.ScriptRunner._run_script
+
+    def _timed(self, rerun_data, *args, **kwargs):
+        wall, cpu = time.perf_counter(), time.thread_time()
+        try:
+            return _original(self, rerun_data, *args, **kwargs)
+        finally:
+            line = "%.3f %.3f %d\\n" % ((time.perf_counter() - wall) * 1000, (time.thread_time() - cpu) * 1000,
+                                        1 if getattr(rerun_data, "fragment_id_queue", None) else 0)
+            with open(_LOG, "a") as log:
+                log.write(line)
+
+    _script_runner.ScriptRunner._run_script = _timed
+"""
+
+
+def _timer_env(folder: Path, name: str) -> dict:
+    """The environment that makes a bench server time its script runs into ``folder/name.runs``."""
+    (folder / "sitecustomize.py").write_text(RUN_TIMER)
+    path = os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH", "")) if p)
+    return {"PYTHONPATH": path, "AUTOREG_BENCH_RUN_LOG": str(folder / f"{name}.runs")}
+
+
+def _runs(folder: Path, name: str) -> list[tuple[float, float, int]]:
+    log = folder / f"{name}.runs"
+    if not log.exists():
+        return []
+    return [(float(w), float(c), int(f)) for w, c, f in (line.split() for line in log.read_text().splitlines() if line)]
 
 
 @dataclass
@@ -141,6 +198,8 @@ class Action:
     bytes_in: list[int] = field(default_factory=list)  # what the server sent the browser for one click
     elements: int = 0  # Streamlit element containers on the page once settled (the last click)
     strip_html: int = 0  # characters of the token strip's HTML once settled (the last click; 0 = none)
+    server_ms: list[float] = field(default_factory=list)  # from the request to the server's last message
+    runs: list[tuple[float, float, int]] = field(default_factory=list)  # the server's script runs (wall, CPU, fragment)
 
 
 def _press(selector: str):
@@ -178,13 +237,15 @@ def measure_once(action: Action, i: int) -> tuple[float, float]:
     for _ in range(RETRIES):
         page.evaluate(ARM_JS)
         action.do(page, i)
-        acted, requested, settled, bytes_in, elements, strip_html = page.evaluate("window.__settled")
+        acted, requested, settled, bytes_in, elements, strip_html, last_in = page.evaluate("window.__settled")
         if requested is None:
             action.lost += 1
             continue
         if acted is None or settled is None:
             break
         action.bytes_in.append(bytes_in)
+        if last_in is not None and last_in >= requested:
+            action.server_ms.append(last_in - requested)
         action.elements, action.strip_html = elements, strip_html
         return settled - acted, settled - requested
     raise TimeoutError(f"{action.name}: no settled page after {RETRIES} tries (clicks lost: {action.lost}; "
@@ -200,13 +261,21 @@ def percentile(values: list[float], q: float) -> float | None:
 
 def summary(action: Action) -> dict:
     n = len(action.latencies_ms)
-    return {"clicks": n, "p50_ms": _r(percentile(action.latencies_ms, 50)),
+    out = {"clicks": n, "p50_ms": _r(percentile(action.latencies_ms, 50)),
             "p95_ms": _r(percentile(action.latencies_ms, 95)),
             "mean_ms": _r(statistics.fmean(action.latencies_ms)) if n else None,
             "request_to_settled_p50_ms": _r(percentile(action.request_ms, 50)),
             "server_cpu_ms_per_click": _r(action.cpu_s * 1000 / n) if n else None, "lost_clicks_redone": action.lost,
             "bytes_sent_per_click_p50": percentile(action.bytes_in, 50), "elements_on_page": action.elements,
             "token_strip_html_chars": action.strip_html}
+    if action.server_ms:  # the server's run as the browser sees it: its request to the run's last message
+        out["request_to_last_message_p50_ms"] = _r(percentile(action.server_ms, 50))
+    if action.runs:  # timed inside the server (RUN_TIMER)
+        out["server_script_runs_per_click"] = round(len(action.runs) / n, 2) if n else None
+        out["server_script_wall_p50_ms"] = _r(percentile([w for w, _, _ in action.runs], 50))
+        out["server_script_thread_cpu_p50_ms"] = _r(percentile([c for _, c, _ in action.runs], 50))
+        out["server_script_fragment_runs"] = sum(f for _, _, f in action.runs)
+    return out
 
 
 def _r(x):
@@ -235,12 +304,18 @@ def run(clicks: int, warmup: int, rounds: int, options: list[str], app_root: Pat
 
     if not (Path(CHROMIUM).exists()):
         raise SystemExit(f"Chromium not found at {CHROMIUM}: install Debian's 'chromium' package.")
+    import tempfile
+
     servers = {}
+    timers = Path(tempfile.mkdtemp(prefix="autoreg-click-cost-"))
     try:
-        servers["app"] = start_server(app_root / "app.py", free_port(), options, cwd=app_root)
-        servers["bare"] = start_server(ROOT / "bench" / "bare_page.py", free_port(), options, cwd=app_root)
+        servers["app"] = start_server(app_root / "app.py", free_port(), options, cwd=app_root,
+                                      env=_timer_env(timers, "app"))
+        servers["bare"] = start_server(ROOT / "bench" / "bare_page.py", free_port(), options, cwd=app_root,
+                                       env=_timer_env(timers, "bare"))
         servers["bare_defaults"] = start_server(ROOT / "bench" / "bare_page.py", free_port(),
-                                                [*options, *STREAMLIT_DEFAULTS], cwd=app_root)
+                                                [*options, *STREAMLIT_DEFAULTS], cwd=app_root,
+                                                env=_timer_env(timers, "bare_defaults"))
         todo = [a for a in actions() if only is None or a.name in only or a.server.startswith("bare")]
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -260,12 +335,13 @@ def run(clicks: int, warmup: int, rounds: int, options: list[str], app_root: Pat
                     for action in todo:
                         pid = servers[action.server].pid
                         action.page.bring_to_front()
-                        before = cpu_seconds(pid)
+                        before, runs_before = cpu_seconds(pid), len(_runs(timers, action.server))
                         for _ in range(n):
                             click_ms, request_ms = measure_once(action, len(action.latencies_ms) + warmup)
                             action.latencies_ms.append(click_ms)
                             action.request_ms.append(request_ms)
                         action.cpu_s += cpu_seconds(pid) - before
+                        action.runs += _runs(timers, action.server)[runs_before:]
             finally:
                 browser.close()
     finally:
@@ -277,7 +353,180 @@ def run(clicks: int, warmup: int, rounds: int, options: list[str], app_root: Pat
     for name, result in results.items():
         result["vs_bare"] = compare(result, bare, GOALS[name])
         result["vs_bare_streamlit_defaults"] = compare(result, bare_defaults, GOALS[name])
+        for key in ("request_to_last_message_p50_ms", "server_script_wall_p50_ms", "server_script_thread_cpu_p50_ms",
+                    "bytes_sent_per_click_p50", "elements_on_page", "token_strip_html_chars"):
+            mine, floor = result.get(key), bare.get(key)
+            if mine and floor:
+                result[f"{key.removesuffix('_p50_ms').removesuffix('_p50')}_ratio_vs_bare"] = round(mine / floor, 2)
     return {"bare_page": bare, "bare_page_streamlit_defaults": bare_defaults, "pages": results}
+
+
+# ---------------------------------------------------------------- the server's side of one click, in process
+# The same clicks run under Streamlit's AppTest in this process: the script's run is timed on its own
+# thread (wall, and that thread's CPU: with the batcher on, the model's pass runs on the batcher's worker
+# thread, so the script thread's CPU is the click's cost beyond the model), and what the run sends is
+# read from its protobuf elements (figure JSON, element count and bytes, the token strip's HTML). AppTest
+# always reruns the whole page, where a real click reruns only the fragment; the profile says which parts
+# of the run are the fragment's (``stepper``).
+SCRIPT_PAGES = {  # name → (script, query parameters, the Next token button's key)
+    "bare_next_token": ("bench/bare_page.py", {}, "bare_next"),
+    "step_next_token": ("app.py", {}, "step_next"),
+    "step_next_token_long_text": ("app.py", dict(urllib.parse.parse_qsl(LONG_TEXT_LINK.partition("?")[2])),
+                                  "step_next"),
+}
+PROFILED = ("stepper", "step_buttons", "next_token", "step", "forward", "decode", "wait", "process", "choose",
+            "token_strip_html", "views", "token_views", "render_sidebar", "render_tools", "replay_pending",
+            "sync_url", "install_export_script", "publish", "heartbeat", "show_chart", "plotly_chart",
+            "topn_figure", "top_of_record", "style", "remember", "markdown", "metric", "caption",
+            "open_section", "this_step", "sequence_logprob", "perplexity", "strip_legend", "pass_note",
+            "_enqueue", "enqueue", "to_json", "generate_snippet", "loop_snippet", "prompt_box",
+            "terms_here", "show", "explain", "latex", "gate", "read_on_load", "apply", "slider",
+            "SerializeToString", "ByteSize")
+
+
+class _ScriptClock:
+    """Times every script run of this process on its own thread (and profiles it when asked)."""
+
+    def __init__(self):
+        self.runs: list[tuple[float, float]] = []  # (wall ms, script thread CPU ms)
+        self.profile = None
+
+    def __enter__(self):
+        from streamlit.runtime.scriptrunner import script_runner
+        from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+        from streamlit.testing.v1 import app_test
+
+        # AppTest compiles every script afresh on each run (a new ScriptCache per run: ~15 ms of a step click,
+        # and new code objects that cProfile then counts once); a server compiles each script once.
+        shared = ScriptCache()
+        self._app_test, self._cache_class = app_test, app_test.ScriptCache
+        app_test.ScriptCache = lambda: shared
+        self._cls, self._original = script_runner.ScriptRunner, script_runner.ScriptRunner._run_script
+        clock, original = self, self._original
+
+        def timed(runner, *args, **kwargs):
+            profile = clock.profile
+            if profile is not None:
+                profile.enable()
+            wall, cpu = time.perf_counter(), time.thread_time()
+            try:
+                return original(runner, *args, **kwargs)
+            finally:
+                clock.runs.append(((time.perf_counter() - wall) * 1000, (time.thread_time() - cpu) * 1000))
+                if profile is not None:
+                    profile.disable()
+
+        self._cls._run_script = timed
+        return self
+
+    def __exit__(self, *exc):
+        self._cls._run_script = self._original
+        self._app_test.ScriptCache = self._cache_class
+
+
+def _elements(node):
+    children = getattr(node, "children", None)
+    if isinstance(children, dict):
+        for child in children.values():
+            yield from _elements(child)
+    else:
+        yield node
+
+
+def sent(at) -> dict:
+    """What the last run drew: elements, their protobuf bytes, the figures' JSON, the token strip's HTML."""
+    elements = list(_elements(at._tree))
+    sizes = [e.proto.ByteSize() for e in elements if hasattr(getattr(e, "proto", None), "ByteSize")]
+    figures = {c.key or f"chart {i}": len(c.proto.spec) for i, c in enumerate(at.get("plotly_chart"))}
+    strips = [len(m.value) for m in [*at.markdown, *at.get("html")] if "tokstrip" in str(getattr(m, "value", ""))]
+    return {"elements": len(elements), "element_bytes": sum(sizes), "figure_json_bytes": sum(figures.values()),
+            "figures": figures, "token_strip_html_chars": max(strips, default=0)}
+
+
+def _forward_ms(at) -> float | None:
+    from autoreg_ui import keys
+
+    session = at.session_state[keys.SESSION] if keys.SESSION in at.session_state else None
+    records = getattr(session, "records", None)
+    return records[-1].forward_ms if records else None
+
+
+def script_cost(clicks: int, warmup: int = 2, profile_clicks: int = 0, top: int = 20,
+                only: list[str] | None = None) -> dict:
+    """Each page's Next token click run in process (see the comment above): timings per click, what it sends,
+    and, with ``profile_clicks``, the step page's cProfile."""
+    import cProfile
+    import pstats
+
+    from streamlit.testing.v1 import AppTest
+
+    os.environ.setdefault("AUTOREG_MAX_SESSIONS", "0")  # every AppTest is a new tab
+    out: dict = {}
+    with _ScriptClock() as clock:
+        for name, (script, query, button) in SCRIPT_PAGES.items():
+            if only is not None and name not in only and not name.startswith("bare"):
+                continue
+            at = AppTest.from_file(str(ROOT / script), default_timeout=600)
+            at.query_params.update(query)
+            at.run()
+            for _ in range(warmup):
+                at.button(key=button).click().run()
+            clock.runs.clear()
+            forward, process_cpu = [], []
+            for _ in range(clicks):
+                cpu = time.process_time()
+                at.button(key=button).click().run()
+                process_cpu.append((time.process_time() - cpu) * 1000)
+                forward.append(_forward_ms(at))
+            if at.exception:
+                raise RuntimeError(f"{name}: {at.exception}")
+            walls, cpus = [w for w, _ in clock.runs], [c for _, c in clock.runs]
+            row = {"clicks": clicks, "script_wall_p50_ms": _r(percentile(walls, 50)),
+                   "script_thread_cpu_p50_ms": _r(percentile(cpus, 50)),
+                   "process_cpu_p50_ms": _r(percentile(process_cpu, 50)), **sent(at)}
+            if any(f is not None for f in forward):
+                row["model_pass_p50_ms"] = _r(percentile([f for f in forward if f is not None], 50))
+                row["script_wall_minus_model_pass_p50_ms"] = _r(percentile(
+                    [w - f for w, f in zip(walls, forward) if f is not None], 50))
+            if profile_clicks and name != "bare_next_token":
+                clock.profile = cProfile.Profile()
+                for _ in range(profile_clicks):
+                    at.button(key=button).click().run()
+                profile, clock.profile = clock.profile, None
+                row["profile"] = profile_summary(pstats.Stats(profile), profile_clicks, top)
+            out[name] = row
+    bare = out.get("bare_next_token")
+    for name, row in out.items():
+        if bare and name != "bare_next_token":
+            row["vs_bare"] = {key: round(row[key] / bare[key], 2) if bare.get(key) else None
+                              for key in ("script_wall_p50_ms", "script_thread_cpu_p50_ms", "process_cpu_p50_ms",
+                                          "elements", "element_bytes", "figure_json_bytes", "token_strip_html_chars")}
+    return out
+
+
+def profile_summary(stats, clicks: int, top: int) -> dict:
+    """cProfile of the script runs: the functions with the most time of their own, and the cumulative time of
+    the app's parts and Streamlit's element calls (ms per click; the profiler itself slows the run, so read
+    the shares)."""
+    total = max((ct for (_, _, name), (_, _, _, ct, _) in stats.stats.items() if name == "_run_script"), default=0.0)
+
+    def where(path: str, line: int, name: str) -> str:
+        short = path.split("site-packages/")[-1].replace(str(ROOT) + "/", "")
+        return f"{short}:{line} {name}"
+
+    rows = [(where(*key), nc, tt, ct) for key, (_, nc, tt, ct, _) in stats.stats.items()]
+    own = sorted(rows, key=lambda r: -r[2])[:top]
+    parts = sorted((r for r in rows if r[0].rsplit(" ", 1)[-1] in PROFILED
+                    and ("autoreg" in r[0] or r[0].startswith(("pages/", "app.py", "streamlit/elements")))),
+                   key=lambda r: -r[3])[:top * 2]
+
+    def fmt(r):
+        return {"function": r[0], "calls_per_click": round(r[1] / clicks, 1), "own_ms_per_click": round(r[2] * 1000 / clicks, 2),
+                "cumulative_ms_per_click": round(r[3] * 1000 / clicks, 2),
+                "share_of_run": round(r[3] / total, 3) if total else None}
+
+    return {"clicks": clicks, "run_ms_per_click_profiled": round(total * 1000 / clicks, 1),
+            "top_own_time": [fmt(r) for r in own], "app_and_element_calls": [fmt(r) for r in parts]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -292,13 +541,23 @@ def main(argv: list[str] | None = None) -> int:
                              "both servers read that checkout's .streamlit/config.toml")
     parser.add_argument("--only", action="append", choices=[a.name for a in actions() if a.server == "app"],
                         help="measure only these actions (and the bare page)")
+    parser.add_argument("--script-clicks", type=int, default=10,
+                        help="clicks per page run in process under AppTest (server side: script time, figure JSON, "
+                             "elements, strip HTML); 0 = skip")
+    parser.add_argument("--profile-clicks", type=int, default=0,
+                        help="then profile this many of the step page's clicks with cProfile")
+    parser.add_argument("--no-browser", action="store_true", help="only the in-process part (no Chromium)")
     args = parser.parse_args(argv)
     if not 1 <= args.clicks <= 200 or not 0 <= args.warmup <= 20:
         parser.error("--clicks must lie in 1..200 and --warmup in 0..20")
+    if not 0 <= args.script_clicks <= 200 or not 0 <= args.profile_clicks <= 200:
+        parser.error("--script-clicks and --profile-clicks must lie in 0..200")
     load = tuple(round(x, 2) for x in os.getloadavg())
     t0 = time.perf_counter()
-    report = run(args.clicks, args.warmup, max(1, min(args.rounds, args.clicks)), args.streamlit_option,
-                 args.app_root.resolve(), args.only)
+    report = {} if args.no_browser else run(args.clicks, args.warmup, max(1, min(args.rounds, args.clicks)),
+                                            args.streamlit_option, args.app_root.resolve(), args.only)
+    if args.script_clicks:
+        report["script_run"] = script_cost(args.script_clicks, args.warmup, args.profile_clicks, only=args.only)
     report["machine"] = {"cpu_count": os.cpu_count(), "load_average_at_start": load,
                          "load_average_at_end": tuple(round(x, 2) for x in os.getloadavg()),
                          "torch_threads_env": os.environ.get("AUTOREG_TORCH_THREADS"),
