@@ -23,7 +23,7 @@ from autoreg_core.replay import ReplayError, recipe_from_dict, recipe_of, recipe
 from autoreg_core.session import SessionError, SessionSnapshot
 
 from . import class_mode_text as text
-from . import keys, messages
+from . import glossary, keys, messages
 from .class_store import ClassError, ClassInfo, ClassStore, Round, class_hours, default_path, normal_code
 from .state import current_bundle, current_config, current_session
 
@@ -274,6 +274,7 @@ def render() -> None:
 
     state = st.session_state
     st.title(text.TITLE)
+    glossary.terms_here("class")
     st.markdown(text.INTRO)
     code = state.get(keys.CLASS_CODE)
     publish(state)  # before the counters are read: this page's own publishing must not look like news

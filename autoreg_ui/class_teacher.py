@@ -6,6 +6,7 @@ of guesses against the model's distribution, and the tree of the class's draws.
 """
 from __future__ import annotations
 
+import html
 from dataclasses import replace
 
 import pandas as pd
@@ -18,7 +19,7 @@ from autoreg_core.replay import config_from_dict, config_to_dict
 from autoreg_core.session import SessionError
 from autoreg_core.tokens import single_token_view
 
-from . import class_mode, keys, messages
+from . import class_mode, guide, keys, messages
 from . import class_mode_text as text
 from .charts import show_chart
 from .class_store import MAX_DRAW_TOKENS, ClassError, ClassInfo, Student
@@ -60,14 +61,17 @@ def join_block(code: str) -> None:
     left.markdown(f"<div style='font-size:3.2rem;font-weight:700;letter-spacing:.3rem'>{code}</div>",
                   unsafe_allow_html=True)  # the code is [A-Z0-9] only (normal_code)
     left.markdown(f"{text.JOIN_WITH} `{join_url}`")
-    right.image(qr_svg(join_url), caption=text.QR_ALT, width=220)
+    right.markdown(qr_img(join_url), unsafe_allow_html=True)  # an <img> we build: a data URI and a fixed alt
+    right.caption(text.QR_ALT)
     st.caption(text.KEY_WARNING)
 
 
-def qr_svg(url: str) -> str:
+def qr_img(url: str) -> str:
+    """The join link as a QR code: black on white on any theme, an image with a name for screen readers."""
     import segno
 
-    return segno.make(url, error="m").svg_inline(scale=6, dark="#000000", light="#ffffff")  # readable on any theme
+    uri = segno.make(url, error="m").svg_data_uri(scale=5, dark="#000000", light="#ffffff")
+    return f'<img src="{html.escape(uri)}" alt="{html.escape(text.QR_ALT)}" width="220" height="220">'
 
 
 def seats(students: list[Student]) -> None:
@@ -105,6 +109,7 @@ def nicknames(students: list[Student]) -> dict[str, str]:
 # ---------------------------------------------------------------- predict the next token
 def question_panel(info: ClassInfo, session, key: str, students: list[Student]) -> None:
     st.subheader(text.QUESTION_HEADER)
+    guide.show(text.QUESTION_HEADER)
     store, config = class_mode.store(), current_config()
     question = store.question(info.code, info.open_question)
     buttons = st.columns(3)
@@ -185,6 +190,7 @@ def show_reveal(info: ClassInfo, question, guesses, students: list[Student]) -> 
 # ---------------------------------------------------------------- everyone samples
 def sample_panel(info: ClassInfo, session, key: str, students: list[Student]) -> None:
     st.subheader(text.SAMPLE_HEADER)
+    guide.show(text.SAMPLE_HEADER)
     st.caption(text.SAMPLE_INTRO)
     config = current_config()
     row = st.columns([1, 2, 1, 1], vertical_alignment="bottom")

@@ -27,12 +27,12 @@ class Term:
         return re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
 
 
-START, STEP, TOKENS, ATTENTION, SAMPLING, COST, INSIDE, SERVING = (
-    "start", "step", "tokens", "attention", "sampling", "cost", "inside", "serving")
+START, STEP, TOKENS, ATTENTION, SAMPLING, COST, INSIDE, SERVING, CLASS = (
+    "start", "step", "tokens", "attention", "sampling", "cost", "inside", "serving", "class")
 # in the navigation's order
 PAGE_TITLES = {START: "Start here", STEP: "Step through generation", TOKENS: "Tokens",
                ATTENTION: "Attention and the KV cache", SAMPLING: "Sampling lab", COST: "Naive vs KV cache",
-               INSIDE: "Inside generation", SERVING: "How servers go fast"}
+               INSIDE: "Inside generation", SERVING: "How servers go fast", CLASS: "Class"}
 
 GROUPS: dict[str, tuple[Term, ...]] = {
     "The loop": (
@@ -168,6 +168,12 @@ GROUPS: dict[str, tuple[Term, ...]] = {
         Term("Mixed precision", "Matrix products in 16-bit floats while softmax, normalisation and "
              "accumulation stay in 32-bit.", SERVING),
     ),
+    "In a class": (
+        Term("Surprisal", "How surprising a token was to the model: −log₂ p, in bits. A token with p = ½ has 1 bit, "
+             "p = 1/1024 has 10. A class guess scores 100 points minus 10 per bit.", CLASS),
+        Term("Prefix tree", "Many continuations of the same text merged by their shared beginnings: every branch "
+             "is a token after the tokens to its left, counted by how many continuations took it.", CLASS),
+    ),
 }
 
 # Every term each page uses, so its "Terms on this page" popover reaches them all (a term may be on
@@ -207,6 +213,9 @@ PAGE_TERMS: dict[str, tuple[str, ...]] = {
         "Compute-bound", "Arithmetic intensity", "Ridge point", "Batch", "Continuous batching",
         "Speculative decoding", "Draft", "Verify", "Acceptance rate", "Quantization", "KL divergence",
         "Weight-only quantization", "Mixed precision", "Tensor parallelism", "PagedAttention"),
+    CLASS: LOOP_WORDS + (
+        "Softmax", "Temperature", "Seed", "Greedy", "Top-k", "Top-p (nucleus)", "Min-p", "Repetition penalty",
+        "max_new_tokens", "Surprisal", "Prefix tree", "Batch"),
 }
 
 

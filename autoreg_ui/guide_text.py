@@ -189,6 +189,20 @@ GUIDES: dict[str, tuple[str, str, str]] = {
         "Open the first stop, then answer one of the questions below before anyone checks it.",
         "Which question below would you ask the class before they touch the app, and what do you expect them "
         "to answer?"),
+    # ---- class page
+    "Predict the next token": (
+        "The orange bars are the class's guesses, the blue ones the model's probabilities for the same tokens at "
+        "the same step: where they meet, the class thought like the model.",
+        "Ask the class at a point where the next word is obvious, then again where it is open; compare how the "
+        "guesses and the model's bars spread.",
+        "A guess the model gave 1% scored far fewer points than one it gave 50%. Is the model's favourite always "
+        "the right answer?"),
+    "Everyone samples": (
+        "Each box is a token after the boxes to its left; its width and number are how many students' draws "
+        "took that branch. One wide branch means the class agreed.",
+        "Sample at temperature 0.3, then at 1.5, and compare the rounds table: how many different first tokens?",
+        "Every student used the same text and settings; why did their continuations differ, and what would make "
+        "them all equal?"),
     # ---- serving page: the live panel
     LIVE_PANEL: (
         "The panel counts this server's forward passes over the last minute by how many rows (tabs' steps) each "

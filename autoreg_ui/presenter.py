@@ -17,8 +17,9 @@ from . import keys, link_codec, palette
 ROOT_FONT_PX = 22  # against the theme's 16: every rem-sized thing grows by 1.375
 BIG_BUTTON_REM = 1.3
 
-# in any theme: the token chips keep dark text on their light backgrounds (a dark theme would make it white)
-BASE_CSS = f"<style>.tokstrip .tok, .attstrip .atok {{ color: {palette.INK}; }}</style>"
+# in any theme: the token chips keep dark text on their light backgrounds (a dark theme would make it white);
+# the theme's text colour, which reads at 7:1 or more on every shade of the probability ramp (palette.PROB_RAMP)
+BASE_CSS = f"<style>.tokstrip .tok, .attstrip .atok {{ color: {palette.TEXT}; }}</style>"
 # The dark theme's light-blue primary colour reads well as text on the dark page, but white text on it
 # does not (2.5:1): primary buttons get dark text instead (7.6:1, WCAG AA).
 DARK_CSS = ('<style>[data-testid="stBaseButton-primary"], [data-testid="stBaseButton-primary"] p '

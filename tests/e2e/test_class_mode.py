@@ -5,6 +5,7 @@ import re
 import pytest
 
 from .conftest import ARTIFACTS, _free_port, start_server, stop_server
+from .test_accessibility import AXE, _axe, _own
 
 pytestmark = pytest.mark.e2e
 
@@ -112,6 +113,12 @@ def test_a_class_round_in_the_browser(browser, tmp_path):
         for page in students:
             page.get_by_text(re.compile(r"Your tab drew \(seed \d+\)")).wait_for()
         teacher.screenshot(path=str(ARTIFACTS / "class-teacher-tree.png"), full_page=True)
+        violations = {}
+        if AXE.exists():  # WCAG 2.1 A/AA on the teacher's desk (guesses, tree) and a student's seat
+            for who, page in (("teacher", teacher), ("student", students[0])):
+                _idle(page)
+                violations[who] = _own(_axe(page), page)
+            assert violations == {"teacher": [], "student": []}, violations
 
         # explore on my own, then follow again
         students[0].get_by_role("button", name="Explore on my own").click()
@@ -144,6 +151,16 @@ def test_a_class_round_in_the_browser(browser, tmp_path):
             page.get_by_text(f"You are in class {code}").wait_for()
             page.get_by_text(re.compile(r"points")).first.wait_for()
         teacher.screenshot(path=str(ARTIFACTS / "class-after-restart.png"), full_page=True)
+
+        # presenter mode on the projector: the same class, dark and large, still readable by everyone
+        teacher.goto(teacher.url + "&present=1")
+        teacher.wait_for_url("**embed_options=dark_theme**")
+        teacher.get_by_role("heading", name="Your class").wait_for()
+        _tree(teacher)
+        _idle(teacher)
+        teacher.screenshot(path=str(ARTIFACTS / "class-teacher-presenter.png"), full_page=True)
+        if AXE.exists():
+            assert _own(_axe(teacher), teacher) == []
     finally:
         for ctx in contexts:
             ctx.close()

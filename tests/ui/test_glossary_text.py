@@ -50,11 +50,13 @@ def test_units_name_nats_bits_and_binary_bytes():
 
 def test_an_entry_says_every_page_that_uses_it_its_own_page_first():
     kv = text.term_named("KV cache")
-    assert text.pages_of(kv) == ["attention", "start", "step", "tokens", "sampling", "cost", "inside", "serving"]
+    assert text.pages_of(kv) == ["attention", "start", "step", "tokens", "sampling", "cost", "inside", "serving",
+                                 "class"]
     assert text.entry_markdown(kv) == (kv.meaning + " *Seen on:* [Attention and the KV cache](/attention) · "
                                        "[Start here](/start) · [Step through generation](/step) · [Tokens](/tokens) · "
                                        "[Sampling lab](/sampling) · [Naive vs KV cache](/cost) · "
-                                       "[Inside generation](/inside) · [How servers go fast](/serving).")
+                                       "[Inside generation](/inside) · [How servers go fast](/serving) · "
+                                       "[Class](/class).")
     bpe = text.term_named("Byte-level BPE")
     assert text.entry_markdown(bpe) == bpe.meaning + " *Seen on:* [Tokens](/tokens)."
 
@@ -89,7 +91,8 @@ SOURCES = {"start": ("pages/0_start.py", "autoreg_ui/start_text.py", "autoreg_ui
            "sampling": ("pages/3_sampling.py", "autoreg_ui/sampling_text.py", "autoreg_ui/sampling.py"),
            "cost": ("pages/4_cost.py", "autoreg_ui/cost_text.py", "autoreg_ui/cost.py"),
            "inside": ("pages/5_inside.py", "autoreg_ui/inside_text.py", "autoreg_ui/inside.py"),
-           "serving": ("pages/6_serving.py", "autoreg_ui/serving_text.py", "autoreg_ui/serving.py")}
+           "serving": ("pages/6_serving.py", "autoreg_ui/serving_text.py", "autoreg_ui/serving.py"),
+           "class": ("pages/9_class.py", "autoreg_ui/class_mode_text.py")}
 
 
 def _used_on(page: str) -> set[str]:
