@@ -6,7 +6,7 @@ page from ``pages/``.
 """
 import streamlit as st
 
-from autoreg_ui import class_mode, limits, links, messages, presenter
+from autoreg_ui import class_live, class_mode, limits, links, messages, presenter
 from autoreg_ui.charts import install_export_script
 from autoreg_ui.sidebar import render_sidebar, render_tools
 from autoreg_ui.state import current_bundle
@@ -49,4 +49,4 @@ class_mode.keep_in_url(st.session_state, st.query_params)
 class_mode.heartbeat(page.url_path)
 page.run()
 links.sync_url()
-class_mode.publish()  # a teacher's tab: whatever this run changed reaches the class (steps also publish at once)
+class_live.publish()  # a teacher's tab: whatever this run changed reaches the class (steps also publish at once)

@@ -1,7 +1,7 @@
 """A student's seat: the join form, the teacher's text as it grows, a guess, a draw, and exploring alone.
 
 A following student's tab computes nothing the teacher did not: it draws the teacher's own step records
-(``class_mode.class_snapshot``). The only model work a student's tab does is its own: scoring its guess
+(``class_live.class_snapshot``). The only model work a student's tab does is its own: scoring its guess
 against the logits the teacher published, and its draw when the whole class samples.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from autoreg_core.replay import ReplayError, config_from_dict, config_to_dict, r
 from autoreg_core.session import SessionError, SessionSnapshot
 from autoreg_core.tokens import sequence_text
 
-from . import class_mode, keys, limits, messages
+from . import class_live, keys, limits, messages
 from . import class_mode_text as text
 from .charts import show_chart
 from .class_store import GUESS_MAX, NICKNAME_MAX, ClassError, ClassInfo, normal_code
@@ -35,12 +35,12 @@ def join_form(code: str) -> None:
                 st.info(text.NO_CLASS)
             return
     try:
-        seat = class_mode.store().join(typed, nick, source=class_mode.source())
+        seat = class_live.store().join(typed, nick, source=class_live.source())
     except ClassError as exc:
         st.error(str(exc))
         return
     joined = normal_code(typed)
-    class_mode.leave(st.session_state, st.query_params)
+    class_live.leave(st.session_state, st.query_params)
     st.session_state.update({keys.CLASS_CODE: joined, keys.CLASS_SEAT: seat, keys.CLASS_MODE: "following"})
     st.query_params.update({"class": joined, "seat": seat})
     st.rerun()
@@ -49,11 +49,11 @@ def join_form(code: str) -> None:
 def view(info: ClassInfo, on_class_page: bool) -> None:
     """The seat, on the Class page or (a follower) in place of the step page."""
     state, code, seat = st.session_state, info.code, st.session_state[keys.CLASS_SEAT]
-    store = class_mode.store()
+    store = class_live.store()
     me = store.student(code, seat)
     if me is None or me.removed:
         st.warning(text.REMOVED_YOU)
-        class_mode.leave(state, st.query_params)
+        class_live.leave(state, st.query_params)
         return
     mode = state.get(keys.CLASS_MODE, "following")
     if on_class_page:
@@ -62,7 +62,7 @@ def view(info: ClassInfo, on_class_page: bool) -> None:
         st.markdown(text.YOU_ARE.format(code=code, as_name=as_name))
     else:
         st.info(text.FOLLOWING_HERE.format(code=code))
-    snapshot = class_mode.class_snapshot(code, info)
+    snapshot = class_live.class_snapshot(code, info)
     seat_buttons(info, mode, snapshot is not None, on_class_page)
     if snapshot is None:
         st.info(text.WAITING)
@@ -95,15 +95,15 @@ def seat_buttons(info: ClassInfo, mode: str, has_text: bool, on_class_page: bool
         st.caption(text.EXPLORING)
         if row[0].button(text.FOLLOW_BUTTON, key=keys.CLASS_FOLLOW):
             state[keys.CLASS_MODE] = "following"
-            class_mode.store().seen(info.code, state[keys.CLASS_SEAT], "following", "class")
+            class_live.store().seen(info.code, state[keys.CLASS_SEAT], "following", "class")
             st.rerun()
     if row[2].button(text.LEAVE_BUTTON, key=keys.CLASS_LEAVE):
-        class_mode.leave(state, st.query_params)
+        class_live.leave(state, st.query_params)
         st.rerun()
 
 
 def guess_box(info: ClassInfo, question, snapshot: SessionSnapshot, seat: str) -> None:
-    store = class_mode.store()
+    store = class_live.store()
     mine = [g for g in store.guesses(info.code, question.id) if g.student == seat]
     if question.revealed is not None:
         model = question.model
@@ -144,7 +144,7 @@ def draw_seed(seat: str, rid: int) -> int:
 
 def my_draw(info: ClassInfo, seat: str) -> None:
     """This tab's continuation for the open round: drawn once (its decode passes shared with the class's)."""
-    store = class_mode.store()
+    store = class_live.store()
     rnd = store.round(info.code, info.open_round)
     if rnd is None:
         return
@@ -153,7 +153,7 @@ def my_draw(info: ClassInfo, seat: str) -> None:
     if not mine and bundle is not None:
         seed = draw_seed(seat, rnd.id)
         try:
-            prefix = class_mode.round_prefix(rnd)
+            prefix = class_live.round_prefix(rnd)
             tokens = draw_one(bundle, prefix, config_from_dict(rnd.config), rnd.tokens, seed)
             store.add_draw(info.code, seat, rnd.id, tokens, seed)
         except (ClassError, ReplayError, ValueError) as exc:
@@ -179,5 +179,5 @@ def explore(info: ClassInfo) -> None:
     state[keys.SESSION] = session
     limits.hold(session)  # as every tab's session: an idle one gives its memory back
     state[keys.CLASS_MODE] = "exploring"
-    class_mode.store().seen(info.code, state[keys.CLASS_SEAT], "exploring", "step")
+    class_live.store().seen(info.code, state[keys.CLASS_SEAT], "exploring", "step")
     st.switch_page("pages/1_step.py", query_params={"class": info.code, "seat": state[keys.CLASS_SEAT]})

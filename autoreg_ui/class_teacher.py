@@ -19,7 +19,7 @@ from autoreg_core.replay import config_from_dict, config_to_dict
 from autoreg_core.session import SessionError
 from autoreg_core.tokens import single_token_view
 
-from . import class_mode, guide, keys, messages
+from . import class_live, guide, keys, messages
 from . import class_mode_text as text
 from .charts import show_chart
 from .class_store import MAX_DRAW_TOKENS, ClassError, ClassInfo, Student
@@ -34,13 +34,13 @@ def view(info: ClassInfo) -> None:
     key = st.session_state[keys.CLASS_KEY]
     st.header(text.TEACHER_HEADER)
     join_block(info.code)
-    students = [s for s in class_mode.store().students(info.code) if not s.removed]
+    students = [s for s in class_live.store().students(info.code) if not s.removed]
     seats(students)
     options = st.columns(2)
     names = options[0].toggle(text.NAMES_TOGGLE, value=info.names_on, key=keys.CLASS_NAMES)
     board = options[1].toggle(text.BOARD_TOGGLE, value=info.leaderboard, key=keys.CLASS_BOARD)
     if (names, board) != (info.names_on, info.leaderboard):
-        act(lambda: class_mode.store().set_options(info.code, key, names_on=names, leaderboard=board))
+        act(lambda: class_live.store().set_options(info.code, key, names_on=names, leaderboard=board))
 
     session = current_session()
     if session is None:
@@ -56,7 +56,7 @@ def view(info: ClassInfo) -> None:
 
 def join_block(code: str) -> None:
     """The code, the join link and its QR code, large enough to project."""
-    join_url = f"{class_mode.base_url()}/?class={code}"
+    join_url = f"{class_live.base_url()}/?class={code}"
     left, right = st.columns([2, 1])
     left.markdown(f"<div style='font-size:3.2rem;font-weight:700;letter-spacing:.3rem'>{code}</div>",
                   unsafe_allow_html=True)  # the code is [A-Z0-9] only (normal_code)
@@ -110,7 +110,7 @@ def nicknames(students: list[Student]) -> dict[str, str]:
 def question_panel(info: ClassInfo, session, key: str, students: list[Student]) -> None:
     st.subheader(text.QUESTION_HEADER)
     guide.show(text.QUESTION_HEADER)
-    store, config = class_mode.store(), current_config()
+    store, config = class_live.store(), current_config()
     question = store.question(info.code, info.open_question)
     buttons = st.columns(3)
     if buttons[0].button(text.ASK_BUTTON, key=keys.CLASS_ASK, help=text.ASK_HELP, type="primary"):
@@ -119,7 +119,7 @@ def question_panel(info: ClassInfo, session, key: str, students: list[Student]) 
             st.warning(text.STOPPED.format(why=stop[1]))
         else:
             session.next_pipeline(config)  # the prefill, if the text has not had one: students score against it
-            class_mode.publish()
+            class_live.publish()
             act(lambda: store.ask(info.code, key, len(session.records)))
     if question is None:
         return
@@ -141,7 +141,7 @@ def reveal(info: ClassInfo, session, key: str, question) -> None:
         st.warning(text.STOPPED.format(why=text.MOVED))
         return
     probs = session.next_pipeline(config).raw_probs
-    guesses = class_mode.store().guesses(info.code, question.id)  # read again: the last guess may be seconds old
+    guesses = class_live.store().guesses(info.code, question.id)  # read again: the last guess may be seconds old
     top = probs.topk(TOP_SHOWN).indices.tolist()
     tokens = sorted({g.token for g in guesses} | set(top))
     try:
@@ -152,8 +152,8 @@ def reveal(info: ClassInfo, session, key: str, question) -> None:
     model = {"choice": record.token_id, "choice_label": label(bundle, record.token_id), "prob": record.prob,
              "rank": record.rank, "top": top,
              "tokens": {str(t): [label(bundle, t), float(probs[t])] for t in tokens}}
-    class_mode.publish()
-    act(lambda: class_mode.store().reveal(info.code, key, question.id, model))
+    class_live.publish()
+    act(lambda: class_live.store().reveal(info.code, key, question.id, model))
 
 
 def label(bundle, token: int) -> str:
@@ -181,7 +181,7 @@ def show_reveal(info: ClassInfo, question, guesses, students: list[Student]) -> 
     st.dataframe(pd.DataFrame(rows, columns=text.GUESS_COLUMNS), hide_index=True)
     st.caption(text.SCORE_RULE)
     if info.leaderboard:
-        scores = class_mode.store().scores(info.code)
+        scores = class_live.store().scores(info.code)
         board = sorted(((nick.get(s, "—") if info.names_on else text.ANONYMOUS.format(n=i + 1), v)
                         for i, (s, v) in enumerate(scores.items())), key=lambda r: -r[1])
         st.dataframe(pd.DataFrame(board, columns=text.BOARD_COLUMNS), hide_index=True)
@@ -200,8 +200,8 @@ def sample_panel(info: ClassInfo, session, key: str, students: list[Student]) ->
     if row[2].button(text.SAMPLE_BUTTON, key=keys.CLASS_SAMPLE, help=text.SAMPLE_HELP, type="primary"):
         start_round(info, session, key, int(n), replace(config, temperature=float(temperature)))
     if info.open_round is not None and row[3].button(text.SAMPLE_CLOSE, key=keys.CLASS_SAMPLE_CLOSE):
-        act(lambda: class_mode.store().close_round(info.code, key))
-    rounds = class_mode.store().rounds(info.code)
+        act(lambda: class_live.store().close_round(info.code, key))
+    rounds = class_live.store().rounds(info.code)
     if rounds:
         show_round(info, rounds, session.bundle, students)
 
@@ -212,18 +212,18 @@ def start_round(info: ClassInfo, session, key: str, n: int, config) -> None:
     with session.lock:
         prefix = Prefix(tuple(session.ids), copy_cache(session.cache, session.bundle), session.pending_logits)
     try:
-        rid = class_mode.store().start_round(info.code, key, len(prefix.ids) - session.prompt_len, n,
+        rid = class_live.store().start_round(info.code, key, len(prefix.ids) - session.prompt_len, n,
                                              config_to_dict(config), list(prefix.ids))
     except ClassError as exc:
         st.error(str(exc))
         return
-    class_mode.keep_prefix(rid, prefix)
+    class_live.keep_prefix(rid, prefix)
     st.session_state[keys.CLASS_SAMPLE_SHOWN] = rid
     st.rerun()
 
 
 def show_round(info: ClassInfo, rounds, bundle, students: list[Student]) -> None:
-    store = class_mode.store()
+    store = class_live.store()
     by_id = {r.id: r for r in rounds}
     if st.session_state.get(keys.CLASS_SAMPLE_SHOWN) not in by_id:
         st.session_state[keys.CLASS_SAMPLE_SHOWN] = rounds[-1].id
@@ -262,7 +262,7 @@ def rounds_frame(rounds, drawn: dict) -> pd.DataFrame:
 # ---------------------------------------------------------------- the class itself
 def manage(info: ClassInfo, key: str, students: list[Student]) -> None:
     """Remove a student; end the class (everything it held is deleted)."""
-    store = class_mode.store()
+    store = class_live.store()
     who = {f"{i}. {name}": student for i, (student, name) in enumerate(nicknames(students).items(), start=1)}
     if who:
         row = st.columns([3, 1], vertical_alignment="bottom")
@@ -275,7 +275,7 @@ def manage(info: ClassInfo, key: str, students: list[Student]) -> None:
         except ClassError as exc:
             st.error(str(exc))
             return
-        class_mode.forget(info.code)
-        class_mode.leave(st.session_state, st.query_params)
+        class_live.forget(info.code)
+        class_live.leave(st.session_state, st.query_params)
         messages.say(text.END_DONE, "info")
         st.rerun()

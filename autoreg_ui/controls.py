@@ -15,7 +15,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from autoreg_core import SessionError
 
-from . import class_mode, guide, keys, limits, links, messages
+from . import class_live, guide, keys, limits, links, messages
 from .state import current_config, current_session, session_or_start
 
 NEXT_SHORTCUT, GENERATE_SHORTCUT, UNDO_SHORTCUT, RESET_SHORTCUT, ADVANCE_SHORTCUT = "N", "G", "U", "X", "A"
@@ -43,7 +43,7 @@ def _on_session(action: Callable, *args, start: bool = False) -> None:
         messages.say(str(exc))
     if get_script_run_ctx() is not None:  # in the app (not a plain unit test): keep the link and the class current
         links.sync_url()
-        class_mode.publish()
+        class_live.publish()
 
 
 def next_token(capture_attention: bool = False) -> None:

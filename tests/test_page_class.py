@@ -11,13 +11,13 @@ from conftest import ROOT
 
 @pytest.fixture
 def class_db(tmp_path, monkeypatch, tiny_folder):
-    from autoreg_ui import class_mode
+    from autoreg_ui import class_live, class_mode
 
     monkeypatch.setenv("AUTOREG_CLASS_DB", str(tmp_path / "classes.sqlite3"))
     monkeypatch.setenv("AUTOREG_ALLOWED_MODELS", tiny_folder)
     class_mode.store.clear()
-    with class_mode._live_lock:
-        class_mode._live.clear()
+    with class_live._live_lock:
+        class_live._live.clear()
     yield tmp_path / "classes.sqlite3"
     class_mode.store.clear()
 
@@ -81,9 +81,9 @@ def test_a_class_round_from_start_to_reveal(class_db, tiny_folder):
         strip = next(m.value for m in s.markdown if "tokstrip" in m.value)  # the teacher's text, token by token
         assert [int(t) for t in re.findall(r'title="position \d+ · id (\d+)', strip)] == ids
         assert strip.count('class="tok gen') == 3
-    from autoreg_ui import class_mode
+    from autoreg_ui import class_live
 
-    held = class_mode._live[code][1]
+    held = class_live._live[code][1]
     assert list(held.ids) == ids
 
     # a question: three guesses, the reveal, each student's own score

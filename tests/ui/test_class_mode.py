@@ -1,7 +1,8 @@
-"""Who a tab is in a class, read from and kept in its address (plain dicts stand in for Streamlit's)."""
+"""Who a tab is in a class (class_mode reads and keeps its address; class_live answers who it is); plain dicts
+stand in for Streamlit's state and query."""
 import pytest
 
-from autoreg_ui import class_mode, keys
+from autoreg_ui import class_live, class_mode, keys
 from autoreg_ui.class_student import draw_seed
 
 
@@ -26,8 +27,8 @@ def test_the_teachers_key_and_a_students_seat_come_from_the_address(store):
     assert [level for level, _ in forged[keys.MESSAGES]] == ["error"]  # refused, with a message
     class_mode.read_link(forged, {"class": code, "key": key[:-1] + "x"})
     assert len(forged[keys.MESSAGES]) == 1  # said once per key
-    assert class_mode.is_teacher(teacher) and not class_mode.is_student(teacher)
-    assert class_mode.is_follower(student) and not class_mode.is_teacher(forged)
+    assert class_live.is_teacher(teacher) and not class_live.is_student(teacher)
+    assert class_live.is_follower(student) and not class_live.is_teacher(forged)
 
 
 def test_the_address_keeps_the_tabs_place_and_leaving_clears_it():
@@ -35,7 +36,7 @@ def test_the_address_keeps_the_tabs_place_and_leaving_clears_it():
     query = {"class": "ABC234", "key": "stale", "prompt": "Hi"}
     class_mode.keep_in_url(state, query)
     assert query == {"class": "ABC234", "seat": "s1", "prompt": "Hi"}
-    class_mode.leave(state, query)
+    class_live.leave(state, query)
     assert query == {"prompt": "Hi"} and state == {}
     untouched = {"key": "x"}
     class_mode.keep_in_url({}, untouched)  # a tab in no class leaves the address alone
