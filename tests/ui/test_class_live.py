@@ -1,0 +1,34 @@
+"""What a class's tabs share in the process: roles read from the tab's state, leaving, the kept round prefixes."""
+from autoreg_ui import class_live, keys
+
+
+def test_roles_come_from_the_tabs_state():
+    teacher = {keys.CLASS_CODE: "ABC234", keys.CLASS_KEY: "k"}
+    following = {keys.CLASS_CODE: "ABC234", keys.CLASS_SEAT: "s"}
+    exploring = {**following, keys.CLASS_MODE: "exploring"}
+    assert class_live.is_teacher(teacher) and not class_live.is_student(teacher)
+    assert class_live.is_follower(following) and class_live.is_student(exploring)
+    assert not class_live.is_follower(exploring) and not class_live.is_teacher({keys.CLASS_KEY: "k"})
+
+
+def test_leaving_forgets_the_class_in_state_and_address():
+    state = {keys.CLASS_CODE: "ABC234", keys.CLASS_SEAT: "s", keys.CLASS_DRAWN: 3, "other": 1}
+    query = {"class": "ABC234", "seat": "s", "prompt": "Hi"}
+    class_live.leave(state, query)
+    assert state == {"other": 1} and query == {"prompt": "Hi"}
+
+
+def test_round_prefixes_are_bounded_newest_kept(monkeypatch):
+    monkeypatch.setattr(class_live, "_prefixes", type(class_live._prefixes)())
+    for rid in range(class_live.KEPT_PREFIXES + 3):
+        class_live.keep_prefix(rid, f"prefix {rid}")
+    kept = list(class_live._prefixes)
+    assert kept == list(range(3, class_live.KEPT_PREFIXES + 3))
+    class_live.keep_prefix(3, "again")  # kept again: newest now
+    assert list(class_live._prefixes)[-1] == 3 and len(class_live._prefixes) == class_live.KEPT_PREFIXES
+
+
+def test_a_class_that_ended_drops_its_live_text(monkeypatch):
+    monkeypatch.setattr(class_live, "_live", {"ABC234": ({}, None), "XYZ789": ({}, None)})
+    class_live.forget("ABC234")
+    assert list(class_live._live) == ["XYZ789"]
