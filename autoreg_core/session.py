@@ -185,7 +185,7 @@ class Session:
         """``_feed``, and the rows of the pass: one decode token without capture goes through the model's
         cross-tab batcher (it may share a pass with other tabs' steps); anything else is a solo pass."""
         if len(ids) == 1 and not capture and self.batched:
-            shared = batcher.batcher_for(self.bundle).decode(self.cache, ids[0])
+            shared = batcher.batcher_for(self.bundle).decode(self.cache, ids[0], owner=self)  # this tab, not this cache
             return shared.logits, shared.ms, None, shared.rows
         start = self.cache_len
         fwd = decode.forward(self.bundle, ids, self.cache, hidden_states=capture)

@@ -198,7 +198,7 @@ INSIDE_UNEMBED_KEPT = "inside_unembed_kept"  # (model, text) → its W·h + b re
 
 # ---------------------------------------------------------------- how servers go fast
 SRV_PAGE = "srv"  # prefix of the shared step buttons' keys on this page
-SRV_LIVE_REFRESH = "srv_live_refresh"
+SRV_LIVE_REFRESH = "srv_live_refresh"  # the live panel's "Update every 5 s" switch
 SRV_LIVE_CHART = "srv_live_chart"
 SRV_CHART = "srv_chart"  # prefix of every chart on the page (one suffix per chart)
 SRV_BATCH_MAX = "srv_batch_max"

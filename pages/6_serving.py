@@ -24,6 +24,7 @@ controls.step_row(keys.SRV_PAGE)
 
 
 st.subheader(text.LIVE_TITLE)
+guide.show(text.LIVE_TITLE)
 st.markdown(text.LIVE_INTRO)
 if not batcher.enabled():
     st.info(text.LIVE_OFF)
