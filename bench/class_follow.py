@@ -106,12 +106,18 @@ async def run(url: str, db: Path, n_students: int, seconds: float, period: float
     steps: list[tuple[float, list[int]]] = []  # (click time, the teacher's generated ids after it)
     cpu1, t1 = (cpu_seconds(pid) if pid else None), time.perf_counter()
     stop_at = t1 + seconds
+    shown = opened.tokens or []
     while time.perf_counter() < stop_at:
         clicked = time.perf_counter()
         result = await teacher.press("step_next")
         errors += result.exceptions
-        if result.tokens is not None:
+        if result.tokens is not None and result.tokens == shown:  # the text has stopped (EOS, max new tokens)
+            clicked = time.perf_counter()
+            result = await teacher.press("step_reset")  # back to the prompt: a change the class must see too
+            errors += result.exceptions
+        if result.tokens is not None and result.tokens != shown:
             steps.append((clicked, list(result.tokens)))
+            shown = result.tokens
         await asyncio.sleep(max(0.0, clicked + period - time.perf_counter()))
     await asyncio.sleep(3.0)  # the last step reaches everyone
     stop.set()
@@ -123,18 +129,22 @@ async def run(url: str, db: Path, n_students: int, seconds: float, period: float
 
 
 def report(steps, followers, errors, cpu_idle, idle_s, polls_idle, cpu_steps, steps_s) -> dict:
-    """Each step's delay to each follower (its first strip with that many tokens), and what it cost."""
+    """Each teacher change's delay to each follower: the first strip after the click equal to the teacher's
+    (whole sequence and length). A follower whose next strip after the click was another one (it skipped
+    this change, or showed other tokens) counts as not equal, with that strip's delay; none at all, missed."""
     delays, wrong, missed = [], 0, 0
-    for clicked, ids in steps:
+    for n, (clicked, ids) in enumerate(steps):
+        until = steps[n + 1][0] if n + 1 < len(steps) else float("inf")
         for f in followers:
-            hit = next(((t, seen) for t, seen in f.updates if len(seen) >= len(ids) and t >= clicked), None)
-            if hit is None:
+            after = [(t, seen) for t, seen in f.updates if t >= clicked]
+            if not after:
                 missed += 1
                 continue
-            t, seen = hit
-            if seen[:len(ids)] != ids or len(seen) != len(ids):
-                wrong += 1  # it skipped this step's strip (or showed other tokens): counted, the delay kept
-            delays.append(t - clicked)
+            hit = next(((t, seen) for t, seen in after if seen == ids and t < until), None)
+            if hit is None:
+                wrong += 1
+                hit = after[0]
+            delays.append(hit[0] - clicked)
     updates = len(delays)
     poll_rate = cpu_idle / idle_s if cpu_idle is not None and idle_s else None
     per_update = ((cpu_steps - poll_rate * steps_s) / updates) if cpu_steps is not None and updates and poll_rate is not None else None

@@ -11,20 +11,19 @@ def _follower(updates):
     return class_follow.Follower(0, "seat", client=None, updates=updates)
 
 
-def test_the_report_measures_each_step_to_each_followers_first_strip_with_it():
-    steps = [(10.0, [5]), (13.0, [5, 6])]
-    on_time = _follower([(10.4, [5]), (13.9, [5, 6])])
-    skipped = _follower([(14.5, [5, 6])])  # never drew the first step's strip on its own
-    wrong = _follower([(10.2, [7]), (13.5, [7, 6])])  # drew other tokens
+def test_the_report_measures_each_change_to_each_followers_first_equal_strip():
+    steps = [(10.0, [5]), (13.0, [5, 6]), (16.0, [])]  # two steps, then a reset
+    on_time = _follower([(10.4, [5]), (13.9, [5, 6]), (16.5, [])])
+    skipped = _follower([(14.5, [5, 6]), (17.0, [])])  # never drew the first step's strip
+    wrong = _follower([(10.2, [7]), (13.5, [7, 6]), (16.2, [])])  # drew other tokens before the reset
     out = class_follow.report(steps, [on_time, skipped, wrong], [], 0.2, 10.0, 10, 4.0, 20.0)
-    assert out["teacher_steps"] == 2 and out["follower_updates"] == 6 and out["missed_updates"] == 0
-    assert out["strips_not_equal_to_the_teachers"] == 3  # skipped's first + wrong's two
-    delays = sorted(round(d, 1) for d in (0.4, 0.9, 4.5, 1.5, 0.2, 0.5))
-    assert out["delay_click_to_follower_page"]["max_ms"] == pytest.approx(delays[-1] * 1000)
+    assert out["teacher_steps"] == 3 and out["follower_updates"] == 9 and out["missed_updates"] == 0
+    assert out["strips_not_equal_to_the_teachers"] == 3  # skipped's first, wrong's first two
+    assert out["delay_click_to_follower_page"]["max_ms"] == pytest.approx(4500.0)  # skipped: its next strip
     assert out["server_cpu"]["idle_polling_s_per_s"] == 0.02
-    assert out["server_cpu"]["per_follower_update_ms"] == pytest.approx((4.0 - 0.02 * 20.0) / 6 * 1000, abs=0.1)
+    assert out["server_cpu"]["per_follower_update_ms"] == pytest.approx((4.0 - 0.02 * 20.0) / 9 * 1000, abs=0.1)
     missing = class_follow.report(steps, [_follower([])], [], None, 1.0, 0, None, 1.0)
-    assert missing["missed_updates"] == 2 and missing["follower_updates"] == 0
+    assert missing["missed_updates"] == 3 and missing["follower_updates"] == 0
 
 
 @pytest.mark.integration
