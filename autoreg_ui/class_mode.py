@@ -133,12 +133,16 @@ def render() -> None:
 
 
 def follow_here() -> bool:
-    """On the step page: a following student sees the teacher's text instead of their own (True: drawn)."""
+    """On the step page: a following student sees the teacher's text instead of their own (True: drawn); an
+    exploring student gets a way back to following above their own text (False: the page goes on)."""
     state = st.session_state
-    if not is_follower(state):
+    if not is_student(state):
         return False
     info = store().info(state[keys.CLASS_CODE])
     if info is None:
+        return False
+    if not is_follower(state):
+        class_student.explore_bar(info)
         return False
     drawn(state, info, teacher=False)
     class_student.view(info, on_class_page=False)

@@ -92,6 +92,8 @@ FOLLOWING = "Following the teacher: this page updates by itself."
 FOLLOWING_HERE = ("You are following your teacher (class {code}): this page shows the teacher's text and "
                   "updates by itself. Press **Explore on my own** to take over from here.")
 EXPLORING = "You are exploring on your own; the class goes on without you."
+EXPLORING_HERE = ("This is your own text, taken over from class {code}; the class goes on without you. "
+                  "**Follow again** shows the teacher's text here.")
 EXPLORE_BUTTON = "Explore on my own"
 EXPLORE_HELP = "Start your own session from exactly this point, on the step page."
 FOLLOW_BUTTON = "Follow again"

@@ -93,13 +93,25 @@ def seat_buttons(info: ClassInfo, mode: str, has_text: bool, on_class_page: bool
             explore(info)
     else:
         st.caption(text.EXPLORING)
-        if row[0].button(text.FOLLOW_BUTTON, key=keys.CLASS_FOLLOW):
-            state[keys.CLASS_MODE] = "following"
-            class_live.store().seen(info.code, state[keys.CLASS_SEAT], "following", "class")
-            st.rerun()
+        follow_again_button(info, row[0])
     if row[2].button(text.LEAVE_BUTTON, key=keys.CLASS_LEAVE):
         class_live.leave(state, st.query_params)
         st.rerun()
+
+
+def follow_again_button(info: ClassInfo, where) -> None:
+    state = st.session_state
+    if where.button(text.FOLLOW_BUTTON, key=keys.CLASS_FOLLOW):
+        state[keys.CLASS_MODE] = "following"
+        class_live.store().seen(info.code, state[keys.CLASS_SEAT], "following", "class")
+        st.rerun()
+
+
+def explore_bar(info: ClassInfo) -> None:
+    """Above an exploring student's own step page: where the class is, and the way back to it."""
+    note, button = st.columns([4, 1], vertical_alignment="center")
+    note.caption(text.EXPLORING_HERE.format(code=info.code))
+    follow_again_button(info, button)
 
 
 def guess_box(info: ClassInfo, question, snapshot: SessionSnapshot, seat: str) -> None:

@@ -140,6 +140,13 @@ def test_a_following_students_step_page_shows_the_teachers_text(class_db, tiny_f
     _ok(student.button(key=keys.CLASS_EXPLORE).click().run())
     assert list(student.session_state[keys.SESSION].ids) == ids
     assert student.session_state[keys.CLASS_MODE] == "exploring"
+    _ok(student.run())  # their own step page: their own buttons, and a way back to the class
+    assert [b for b in student.button if b.key == "step_next"] and "taken over from class" in _text(student)
+    _ok(student.button(key="step_next").click().run())
+    assert len(student.session_state[keys.SESSION].ids) == len(ids) + 1  # their own step; the teacher's text stays
+    assert list(teacher.session_state[keys.SESSION].ids) == ids
+    _ok(student.button(key=keys.CLASS_FOLLOW).click().run())
+    assert student.session_state[keys.CLASS_MODE] == "following" and _strip_ids(student) == ids
 
 
 def test_guesses_stir_the_teacher_and_leave_followers_alone(class_db, tiny_folder):
