@@ -43,6 +43,20 @@ def enabled(environ=os.environ) -> bool:
     return environ.get("AUTOREG_BATCH", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
+def worker_count(environ=os.environ) -> int:
+    """Passes that may run at once: ``AUTOREG_BATCH_WORKERS``, else as many as forward passes may run at once
+    (``decode.limit_concurrent_forwards``: cores ÷ torch threads on a server), else 1.
+
+    One worker would leave a core idle while it runs a pass on the other with one torch thread; with one
+    worker per forward slot, passes of gathered rows run side by side and every core works.
+    """
+    try:
+        wanted = int(environ.get("AUTOREG_BATCH_WORKERS", "0"))
+    except ValueError:
+        wanted = 0
+    return max(1, wanted or decode.forward_slot_count() or 1)
+
+
 @dataclass(frozen=True)
 class Shared:
     """What a step learns of the pass it rode in."""
@@ -98,15 +112,18 @@ def batched_decode(bundle, caches: list[DynamicCache], tokens: list[int]) -> tup
 
 
 class DecodeBatcher:
-    """One worker per model: the decode steps waiting when it is free become one pass."""
+    """Workers per model (``worker_count``): the decode steps waiting when one is free become one pass."""
 
-    def __init__(self, bundle, max_rows: int = MAX_ROWS, gather_ms: float = GATHER_MS, busy_s: float = BUSY_S):
+    def __init__(self, bundle, max_rows: int = MAX_ROWS, gather_ms: float = GATHER_MS, busy_s: float = BUSY_S,
+                 workers: int | None = None):
         self.bundle, self.max_rows, self.gather_ms, self.busy_s = bundle, max_rows, gather_ms, busy_s
+        self.workers = max(1, workers or worker_count())
         self._cv = threading.Condition()
         self._queue: list[_Ask] = []
         self._recent: deque[tuple[float, Callable[[], object]]] = deque(maxlen=256)  # (when, weak ref to the owner)
         self._passes: deque[PassRecord] = deque()
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
+        self._idle = 0  # workers waiting for an ask
         self._waits = 0  # passes before which the worker waited for company
         self._totals = Totals(0, 0, 0)
 
@@ -121,9 +138,11 @@ class DecodeBatcher:
         with self._cv:
             self._recent.append((time.monotonic(), _weak(owner)))
             self._queue.append(ask)
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._work, name="autoreg-decode-batcher", daemon=True)
-                self._thread.start()
+            self._threads = [t for t in self._threads if t.is_alive()]
+            if self._idle == 0 and len(self._threads) < self.workers:  # every worker busy: one more may start
+                thread = threading.Thread(target=self._work, name="autoreg-decode-batcher", daemon=True)
+                self._threads.append(thread)
+                thread.start()
             self._cv.notify_all()
         ask.done.wait()
         if ask.error is not None:
@@ -164,10 +183,15 @@ class DecodeBatcher:
         while True:
             with self._cv:
                 while not self._queue:
-                    if not self._cv.wait(timeout=30.0) and not self._queue:
-                        self._thread = None  # idle: the next ask starts a fresh worker
+                    self._idle += 1
+                    woken = self._cv.wait(timeout=30.0)
+                    self._idle -= 1
+                    if not woken and not self._queue:
+                        self._threads.remove(threading.current_thread())  # idle: an ask starts a fresh one
                         return
                 rows = self._take()
+            if not rows:  # another worker took them while this one gathered
+                continue
             self._run(rows)
             del rows  # the worker keeps no cache alive between passes (see ``_others_stepping``)
 

@@ -94,6 +94,11 @@ def limit_concurrent_forwards(slots: int | None) -> None:
         _forward_slot_count = slots or None
 
 
+def forward_slot_count() -> int | None:
+    """How many forward passes may run at once in this process (None: no limit was set)."""
+    return _forward_slot_count
+
+
 def forward(bundle, input_ids, cache: DynamicCache | None = None, *, hidden_states: bool = False,
             all_positions: bool = False, attention_mask=None, position_ids=None) -> Forward:
     """Run tokens through the model, on ``cache`` when given (it grows in place), else without one.

@@ -79,8 +79,9 @@ def _step_concurrently(bundle, batcher, n_steps: int) -> tuple[list[list[int]], 
     return results, rows_seen
 
 
-def test_eight_tabs_stepping_at_once_get_generates_tokens_exactly(tiny):
-    batcher = DecodeBatcher(tiny, gather_ms=20.0)
+@pytest.mark.parametrize("workers", [1, 2])
+def test_eight_tabs_stepping_at_once_get_generates_tokens_exactly(tiny, workers):
+    batcher = DecodeBatcher(tiny, gather_ms=20.0, workers=workers)
     results, rows_seen = _step_concurrently(tiny, batcher, 12)
     for prompt, got in zip(PROMPTS, results):
         ids = tiny.tokenizer(prompt)["input_ids"]
@@ -161,6 +162,17 @@ def test_a_session_reset_does_not_make_its_next_steps_wait(tiny, monkeypatch):
     for _ in range(3):
         s.step(SamplingConfig(temperature=0))
     assert len(mine.passes()) == 6 and mine.waits == 0
+
+
+def test_workers_follow_the_forward_slots_unless_the_operator_says(monkeypatch):
+    from autoreg_core import batcher as batcher_module, decode
+
+    monkeypatch.setattr(decode, "_forward_slot_count", 2)
+    assert batcher_module.worker_count({}) == 2
+    assert batcher_module.worker_count({"AUTOREG_BATCH_WORKERS": "3"}) == 3
+    assert batcher_module.worker_count({"AUTOREG_BATCH_WORKERS": "x"}) == 2
+    monkeypatch.setattr(decode, "_forward_slot_count", None)
+    assert batcher_module.worker_count({}) == 1
 
 
 def test_an_error_in_a_pass_reaches_the_tab_and_the_switch_reads_the_environment(tiny):
