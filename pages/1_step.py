@@ -25,6 +25,7 @@ messages.show()
 if session is None:
     st.info("Fix the prompt above, then press **Start from this prompt**.")
     st.stop()
+session.prefill()  # when the page opens, not at the first click: a class pressing together pays decode steps only
 
 
 @st.fragment

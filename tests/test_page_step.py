@@ -166,3 +166,12 @@ def test_predict_then_check_answers_only_after_a_choice_with_the_live_numbers(em
     shown = answers()
     assert len(shown) == 1 and f"p = **{p:.1%}**" in shown[0]
     assert shown[0].startswith("**Right.**" if p > 0.5 else "**Not quite.**")
+
+
+def test_the_prompt_is_prefilled_when_the_page_opens_not_at_the_first_click(open_page):
+    from autoreg_ui import keys
+
+    at = open_page("pages/1_step.py")
+    session = at.session_state[keys.SESSION]
+    assert session.prefill_record is not None and session.cache_len == session.prompt_len
+    assert session.records == []  # nothing generated yet
