@@ -215,7 +215,7 @@ def token_ids(page) -> list[int]:
     return [int(m.group(1)) for m in (re.search(r"\bid (\d+)", t) for t in titles) if m]
 
 
-def open_teacher(browser, url: str, who: str, avoid: str | None, started: float, attempts: int = 4) -> Tab:
+def open_teacher(browser, url: str, who: str, avoid: str | None, started: float, attempts: int = 6) -> Tab:
     """A teacher tab on the step page; with ``avoid``, fresh tabs until one's first request lands on the other
     replica (the balancer alternates new visitors, so this takes one or two tries)."""
     for attempt in range(1, attempts + 1):
@@ -232,6 +232,10 @@ def open_teacher(browser, url: str, who: str, avoid: str | None, started: float,
         if avoid is None or tab.served_by() not in (avoid, None):
             return tab
         tab.close()
+        # without cookie affinity every request is dealt round-robin: a page load that makes an even number of
+        # requests would put each fresh tab's websocket on the same replica again, so one plain request in
+        # between shifts the turn (with affinity it is one more new visitor, as the rotation expects)
+        urllib.request.urlopen(url + "/_stcore/health", timeout=10).read()
     raise CheckFailed(f"{who}: none of {attempts} fresh tabs landed on the replica other than {avoid}")
 
 
