@@ -313,6 +313,21 @@ class ClassStore:
         raise NotTeacher("This address carries a teacher key that is not this class's: it was refused, and this "
                          "tab can only join as a student.")
 
+    @contextmanager
+    def _as_teacher(self, code: str, key: str | None) -> Iterator[tuple[sqlite3.Connection, str]]:
+        """A write transaction in which ``key`` was checked to be the class's teacher key: (db, the code as stored)."""
+        code = normal_code(code)
+        with self._tx() as db:
+            self._teacher(db, code, key)
+            yield db, code
+
+    @staticmethod
+    def _member(db: sqlite3.Connection, code: str, student: str) -> None:
+        """Refuse a student who is not (or no longer) seated in the class."""
+        me = db.execute("SELECT removed FROM students WHERE code = ? AND student = ?", (code, student)).fetchone()
+        if me is None or me[0]:
+            raise ClassError("You are not in this class (any more): join again with the class link.")
+
     def _teacher(self, db: sqlite3.Connection, code: str, key: str | None) -> None:
         row = db.execute("SELECT teacher_hash, expires FROM classes WHERE code = ?", (code,)).fetchone()
         if row is None or row[1] <= self.clock():
@@ -334,17 +349,13 @@ class ClassStore:
 
     def set_recipe(self, code: str, key: str, recipe: dict) -> int:
         """The teacher's session after an action, as a replay recipe; returns the new version."""
-        code = normal_code(code)
-        with self._tx() as db:
-            self._teacher(db, code, key)
+        with self._as_teacher(code, key) as (db, code):
             db.execute("UPDATE classes SET recipe = ? WHERE code = ?", (json.dumps(recipe), code))
             self._bump(db, code)
             return db.execute("SELECT version FROM classes WHERE code = ?", (code,)).fetchone()[0]
 
     def set_options(self, code: str, key: str, *, names_on: bool | None = None, leaderboard: bool | None = None) -> None:
-        code = normal_code(code)
-        with self._tx() as db:
-            self._teacher(db, code, key)
+        with self._as_teacher(code, key) as (db, code):
             if names_on is not None:
                 db.execute("UPDATE classes SET names_on = ? WHERE code = ?", (int(names_on), code))
             if leaderboard is not None:
@@ -353,9 +364,7 @@ class ClassStore:
 
     def end(self, code: str, key: str) -> None:
         """The teacher ends the class: it and everything in it are deleted."""
-        code = normal_code(code)
-        with self._tx() as db:
-            self._teacher(db, code, key)
+        with self._as_teacher(code, key) as (db, code):
             self._delete(db, code)
 
     def delete(self, code: str) -> bool:
@@ -451,18 +460,14 @@ class ClassStore:
 
     def remove(self, code: str, key: str, student: str) -> None:
         """The teacher removes a student: their tab leaves the class and cannot rejoin with the same id."""
-        code = normal_code(code)
-        with self._tx() as db:
-            self._teacher(db, code, key)
+        with self._as_teacher(code, key) as (db, code):
             db.execute("UPDATE students SET removed = 1 WHERE code = ? AND student = ?", (code, student))
             self._bump(db, code)
 
     # ------------------------------------------------------------ questions and guesses
     def ask(self, code: str, key: str, step: int) -> int:
         """The teacher asks the class for the next token after ``step`` tokens; the new question's id."""
-        code = normal_code(code)
-        with self._tx() as db:
-            self._teacher(db, code, key)
+        with self._as_teacher(code, key) as (db, code):
             asked = db.execute("SELECT COUNT(*) FROM questions WHERE code = ?", (code,)).fetchone()[0]
             if asked >= MAX_QUESTIONS:
                 raise ClassError(f"This class has asked {asked} questions, its limit: start a new class.")
@@ -485,9 +490,7 @@ class ClassStore:
         code = normal_code(code)
         now = self.clock()
         with self._tx() as db:
-            me = db.execute("SELECT removed FROM students WHERE code = ? AND student = ?", (code, student)).fetchone()
-            if me is None or me[0]:
-                raise ClassError("You are not in this class (any more): join again with the class link.")
+            self._member(db, code, student)
             q = db.execute("SELECT revealed FROM questions WHERE code = ? AND id = ?", (code, int(qid))).fetchone()
             if q is None:
                 raise ClassError("This question does not exist in your class.")
@@ -510,9 +513,7 @@ class ClassStore:
 
     def reveal(self, code: str, key: str, qid: int, model: dict) -> None:
         """Close the question with what the model said (its choice and top tokens)."""
-        code = normal_code(code)
-        with self._tx() as db:
-            self._teacher(db, code, key)
+        with self._as_teacher(code, key) as (db, code):
             q = db.execute("SELECT revealed FROM questions WHERE code = ? AND id = ?", (code, int(qid))).fetchone()
             if q is None:
                 raise ClassError("This question does not exist in this class.")
@@ -522,9 +523,7 @@ class ClassStore:
 
     def close_question(self, code: str, key: str) -> None:
         """The teacher moves on: no question is shown any more."""
-        code = normal_code(code)
-        with self._tx() as db:
-            self._teacher(db, code, key)
+        with self._as_teacher(code, key) as (db, code):
             db.execute("UPDATE classes SET open_question = NULL WHERE code = ?", (code,))
             self._bump(db, code)
 
@@ -546,13 +545,11 @@ class ClassStore:
     # ------------------------------------------------------------ everyone samples
     def start_round(self, code: str, key: str, step: int, tokens: int, config: dict, context: list[int]) -> int:
         """The teacher asks every student's tab to draw ``tokens`` tokens after ``context``; the round's id."""
-        code = normal_code(code)
         if not 1 <= int(tokens) <= MAX_DRAW_TOKENS:
             raise ClassError(f"A draw is 1 to {MAX_DRAW_TOKENS} tokens.")
         if not context or len(context) > MAX_CONTEXT:
             raise ClassError(f"The text to sample from must have 1 to {MAX_CONTEXT} tokens.")
-        with self._tx() as db:
-            self._teacher(db, code, key)
+        with self._as_teacher(code, key) as (db, code):
             held = db.execute("SELECT COUNT(*) FROM rounds WHERE code = ?", (code,)).fetchone()[0]
             if held >= MAX_ROUNDS:
                 raise ClassError(f"This class has sampled {held} times, its limit: start a new class.")
@@ -565,9 +562,7 @@ class ClassStore:
 
     def close_round(self, code: str, key: str) -> None:
         """The teacher moves on: students stop drawing (the rounds and their trees are kept)."""
-        code = normal_code(code)
-        with self._tx() as db:
-            self._teacher(db, code, key)
+        with self._as_teacher(code, key) as (db, code):
             db.execute("UPDATE classes SET open_round = NULL WHERE code = ?", (code,))
             self._bump(db, code)
 
@@ -590,9 +585,7 @@ class ClassStore:
         """A student's tab's draw for the open round (one per student and round: a second is refused)."""
         code = normal_code(code)
         with self._tx() as db:
-            me = db.execute("SELECT removed FROM students WHERE code = ? AND student = ?", (code, student)).fetchone()
-            if me is None or me[0]:
-                raise ClassError("You are not in this class (any more): join again with the class link.")
+            self._member(db, code, student)
             row = db.execute("SELECT r.tokens, c.open_round FROM rounds r JOIN classes c ON c.code = r.code "
                              "WHERE r.code = ? AND r.id = ?", (code, int(rid))).fetchone()
             if row is None or row[1] != int(rid):
