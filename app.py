@@ -6,8 +6,11 @@ page from ``pages/``.
 """
 import streamlit as st
 
-from autoreg_ui import class_live, class_mode, limits, links, messages, presenter
+from autoreg_ui import limits, messages
 from autoreg_ui.charts import install_export_script
+from autoreg_ui.classroom import live as class_live
+from autoreg_ui.classroom import mode as class_mode
+from autoreg_ui.sharing import links, presenter
 from autoreg_ui.sidebar import render_sidebar, render_tools
 from autoreg_ui.state import current_bundle
 

@@ -6,8 +6,15 @@
     rec = s.step(SamplingConfig(temperature=0))  # one greedy decode step
 """
 from .config import SamplingConfig
-from .loading import (EMBEDDED_MODEL, ModelBundle, ModelLoadError, UnknownModelError, allowed_models,
-                      bundle_from_model, load_model)
+from .loading import (
+                      EMBEDDED_MODEL,
+                      ModelBundle,
+                      ModelLoadError,
+                      UnknownModelError,
+                      allowed_models,
+                      bundle_from_model,
+                      load_model,
+)
 from .session import GenerationStopped, PrefillRecord, Session, SessionError, StepRecord, token_id_for
 
 __all__ = [

@@ -22,8 +22,8 @@ import threading
 import time
 import weakref
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import torch
 from transformers import DynamicCache
@@ -230,7 +230,7 @@ class DecodeBatcher:
         with self._cv:
             return self._waits
 
-    def totals(self) -> "Totals":
+    def totals(self) -> Totals:
         """Every pass since this batcher started (the live panel's running count)."""
         with self._cv:
             return self._totals

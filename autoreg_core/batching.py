@@ -10,14 +10,14 @@ gives the bytes-read account to draw next to it (the counts come from ``ModelSpe
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import torch
 
 from . import decode
-from .timing import fastest_ms
 from .spec import ModelSpec
+from .timing import fastest_ms
 
 MAX_BATCH = 32
 BATCH_SIZES = (1, 2, 4, 8, 12, 16, 24, 32)

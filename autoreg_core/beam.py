@@ -19,15 +19,15 @@ best beam equals ``model.generate(num_beams=B, do_sample=False, length_penalty=â
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 import torch
 
 from . import decode
 from .config import SamplingConfig
-from .loop import generation_loop
 from .loading import ModelBundle
+from .loop import generation_loop
 from .prefix import Prefix
 
 MAX_BEAMS = 8
@@ -48,7 +48,7 @@ class BeamSettings:
     repetition_penalty: float = 1.0
     eos_token_ids: tuple[int, ...] | None = None
 
-    def checked(self) -> "BeamSettings":
+    def checked(self) -> BeamSettings:
         if not 1 <= int(self.num_beams) <= MAX_BEAMS:
             raise ValueError(f"Beam width must lie between 1 and {MAX_BEAMS}.")
         if not 1 <= int(self.max_new_tokens) <= MAX_BEAM_STEPS:

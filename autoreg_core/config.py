@@ -27,7 +27,7 @@ class SamplingConfig:
     def greedy(self) -> bool:
         return self.temperature <= 0.0
 
-    def normalized(self, vocab_size: int) -> tuple["SamplingConfig", list[str]]:
+    def normalized(self, vocab_size: int) -> tuple[SamplingConfig, list[str]]:
         """Clamp out-of-range values into what the warpers accept; say what was changed and why."""
         notes: list[str] = []
         changes: dict = {}

@@ -18,16 +18,16 @@ from __future__ import annotations
 import os
 import platform
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import torch
 
 from . import decode
-from .timing import fastest_ms, timed_ms
 from .loading import ModelBundle
 from .spec import ModelSpec, dtype_name
+from .timing import fastest_ms, timed_ms
 
 DEFAULT_SWEEP_LENGTH = 512
 

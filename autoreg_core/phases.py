@@ -10,14 +10,14 @@ N new tokens" with the model's own ``ModelSpec``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from . import decode
-from .loop import generation_loop
-from .timing import fastest_ms
 from .cache import PhaseTimes, layer_shapes, measured_bytes
+from .loop import generation_loop
 from .spec import ModelSpec
+from .timing import fastest_ms
 
 SWEEP_START = 8  # the shortest prefill of a sweep (tokens)
 

@@ -7,8 +7,8 @@ which settings, and which steps were forced to which token. Links and exported f
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Callable
 
 from .config import MAX_NEW_TOKENS_CAP, SamplingConfig
 from .session import Session, SessionError, SessionSnapshot, StepRecord

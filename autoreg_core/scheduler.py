@@ -18,15 +18,15 @@ its own forward; the tests compare our tokens with it.)
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import torch
 from transformers import DynamicCache
 
 from . import decode
-from .padding import pad_left, rebuild
 from .config import GREEDY
+from .padding import pad_left, rebuild
 
 STATIC, CONTINUOUS = "static", "continuous"
 POLICIES = (STATIC, CONTINUOUS)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
@@ -112,7 +112,7 @@ class Session:
         """Hold it to read records, ids and cache as one consistent picture while a step may run."""
         return self._lock
 
-    def snapshot(self) -> "SessionSnapshot":
+    def snapshot(self) -> SessionSnapshot:
         """Everything a reader outside the tab's script thread needs (downloads, exports, class views),
         copied in one go under the lock, so a step running meanwhile can never show half of itself."""
         with self._lock:

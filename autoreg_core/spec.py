@@ -83,7 +83,7 @@ class ModelSpec:
 
     # -------------------------------------------- building one
     @classmethod
-    def from_model(cls, model, name: str, dtype: torch.dtype | None = None) -> "ModelSpec":
+    def from_model(cls, model, name: str, dtype: torch.dtype | None = None) -> ModelSpec:
         cfg = model.config
         n_heads = int(cfg.num_attention_heads)
         dtype = dtype or next(model.parameters()).dtype
@@ -100,7 +100,7 @@ class ModelSpec:
     @classmethod
     def preset(cls, name: str, *, n_layers: int, n_heads: int, n_kv_heads: int, head_dim: int, hidden: int,
                vocab: int, n_params: int, seq_len: int, max_positions: int | None = None,
-               weight_bytes: float = 2, cache_bytes: float = 2, tied: bool = False, note: str = "") -> "ModelSpec":
+               weight_bytes: float = 2, cache_bytes: float = 2, tied: bool = False, note: str = "") -> ModelSpec:
         """A model known only by its published shape (the body is the parameters minus the token
         embedding and the LM head, one matrix when ``tied``)."""
         embeddings = (1 if tied else 2) * hidden * vocab
@@ -109,11 +109,11 @@ class ModelSpec:
                    max_positions=max_positions or seq_len, weight_bytes_per_param=weight_bytes,
                    cache_bytes_per_element=cache_bytes, seq_len=seq_len, note=note)
 
-    def with_precision(self, weight_bytes: float | None = None, cache_bytes: float | None = None) -> "ModelSpec":
+    def with_precision(self, weight_bytes: float | None = None, cache_bytes: float | None = None) -> ModelSpec:
         return replace(self, weight_bytes_per_param=self.weight_bytes_per_param if weight_bytes is None else weight_bytes,
                        cache_bytes_per_element=self.cache_bytes_per_element if cache_bytes is None else cache_bytes)
 
-    def without_gqa(self) -> "ModelSpec":
+    def without_gqa(self) -> ModelSpec:
         """The same model if every query head kept its own K and V (plain multi-head attention)."""
         return replace(self, n_kv_heads=self.n_heads)
 

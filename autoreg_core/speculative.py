@@ -19,15 +19,16 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Protocol
 
 import torch
 from transformers.generation.candidate_generator import PromptLookupCandidateGenerator
 
 from . import decode
-from .loop import generation_loop
 from .config import SamplingConfig
+from .loop import generation_loop
 
 MAX_DRAFT = 8
 MAX_NEW = 128

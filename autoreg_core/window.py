@@ -15,8 +15,8 @@ the first decode step on.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from transformers import DynamicCache
 from transformers.cache_utils import DynamicSlidingWindowLayer

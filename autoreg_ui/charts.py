@@ -17,7 +17,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from . import charts_text, keys, presenter
+from autoreg_ui import charts_text, keys
+from autoreg_ui.sharing import presenter
 
 # presenter mode: sizes in px (plotly's unit); the tick labels are what the back of the room reads
 LARGE = dict(font=20, title=26, axis_title=22, ticks=19, legend=19, annotations=19, text=17, hover=18)

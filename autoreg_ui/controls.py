@@ -7,16 +7,17 @@ rewrites the URL, so the address bar always holds a link that rebuilds this mome
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from autoreg_core import SessionError
-
-from . import class_live, guide, keys, limits, links, messages
-from .state import current_config, current_session, session_or_start
+from autoreg_ui import guide, keys, limits, messages
+from autoreg_ui.classroom import live as class_live
+from autoreg_ui.sharing import links
+from autoreg_ui.state import current_config, current_session, session_or_start
 
 NEXT_SHORTCUT, GENERATE_SHORTCUT, UNDO_SHORTCUT, RESET_SHORTCUT, ADVANCE_SHORTCUT = "N", "G", "U", "X", "A"
 MAX_GENERATE = 512

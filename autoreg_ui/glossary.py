@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import glossary_text as text
+from autoreg_ui import glossary_text as text
 
 
 def terms_here(page: str) -> None:

@@ -5,10 +5,10 @@ Plain data (no Streamlit): a test checks every entry has a definition and a page
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 import re
+from dataclasses import dataclass
 
-from .inside_text import TTFT_MEANS
+from autoreg_ui.lessons.inside.text import TTFT_MEANS
 
 INTRO = ("The words this app uses, each with where you can see it happen. Terms are grouped in the order "
          "a lesson meets them. Units are reconciled at the end.")

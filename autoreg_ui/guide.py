@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import guide_text
+from autoreg_ui import guide_text
 
 
 def show(view: str, notice: str | None = None, where=None) -> None:

@@ -3,7 +3,7 @@ the class. Keyed by the view's own heading or tab label (the pages pass it), so 
 """
 from __future__ import annotations
 
-from .inside_text import TTFT_MEANS
+from autoreg_ui.lessons.inside.text import TTFT_MEANS
 
 TITLE = "Notice · Try · Ask"
 LIVE_PANEL = "This server, right now"  # the serving page's live panel (its heading there: serving_text.LIVE_TITLE)

@@ -27,8 +27,8 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 ENV_MAX_SESSIONS = "AUTOREG_MAX_SESSIONS"
 ENV_IDLE_MINUTES = "AUTOREG_IDLE_MINUTES"
@@ -51,7 +51,7 @@ class Limits:
         return self.idle_minutes * 60.0 if self.idle_minutes > 0 else None
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Limits":
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> Limits:
         """The operator's settings; a missing, malformed or negative value keeps the default."""
         default = cls()
 
@@ -78,7 +78,7 @@ class Admission:
 @dataclass
 class _Seat:
     last_active: float
-    sessions: "weakref.WeakSet"  # the tab's autoreg Sessions, cleared when it goes idle
+    sessions: weakref.WeakSet  # the tab's autoreg Sessions, cleared when it goes idle
 
 
 class Seats:
@@ -211,7 +211,7 @@ def gate() -> None:
     """First thing on every run (``app.py``): admit this tab, or show the class-is-full page and stop."""
     import streamlit as st
 
-    from . import keys
+    from autoreg_ui import keys
 
     sid = _session_id()
     if sid is None:

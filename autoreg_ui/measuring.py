@@ -16,14 +16,12 @@ import gc
 import os
 import threading
 import time
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable
 
 from autoreg_core import cost
-
-from . import keys, measuring_text, messages
+from autoreg_ui import keys, measuring_text, messages
 
 TIME_BUDGET_S = 150.0  # a measurement never runs longer, whatever the machine's load
 WAIT_LIMIT_S = 300.0  # how long a click waits in line before giving up

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import MutableMapping
 
-from . import keys
+from autoreg_ui import keys
 
 LEVELS = ("info", "success", "warning", "error")
 

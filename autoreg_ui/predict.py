@@ -7,8 +7,8 @@ check and returns which choice was right with the answer, and the text lives in 
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import streamlit as st
 import torch
@@ -21,12 +21,11 @@ from autoreg_core.decode import entropy_bits, process
 from autoreg_core.lens import logit_lens
 from autoreg_core.teacher import teacher_forced
 from autoreg_core.tokens import script_count, single_token_view, token_views
-
-from . import messages
-from . import predict_text as text
-from .cost import attention_share
-from .format import human_bytes, human_count
-from .tokens_text import SAMPLES
+from autoreg_ui import messages
+from autoreg_ui import predict_text as text
+from autoreg_ui.format import human_bytes, human_count
+from autoreg_ui.lessons.cost.controller import attention_share
+from autoreg_ui.lessons.tokens.text import SAMPLES
 
 
 @dataclass(frozen=True)
@@ -358,7 +357,7 @@ def verdict(question: Question, live: Live, choice: int) -> str:
 def show(page: str, live: Live | None = None) -> None:
     """The page's folded questions; a check runs only after its answer is picked (``live``: this tab's by default)."""
     if live is None:
-        from .state import current_bundle, current_config, current_session
+        from autoreg_ui.state import current_bundle, current_config, current_session
 
         bundle = current_bundle()
         if bundle is None:

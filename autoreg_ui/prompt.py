@@ -10,8 +10,8 @@ from collections.abc import MutableMapping
 
 import streamlit as st
 
-from . import keys
-from .state import DEFAULT_PROMPT, EXAMPLE_PROMPTS, current_session, kept_prompt, start_session
+from autoreg_ui import keys
+from autoreg_ui.state import DEFAULT_PROMPT, EXAMPLE_PROMPTS, current_session, kept_prompt, start_session
 
 
 def restore(state: MutableMapping) -> None:

@@ -6,8 +6,7 @@ from dataclasses import dataclass
 
 from autoreg_core import SamplingConfig
 from autoreg_core.config import MAX_NEW_TOKENS_CAP
-
-from . import keys
+from autoreg_ui import keys
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,10 @@ from __future__ import annotations
 import streamlit as st
 
 from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models
-
-from . import charts, class_mode, export, keys, limits, links, presenter, settings
-from .state import current_bundle, session_or_start
+from autoreg_ui import charts, keys, limits, settings
+from autoreg_ui.classroom import mode as class_mode
+from autoreg_ui.sharing import export, links, presenter
+from autoreg_ui.state import current_bundle, session_or_start
 
 URL = "query-params"  # Streamlit's own binding: the widget's value lives in the URL (left out at its default)
 DEFAULT = settings.SIDEBAR_DEFAULTS

@@ -62,7 +62,7 @@ async def follow(f: Follower, stop: asyncio.Event) -> None:
         try:
             await asyncio.wait_for(stop.wait(), f.client.auto_rerun[0])
             return
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         try:
             result = await f.client.poll()
@@ -78,7 +78,7 @@ async def follow(f: Follower, stop: asyncio.Event) -> None:
 
 async def run(url: str, db: Path, n_students: int, seconds: float, period: float, idle_s: float,
               pid: int | None) -> dict:
-    from autoreg_ui.class_store import ClassStore
+    from autoreg_ui.classroom.store import ClassStore
 
     store = ClassStore(db)
     code, key = store.create()

@@ -373,7 +373,7 @@ async def sample_rss(pid: int | None, started: float, stop: asyncio.Event, every
         try:
             await asyncio.wait_for(stop.wait(), every)
             return
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
 

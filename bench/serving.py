@@ -11,7 +11,8 @@ from __future__ import annotations
 import torch
 
 from autoreg_core import SamplingConfig, cost
-from autoreg_ui import measuring, serving
+from autoreg_ui import measuring
+from autoreg_ui.lessons.serving import controller as serving
 
 
 def _run(bundle, label: str, work) -> measuring.Measured:

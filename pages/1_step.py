@@ -3,13 +3,22 @@ import streamlit as st
 
 from autoreg_core.generate_call import generate_snippet, loop_snippet
 from autoreg_core.spec import dtype_name
-from autoreg_ui import class_mode, controls, export, glossary, keys, messages, palette, predict, step_text
+from autoreg_ui import controls, glossary, keys, messages, palette, predict
 from autoreg_ui.charts import show_chart
-from autoreg_ui.figures.step import (history_frame, logprob_figure, token_strip_html, top_of_pipeline,
-                                     top_of_record, topn_figure)
-from autoreg_ui.presenter import explain
+from autoreg_ui.classroom import mode as class_mode
+from autoreg_ui.lessons.step import text as step_text
 from autoreg_ui.prompt import prompt_box
+from autoreg_ui.sharing import export
+from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import bundle_or_stop, current_config, keep_widget_values
+from autoreg_ui.step_figures import (
+    history_frame,
+    logprob_figure,
+    token_strip_html,
+    top_of_pipeline,
+    top_of_record,
+    topn_figure,
+)
 
 st.title("Step through generation")
 glossary.terms_here("step")

@@ -6,13 +6,15 @@ from autoreg_core.attention import supports_attention
 from autoreg_core.cache import worked_example
 from autoreg_core.cache_exact import recompute_check
 from autoreg_core.spec import dtype_name
-from autoreg_ui import attention as ac, glossary, keys, links, messages, predict
-from autoreg_ui import attention_text as text
+from autoreg_ui import glossary, keys, messages, predict
 from autoreg_ui.charts import show_chart
 from autoreg_ui.controls import open_section, step_row
-from autoreg_ui.presenter import explain
-from autoreg_ui.figures import attention as fig_att
 from autoreg_ui.format import BYTE_UNITS_NOTE, human_bytes
+from autoreg_ui.lessons.attention import controller as ac
+from autoreg_ui.lessons.attention import figures as fig_att
+from autoreg_ui.lessons.attention import text
+from autoreg_ui.sharing import links
+from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import bundle_or_stop, keep_widget_values, session_or_start
 
 st.title("Attention and the KV cache")

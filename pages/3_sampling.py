@@ -9,12 +9,19 @@ import streamlit as st
 from autoreg_core import decode
 from autoreg_core.beam import beam_search
 from autoreg_core.lab import compare_strategies, draw_many, inverse_cdf_draw, shown_ids, top_token_ids
-from autoreg_ui import glossary, guide, keys, messages, predict, sampling
-from autoreg_ui import sampling_text as text
+from autoreg_ui import glossary, guide, keys, messages, predict
 from autoreg_ui.charts import show_chart
 from autoreg_ui.controls import open_section, step_row
-from autoreg_ui.figures.sampling import draw_figure, draws_figure, pipeline_figure, strategies_figure, sweep_figure
-from autoreg_ui.presenter import explain
+from autoreg_ui.lessons.sampling import controller as sampling
+from autoreg_ui.lessons.sampling import text
+from autoreg_ui.lessons.sampling.figures import (
+    draw_figure,
+    draws_figure,
+    pipeline_figure,
+    strategies_figure,
+    sweep_figure,
+)
+from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import bundle_or_stop, keep_widget_values, kept_prompt, restore_widgets
 
 st.title("Sampling lab")

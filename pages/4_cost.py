@@ -6,12 +6,13 @@ import streamlit as st
 
 from autoreg_core import cost as engine
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, cost, glossary, guide, keys, limits, measuring, measuring_text, messages, predict
-from autoreg_ui import cost_text as text
-from autoreg_ui.figures import cost as figs
+from autoreg_ui import controls, glossary, guide, keys, limits, measuring, measuring_text, messages, predict
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE, ms
-from autoreg_ui.presenter import explain
+from autoreg_ui.lessons.cost import controller as cost
+from autoreg_ui.lessons.cost import figures as figs
+from autoreg_ui.lessons.cost import text
+from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import bundle_or_stop, current_session
 
 st.title("Naive vs KV cache: what each token costs")

@@ -4,12 +4,13 @@ import streamlit as st
 from autoreg_core import SamplingConfig, lens, phases, toy, window
 from autoreg_core.tokens import single_token_view
 from autoreg_core.unembed import unembed
-from autoreg_ui import controls, glossary, guide, inside, keys, measuring, messages, predict
-from autoreg_ui import inside_text as text
-from autoreg_ui.figures import inside as figs
+from autoreg_ui import controls, glossary, guide, keys, measuring, messages, predict
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE
-from autoreg_ui.presenter import explain
+from autoreg_ui.lessons.inside import controller as inside
+from autoreg_ui.lessons.inside import figures as figs
+from autoreg_ui.lessons.inside import text
+from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import bundle_or_stop, session_or_start
 
 state = st.session_state

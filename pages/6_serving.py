@@ -6,12 +6,13 @@ import streamlit as st
 
 from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models, batcher, batching, scheduler, speculative
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, glossary, guide, keys, measuring, measuring_text, predict, serving
-from autoreg_ui import serving_text as text
+from autoreg_ui import controls, glossary, guide, keys, measuring, measuring_text, predict
 from autoreg_ui.charts import show_chart
-from autoreg_ui.figures import serving as figs
 from autoreg_ui.format import BYTE_UNITS_NOTE
-from autoreg_ui.presenter import explain
+from autoreg_ui.lessons.serving import controller as serving
+from autoreg_ui.lessons.serving import figures as figs
+from autoreg_ui.lessons.serving import text
+from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import bundle_or_stop, current_config, current_session, shared_bundle
 
 st.title("How servers go fast")

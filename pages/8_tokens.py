@@ -3,10 +3,10 @@ import streamlit as st
 
 from autoreg_core.tokens import script_count, token_views
 from autoreg_ui import glossary, guide, keys, predict
-from autoreg_ui import tokens_text as text
 from autoreg_ui.charts import show_chart
-from autoreg_ui.figures.tokens import scripts_figure
-from autoreg_ui.presenter import explain
+from autoreg_ui.lessons.tokens import text
+from autoreg_ui.lessons.tokens.figures import scripts_figure
+from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import bundle_or_stop, current_session, keep_widget_values
 
 st.title(text.TITLE)

@@ -10,7 +10,7 @@ from autoreg_core.attention import (
     query_to_kv_head,
     supports_attention,
 )
-from autoreg_ui.figures import attention as fig_att
+from autoreg_ui.lessons.attention import figures as fig_att
 
 GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=50)
 

@@ -165,7 +165,8 @@ def test_a_session_reset_does_not_make_its_next_steps_wait(tiny, monkeypatch):
 
 
 def test_workers_follow_the_forward_slots_unless_the_operator_says(monkeypatch):
-    from autoreg_core import batcher as batcher_module, decode
+    from autoreg_core import batcher as batcher_module
+    from autoreg_core import decode
 
     monkeypatch.setattr(decode, "_forward_slot_count", 2)
     assert batcher_module.worker_count({}) == 2

@@ -3,8 +3,7 @@ import pytest
 import torch
 
 from autoreg_core import Session, prefix
-from autoreg_core.beam import (FINISHED, KEPT, NEG, PRUNED, BeamSettings, beam_search, beam_step, greedy_path,
-                               start)
+from autoreg_core.beam import FINISHED, KEPT, NEG, PRUNED, BeamSettings, beam_search, beam_step, greedy_path, start
 from autoreg_core.session import encode_prompt
 
 

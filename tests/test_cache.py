@@ -9,7 +9,7 @@ import pytest
 from autoreg_core import SamplingConfig, Session
 from autoreg_core import cache as kvc
 from autoreg_core.spec import PRESETS
-from autoreg_ui.figures import attention as fig_cache
+from autoreg_ui.lessons.attention import figures as fig_cache
 
 GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=60)
 

@@ -2,9 +2,9 @@
 import asyncio
 
 import pytest
+from conftest import ROOT, in_own_thread
 
 from bench import class_follow
-from conftest import ROOT, in_own_thread
 
 
 def _follower(updates):

@@ -4,10 +4,10 @@ import random
 from pathlib import Path
 
 import pytest
+from conftest import in_own_thread
 
 from bench import classroom
 from bench.classroom import NEXT, RESET, SLIDER, UNDO, Action, Student
-from conftest import in_own_thread
 
 ROOT = Path(__file__).resolve().parents[1]
 

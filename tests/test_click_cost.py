@@ -2,9 +2,9 @@
 from pathlib import Path
 
 import pytest
+from conftest import in_own_thread
 
 from bench import click_cost
-from conftest import in_own_thread
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -5,8 +5,7 @@ import pytest
 import torch
 
 from autoreg_core import SamplingConfig, Session, prefix
-from autoreg_core.continuations import (MAX_CONTINUATIONS, distinct_n, draw_one, repetition_rate,
-                                        sample_continuations)
+from autoreg_core.continuations import MAX_CONTINUATIONS, distinct_n, draw_one, repetition_rate, sample_continuations
 
 
 def _generate(bundle, ids, cfg, k, m):

@@ -2,8 +2,7 @@
 import pytest
 import torch
 
-from autoreg_core import SamplingConfig, decode
-from autoreg_core import lab
+from autoreg_core import SamplingConfig, decode, lab
 
 VOCAB = 500
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from tiny import tiny_bundle
 
 from autoreg_core import SamplingConfig, Session, decode, lens
-from tiny import tiny_bundle
 
 PROMPT = "The cat sat on the mat. The dog"
 

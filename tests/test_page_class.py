@@ -2,16 +2,16 @@
 import re
 
 import pytest
+from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
 from autoreg_ui import keys
 
-from conftest import ROOT
-
 
 @pytest.fixture
 def class_db(tmp_path, monkeypatch, tiny_folder):
-    from autoreg_ui import class_live, class_mode
+    from autoreg_ui.classroom import live as class_live
+    from autoreg_ui.classroom import mode as class_mode
 
     monkeypatch.setenv("AUTOREG_CLASS_DB", str(tmp_path / "classes.sqlite3"))
     monkeypatch.setenv("AUTOREG_ALLOWED_MODELS", tiny_folder)
@@ -81,7 +81,7 @@ def test_a_class_round_from_start_to_reveal(class_db, tiny_folder):
         strip = next(m.value for m in s.markdown if "tokstrip" in m.value)  # the teacher's text, token by token
         assert [int(t) for t in re.findall(r'title="position \d+ · id (\d+)', strip)] == ids
         assert strip.count('class="tok gen') == 3
-    from autoreg_ui import class_live
+    from autoreg_ui.classroom import live as class_live
 
     held = class_live._live[code][1]
     assert list(held.ids) == ids
@@ -150,7 +150,7 @@ def test_a_following_students_step_page_shows_the_teachers_text(class_db, tiny_f
 
 
 def test_guesses_stir_the_teacher_and_leave_followers_alone(class_db, tiny_folder):
-    from autoreg_ui import class_mode
+    from autoreg_ui.classroom import mode as class_mode
 
     teacher, code, (ann, bob) = _class_with_students(tiny_folder, 2)
     _teacher_steps(teacher, 1)
@@ -167,7 +167,7 @@ def test_guesses_stir_the_teacher_and_leave_followers_alone(class_db, tiny_folde
 
 def test_everyone_samples_and_the_tree_counts_every_student(class_db, tiny_folder):
     from autoreg_core import prefix_tree
-    from autoreg_ui import class_mode
+    from autoreg_ui.classroom import mode as class_mode
 
     teacher, code, students = _class_with_students(tiny_folder, 3, temperature=1.0)
     _teacher_steps(teacher, 1)
@@ -232,8 +232,8 @@ def test_a_wrong_code_is_refused_with_a_message(class_db, tiny_folder):
 
 
 def test_wrong_codes_from_one_tab_are_slowed_and_none_gets_in(class_db, tiny_folder):
-    from autoreg_ui import class_mode
-    from autoreg_ui.class_store import ALPHABET, JOIN_FAILS_PER_MINUTE
+    from autoreg_ui.classroom import mode as class_mode
+    from autoreg_ui.classroom.store import ALPHABET, JOIN_FAILS_PER_MINUTE
 
     teacher = _tab(tiny_folder)
     _ok(teacher.button(key=keys.CLASS_START).click().run())

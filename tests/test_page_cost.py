@@ -1,12 +1,12 @@
 """The "Naive vs KV cache" page under Streamlit's AppTest, on the tiny model (allowlisted from a folder)."""
 from __future__ import annotations
 
-
 import pytest
 
 from autoreg_core import cost as engine
-from autoreg_ui import cost, keys
+from autoreg_ui import keys
 from autoreg_ui.format import BYTE_UNITS_NOTE
+from autoreg_ui.lessons.cost import controller as cost
 
 PAGE = "pages/4_cost.py"
 
@@ -128,7 +128,8 @@ def test_interrupted_before_first_point(page):
 
 
 def test_section_3_asks_a_neutral_question_and_its_notice_is_read_from_the_measurement(page):
-    from autoreg_ui import cost_text, guide_text
+    from autoreg_ui import guide_text
+    from autoreg_ui.lessons.cost import text as cost_text
 
     headers = [h.value for h in page.main.header]
     assert "3 · Is a decode step memory-bound?" in headers

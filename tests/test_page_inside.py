@@ -1,12 +1,13 @@
 """The "Inside generation" page under Streamlit's AppTest, on the tiny model (allowlisted from a folder)."""
 from __future__ import annotations
 
-
 import pytest
 
 from autoreg_core.phases import PrefillPoint, sweep_lengths
-from autoreg_ui import inside, inside_text, keys, measuring
+from autoreg_ui import keys, measuring
 from autoreg_ui.format import BYTE_UNITS_NOTE
+from autoreg_ui.lessons.inside import controller as inside
+from autoreg_ui.lessons.inside import text as inside_text
 
 PAGE = "pages/5_inside.py"
 

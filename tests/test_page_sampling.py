@@ -1,11 +1,11 @@
 """The sampling lab in Streamlit's AppTest: every slider redraws its charts without running the model."""
 import pytest
 import torch
+from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 from transformers import PreTrainedModel
 
 from autoreg_ui import keys
-from conftest import ROOT
 
 
 class ForwardCounter:

@@ -1,5 +1,5 @@
 """The Start here page under AppTest: both paths drawn with their links; the step page stays the default."""
-from autoreg_ui import start_text as text
+from autoreg_ui.lessons.start import text
 
 
 def test_start_page_shows_both_paths_with_every_link(open_page):

@@ -1,6 +1,6 @@
 """The tokens page under AppTest: a typed text's tokens, every script counted, typed text kept."""
 from autoreg_core.tokens import script_count
-from autoreg_ui import tokens_text as text
+from autoreg_ui.lessons.tokens import text
 
 
 def _table(at, column):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 import torch
+from tiny import varied_bundle
 from torch import nn
 
 from autoreg_core import decode, precision
 from autoreg_core.cache import measured_bytes
-from tiny import varied_bundle
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -4,8 +4,17 @@ import json
 import pytest
 
 from autoreg_core import SamplingConfig, Session
-from autoreg_core.replay import (ReplayError, Recipe, Segment, export_session, import_session, recipe_from_dict,
-                                 recipe_of, recipe_to_dict, replay)
+from autoreg_core.replay import (
+    Recipe,
+    ReplayError,
+    Segment,
+    export_session,
+    import_session,
+    recipe_from_dict,
+    recipe_of,
+    recipe_to_dict,
+    replay,
+)
 
 A = SamplingConfig(temperature=1.2, top_k=40, top_p=0.9, seed=9, max_new_tokens=64, stop_sequences=("\n\n",))
 B = SamplingConfig(temperature=0.6, min_p=0.05, repetition_penalty=1.3, seed=1, max_new_tokens=64)

@@ -5,12 +5,12 @@ from collections import defaultdict
 
 import pytest
 import torch
+from tiny import tiny_tokenizer, varied_bundle, varied_model
 from transformers import GenerationConfig
 from transformers.generation.configuration_utils import ContinuousBatchingConfig
 
 from autoreg_core import bundle_from_model, scheduler
 from autoreg_core.scheduler import CONTINUOUS, DECODE, PREFILL, STATIC, WAITING, Request
-from tiny import tiny_tokenizer, varied_bundle, varied_model
 
 TEXTS = ["The cat sat on the mat.", "Once upon", "def add(a, b):\n    return a + b", "A bird",
          "The dog sat on the log. A bird flew over", "x", "Émile a mangé une crème", "print(add(2, 3))"]

@@ -6,10 +6,10 @@ import math
 
 import pytest
 import torch
+from tiny import sentencepiece_tokenizer, tiny_tokenizer, varied_bundle, varied_model
 from transformers import GenerationConfig
 
 from autoreg_core import SamplingConfig, bundle_from_model, decode, speculative
-from tiny import sentencepiece_tokenizer, tiny_tokenizer, varied_bundle, varied_model
 
 GREEDY = SamplingConfig(temperature=0.0)
 PROMPTS = ["The cat sat on the mat. The dog sat on the", "Once upon a time there was a small village by the sea",

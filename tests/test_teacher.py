@@ -4,8 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autoreg_core import SamplingConfig, Session
-from autoreg_core import teacher
+from autoreg_core import SamplingConfig, Session, teacher
 from autoreg_core.phases import greedy_run
 
 SAMPLED = SamplingConfig(temperature=0.9, top_k=0, top_p=1.0, seed=7, max_new_tokens=200)

@@ -1,8 +1,8 @@
 """Showing tokens honestly: bytes, partial UTF-8 characters, whitespace, and which tokenizers are byte-level."""
 import pytest
+from tiny import sentencepiece_tokenizer, tiny_tokenizer
 
 from autoreg_core.tokens import is_byte_level, sequence_text, token_bytes, token_views, visible_whitespace
-from tiny import sentencepiece_tokenizer, tiny_tokenizer
 
 
 def test_emoji_split_over_tokens_is_never_garbage(tiny):

@@ -9,10 +9,9 @@ import pytest
 from autoreg_core import SamplingConfig, Session
 from autoreg_core import attention_view as av
 from autoreg_core.spec import PRECISIONS, PRESETS
-from autoreg_ui import attention as ac
 from autoreg_ui import keys, messages
 from autoreg_ui.format import human_bytes
-
+from autoreg_ui.lessons.attention import controller as ac
 
 GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=50)
 

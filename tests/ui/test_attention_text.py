@@ -1,8 +1,8 @@
 """What the attention page says, with this model's and this session's numbers."""
 from autoreg_core.cache import PhaseTimes, worked_example
 from autoreg_core.spec import PRESETS
-from autoreg_ui import attention_text as text
 from autoreg_ui.format import human_bytes
+from autoreg_ui.lessons.attention import text
 
 
 def test_sentences_carry_the_numbers_they_name():
@@ -48,7 +48,7 @@ def test_phase_text_reads_what_bounds_each_phase_from_the_measured_ratio():
 
 def test_recompute_sentence_and_rows_carry_the_check_numbers():
     from autoreg_core.cache_exact import RecomputeCheck
-    from autoreg_ui import attention_text as text
+    from autoreg_ui.lessons.attention import text
 
     check = RecomputeCheck(positions=12, layers=3, per_layer=(1e-6, 4e-6, 2e-6), largest_value=8.0)
     sentence = text.recompute_text(check)
@@ -76,7 +76,7 @@ def test_the_calculator_warns_past_a_models_context_and_counts_4_bit_scales():
 
 def test_the_worked_example_says_why_its_cache_ends_at_150_and_the_count_at_149():
     from autoreg_core.cache import positions_processed
-    from autoreg_ui import inside_text
+    from autoreg_ui.lessons.inside import text as inside_text
 
     ex = worked_example(PRESETS["GPT-2 Small"], 50, 100)
     assert "That is 150 and not 149 because this app feeds every chosen token in" in text.worked_example_text(

@@ -138,7 +138,7 @@ def test_figure_table_of_a_heatmap_has_one_row_per_cell():
 def test_every_figure_the_step_page_draws_becomes_a_table_of_its_values(tiny):
     from autoreg_core import SamplingConfig, Session
     from autoreg_ui.charts import figure_table
-    from autoreg_ui.figures.step import logprob_figure, top_of_record, topn_figure
+    from autoreg_ui.step_figures import logprob_figure, top_of_record, topn_figure
 
     s = Session(tiny, "The cat sat")
     for _ in range(3):

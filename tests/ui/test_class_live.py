@@ -1,5 +1,6 @@
 """What a class's tabs share in the process: roles read from the tab's state, leaving, the kept round prefixes."""
-from autoreg_ui import class_live, keys
+from autoreg_ui import keys
+from autoreg_ui.classroom import live as class_live
 
 
 def test_roles_come_from_the_tabs_state():

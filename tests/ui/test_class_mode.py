@@ -2,8 +2,10 @@
 stand in for Streamlit's state and query."""
 import pytest
 
-from autoreg_ui import class_live, class_mode, keys
-from autoreg_ui.class_student import draw_seed
+from autoreg_ui import keys
+from autoreg_ui.classroom import live as class_live
+from autoreg_ui.classroom import mode as class_mode
+from autoreg_ui.classroom.student import draw_seed
 
 
 @pytest.fixture

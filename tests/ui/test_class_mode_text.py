@@ -1,5 +1,5 @@
 """Class mode's sentences that are computed: the settings line, scores, several-token guesses."""
-from autoreg_ui import class_mode_text as text
+from autoreg_ui.classroom import text
 
 
 def test_the_settings_line_names_greedy_or_every_filter_that_is_on():

@@ -1,8 +1,17 @@
 """The class store on a temporary SQLite file with a fake clock: codes, the teacher key, limits, expiry, restart."""
 import pytest
 
-from autoreg_ui.class_store import (ALPHABET, CODE_LENGTH, JOIN_FAILS_PER_MINUTE, ClassError, ClassStore,
-                                    NotTeacher, RateLimited, clean_nickname, normal_code)
+from autoreg_ui.classroom.store import (
+    ALPHABET,
+    CODE_LENGTH,
+    JOIN_FAILS_PER_MINUTE,
+    ClassError,
+    ClassStore,
+    NotTeacher,
+    RateLimited,
+    clean_nickname,
+    normal_code,
+)
 
 
 class Clock:
@@ -171,7 +180,7 @@ def test_a_restarted_server_finds_the_class_and_every_guess(tmp_path, clock):
 
 
 def test_a_replica_tag_starts_every_code(store, monkeypatch):
-    from autoreg_ui.class_store import replica_tag
+    from autoreg_ui.classroom.store import replica_tag
 
     assert replica_tag({}) == "" and replica_tag({"AUTOREG_REPLICA_TAG": "0"}) == ""  # not in the alphabet
     monkeypatch.setenv("AUTOREG_REPLICA_TAG", "b")
@@ -194,7 +203,7 @@ def test_students_news_moves_activity_and_teacher_changes_move_the_version(store
 
 
 def test_wrong_teacher_keys_are_refused_and_slowed(store, clock):
-    from autoreg_ui.class_store import KEY_FAILS_PER_MINUTE
+    from autoreg_ui.classroom.store import KEY_FAILS_PER_MINUTE
 
     code, key = store.create()
     store.claim_teacher(code, key, source="t")
@@ -247,7 +256,7 @@ def test_a_sampling_round_takes_one_draw_per_student_while_open(store):
 
 
 def test_the_operator_lists_and_deletes_classes(tmp_path, capsys):
-    from autoreg_ui.class_store import main
+    from autoreg_ui.classroom.store import main
 
     db = tmp_path / "ops.sqlite3"
     code, _ = ClassStore(db).create()
@@ -257,7 +266,7 @@ def test_the_operator_lists_and_deletes_classes(tmp_path, capsys):
 
 
 def test_many_sources_together_are_slowed_too(tmp_path, clock):
-    from autoreg_ui.class_store import ALL_JOIN_FAILS_PER_MINUTE
+    from autoreg_ui.classroom.store import ALL_JOIN_FAILS_PER_MINUTE
 
     store = ClassStore(tmp_path / "c.sqlite3", clock=clock)
     code, _ = store.create()

@@ -4,10 +4,10 @@ from __future__ import annotations
 import pytest
 
 from autoreg_core import cost
-from autoreg_core.spec import ModelSpec
 from autoreg_core.batching import StepBudget
-from autoreg_ui import cost as race
+from autoreg_core.spec import ModelSpec
 from autoreg_ui import keys, messages
+from autoreg_ui.lessons.cost import controller as race
 
 QUICK = dict(warmup=False, cached_repeats=(1, 1), naive_repeats=(1, 1))
 SPEC = ModelSpec(name="hand", n_layers=2, n_heads=4, n_kv_heads=2, head_dim=16, hidden=64, vocab=100,

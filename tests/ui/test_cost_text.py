@@ -1,7 +1,7 @@
 """What the cost page says, with this model's shape and this run's measurements."""
 from autoreg_core.cost import CostPoint
 from autoreg_core.spec import PRESETS
-from autoreg_ui import cost_text as text
+from autoreg_ui.lessons.cost import text
 
 
 def test_the_shape_and_the_learners_sequence_carry_their_numbers():

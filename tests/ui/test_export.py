@@ -10,7 +10,8 @@ import pytest
 
 from autoreg_core import SamplingConfig, Session
 from autoreg_core.replay import ReplayError, import_session
-from autoreg_ui import export, keys, messages
+from autoreg_ui import keys, messages
+from autoreg_ui.sharing import export
 
 A = SamplingConfig(temperature=1.1, top_k=30, top_p=0.9, seed=5, max_new_tokens=64, stop_sequences=("\n\n",))
 B = SamplingConfig(temperature=0.5, min_p=0.05, repetition_penalty=1.2, seed=5, max_new_tokens=64)
@@ -111,8 +112,8 @@ def test_the_hand_out_is_one_offline_page_with_every_chart_and_the_session(tiny)
 
 
 def test_the_share_link_is_built_from_the_session_as_it_is_now(tiny):
-    from autoreg_ui import links
-    from autoreg_ui.prompt_store import PromptStore
+    from autoreg_ui.sharing import links
+    from autoreg_ui.sharing.prompt_store import PromptStore
 
     s = _session(tiny)
     store = PromptStore()
@@ -143,7 +144,7 @@ def test_downloads_during_steps_always_read_one_consistent_moment(tiny):
 
     from autoreg_core import SamplingConfig, Session
     from autoreg_core.replay import import_session
-    from autoreg_ui import export
+    from autoreg_ui.sharing import export
 
     session = Session(tiny, "The cat sat on the")
     config = SamplingConfig(temperature=0.9, top_k=20, seed=3, max_new_tokens=500)

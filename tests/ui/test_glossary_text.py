@@ -84,15 +84,15 @@ WORDS = {"Query, key, value": ("query",), "GQA (grouped-query attention)": ("gro
          "Top-p (nucleus)": ("top-p",), "FLOPs": ("flop",), "Attention head": ("query head", "kv head", "k/v head"),
          "Memory-bound": ("memory-bound", "memory-bandwidth-bound"), "Log-prob": ("log-prob", "log p"),
          "Byte-level BPE": ("byte-level",), "Speculative decoding": ("speculative",)}
-SOURCES = {"start": ("pages/0_start.py", "autoreg_ui/start_text.py", "autoreg_ui/start.py"),
-           "step": ("pages/1_step.py", "autoreg_ui/step_text.py"),
-           "tokens": ("pages/8_tokens.py", "autoreg_ui/tokens_text.py"),
-           "attention": ("pages/2_attention.py", "autoreg_ui/attention_text.py", "autoreg_ui/attention.py"),
-           "sampling": ("pages/3_sampling.py", "autoreg_ui/sampling_text.py", "autoreg_ui/sampling.py"),
-           "cost": ("pages/4_cost.py", "autoreg_ui/cost_text.py", "autoreg_ui/cost.py"),
-           "inside": ("pages/5_inside.py", "autoreg_ui/inside_text.py", "autoreg_ui/inside.py"),
-           "serving": ("pages/6_serving.py", "autoreg_ui/serving_text.py", "autoreg_ui/serving.py"),
-           "class": ("pages/9_class.py", "autoreg_ui/class_mode_text.py")}
+SOURCES = {"start": ("pages/0_start.py", "autoreg_ui/lessons/start/text.py", "autoreg_ui/lessons/start/numbers.py"),
+           "step": ("pages/1_step.py", "autoreg_ui/lessons/step/text.py"),
+           "tokens": ("pages/8_tokens.py", "autoreg_ui/lessons/tokens/text.py"),
+           "attention": ("pages/2_attention.py", "autoreg_ui/lessons/attention/text.py", "autoreg_ui/lessons/attention/controller.py"),
+           "sampling": ("pages/3_sampling.py", "autoreg_ui/lessons/sampling/text.py", "autoreg_ui/lessons/sampling/controller.py"),
+           "cost": ("pages/4_cost.py", "autoreg_ui/lessons/cost/text.py", "autoreg_ui/lessons/cost/controller.py"),
+           "inside": ("pages/5_inside.py", "autoreg_ui/lessons/inside/text.py", "autoreg_ui/lessons/inside/controller.py"),
+           "serving": ("pages/6_serving.py", "autoreg_ui/lessons/serving/text.py", "autoreg_ui/lessons/serving/controller.py"),
+           "class": ("pages/9_class.py", "autoreg_ui/classroom/text.py")}
 
 
 def _used_on(page: str) -> set[str]:

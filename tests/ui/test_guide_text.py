@@ -3,7 +3,9 @@ import ast
 import re
 from pathlib import Path
 
-from autoreg_ui import class_mode_text, guide_text, serving_text
+from autoreg_ui import guide_text
+from autoreg_ui.classroom import text as class_mode_text
+from autoreg_ui.lessons.serving import text as serving_text
 
 PAGES = Path(__file__).resolve().parents[2] / "pages"
 

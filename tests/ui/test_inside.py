@@ -6,7 +6,9 @@ import torch
 
 from autoreg_core import SamplingConfig, Session, SessionError, phases, teacher, window
 from autoreg_core.phases import PrefillPoint
-from autoreg_ui import inside, inside_text, keys, measuring
+from autoreg_ui import keys, measuring
+from autoreg_ui.lessons.inside import controller as inside
+from autoreg_ui.lessons.inside import text as inside_text
 
 GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=200)
 

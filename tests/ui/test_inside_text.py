@@ -1,7 +1,7 @@
 """What the "Inside generation" page says, with the measured numbers."""
 from autoreg_core.phases import PrefillPoint
 from autoreg_core.teacher import MAX_TOKENS
-from autoreg_ui import inside_text as text
+from autoreg_ui.lessons.inside import text
 
 
 def test_sentences_carry_their_numbers():

@@ -6,8 +6,9 @@ import pytest
 
 from autoreg_core import Session
 from autoreg_core.replay import Recipe, ReplayError, Segment, recipe_of, replay
-from autoreg_ui import link_codec, settings
-from autoreg_ui.prompt_store import PromptStore
+from autoreg_ui import settings
+from autoreg_ui.sharing import link_codec
+from autoreg_ui.sharing.prompt_store import PromptStore
 
 N_LAYERS, N_HEADS = 30, 9
 

@@ -4,7 +4,8 @@ from dataclasses import replace
 
 import pytest
 
-from autoreg_ui import keys, link_codec, links, messages, settings
+from autoreg_ui import keys, messages, settings
+from autoreg_ui.sharing import link_codec, links
 
 N_LAYERS, N_HEADS = 30, 9
 NOW = replace(settings.SIDEBAR_DEFAULTS, temperature=1.3, top_k=20, seed=7)  # the sidebar's current settings
@@ -211,7 +212,7 @@ def test_a_bad_replay_is_said_once_and_dropped(tiny, monkeypatch):
 
 
 def test_a_view_link_opens_a_tab_by_its_name_once_and_a_wrong_name_says_which_exist():
-    from autoreg_ui.link_codec import view_slug
+    from autoreg_ui.sharing.link_codec import view_slug
 
     labels = ["1 · Where it looked", "4 · KV cache", "5 · Memory calculator"]
     assert [view_slug(label) for label in labels] == ["where-it-looked", "kv-cache", "memory-calculator"]

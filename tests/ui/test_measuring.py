@@ -8,13 +8,9 @@ from contextlib import contextmanager
 import pytest
 from tiny import tiny_bundle
 
-from autoreg_ui import (
-    cost,
-    measuring,
-    measuring_text,
-    messages,
-    serving,
-)
+from autoreg_ui import measuring, measuring_text, messages
+from autoreg_ui.lessons.cost import controller as cost
+from autoreg_ui.lessons.serving import controller as serving
 
 
 def test_a_kept_result_is_read_back_only_under_its_own_stamp(tiny):

@@ -2,7 +2,8 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from autoreg_ui import keys, presenter
+from autoreg_ui import keys
+from autoreg_ui.sharing import presenter
 
 
 @pytest.mark.parametrize("raw,on", [("1", True), ("true", True), ("on", True), ("0", False), ("no", False)])
@@ -35,7 +36,8 @@ def test_the_css_makes_every_rem_bigger_and_the_step_buttons_big():
 def _page():
     import streamlit as st
 
-    from autoreg_ui import keys, presenter
+    from autoreg_ui import keys
+    from autoreg_ui.sharing import presenter
 
     st.toggle("Presenter mode", key=keys.PRESENT, on_change=presenter._changed)
     presenter.apply()

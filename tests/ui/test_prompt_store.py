@@ -1,7 +1,7 @@
 """The long-prompt store is bounded by bytes per tab and in total, so no tab can push out another's links."""
 import threading
 
-from autoreg_ui.prompt_store import PromptStore
+from autoreg_ui.sharing.prompt_store import PromptStore
 
 
 def test_the_same_text_gets_the_same_short_id():

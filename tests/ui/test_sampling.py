@@ -7,8 +7,8 @@ from autoreg_core.beam import BeamSettings
 from autoreg_core.continuations import sample_continuations
 from autoreg_core.lab import temperature_sweep
 from autoreg_ui import keys, measuring
-from autoreg_ui import sampling as lab
 from autoreg_ui import state as state_module
+from autoreg_ui.lessons.sampling import controller as lab
 
 
 def _state(**sidebar):

@@ -6,7 +6,7 @@ from autoreg_core.beam import ROOT, Beam, BeamResult, BeamSettings, beam_search
 from autoreg_core.continuations import sample_continuations
 from autoreg_core.lab import draw_many, inverse_cdf_draw, temperature_sweep
 from autoreg_core.tokens import token_views
-from autoreg_ui import sampling_text as text
+from autoreg_ui.lessons.sampling import text
 
 
 def test_texts_escape_model_output_and_say_what_the_filters_did():

@@ -4,8 +4,10 @@ from __future__ import annotations
 import pytest
 
 from autoreg_core import SamplingConfig, scheduler, speculative
-from autoreg_ui import measuring, serving, serving_text
-from autoreg_ui.figures import serving as figs
+from autoreg_ui import measuring
+from autoreg_ui.lessons.serving import controller as serving
+from autoreg_ui.lessons.serving import figures as figs
+from autoreg_ui.lessons.serving import text as serving_text
 
 
 # ---------------------------------------------------------------- what the controller measures and says

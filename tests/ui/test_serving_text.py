@@ -1,5 +1,6 @@
 """What the serving page says around its measurements."""
-from autoreg_ui import serving, serving_text as text
+from autoreg_ui.lessons.serving import controller as serving
+from autoreg_ui.lessons.serving import text
 
 
 def test_captions_carry_their_numbers():

@@ -1,9 +1,9 @@
 """The Start page's quiz numbers come from the engine, and each right choice agrees with them."""
 import pytest
 
-from autoreg_ui import start
-from autoreg_ui import start_text as text
 from autoreg_ui.format import human_bytes
+from autoreg_ui.lessons.start import numbers as start
+from autoreg_ui.lessons.start import text
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,8 @@
 """The Start here paths: the right order, real durations, and every stop a link the app reads cleanly."""
 from urllib.parse import parse_qsl, urlsplit
 
-from autoreg_ui import link_codec
-from autoreg_ui import start_text as text
+from autoreg_ui.lessons.start import text
+from autoreg_ui.sharing import link_codec
 
 TEACHING_ORDER = ["step", "sampling", "attention", "cost", "inside", "serving"]
 

@@ -1,5 +1,5 @@
 """The step page's prose: the corrected statements about passes, exposure bias and look-ahead."""
-from autoreg_ui import step_text
+from autoreg_ui.lessons.step import text as step_text
 
 
 def test_passes_are_one_prefill_plus_one_decode_per_token():

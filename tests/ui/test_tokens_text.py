@@ -1,6 +1,6 @@
 """The tokens page's sentences and tables, from counts (no model)."""
 from autoreg_core.tokens import ScriptCount, TokenView
-from autoreg_ui import tokens_text as text
+from autoreg_ui.lessons.tokens import text
 
 
 def test_scripts_sentence_names_the_costliest_and_cheapest():

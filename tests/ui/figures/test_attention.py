@@ -10,7 +10,7 @@ from autoreg_core import cache as kvc
 from autoreg_core.attention import query_to_kv_head
 from autoreg_core.spec import PRESETS
 from autoreg_ui import palette
-from autoreg_ui.figures import attention as fig_att
+from autoreg_ui.lessons.attention import figures as fig_att
 
 
 def test_strip_html_escapes_and_shades():

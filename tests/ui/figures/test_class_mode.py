@@ -1,7 +1,7 @@
 """Class mode's charts: the guesses beside the model, and the class's draws as an icicle tree."""
 from autoreg_core.prefix_tree import merge
 from autoreg_ui.charts import figure_table
-from autoreg_ui.figures.class_mode import reveal_bars, reveal_figure, tree_figure
+from autoreg_ui.classroom.figures import reveal_bars, reveal_figure, tree_figure
 
 
 def test_reveal_bars_put_the_most_guessed_first_then_the_models_top_tokens():

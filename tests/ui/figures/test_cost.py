@@ -6,7 +6,7 @@ import pytest
 
 from autoreg_core import cost
 from autoreg_core.spec import ModelSpec
-from autoreg_ui.figures import cost as figs
+from autoreg_ui.lessons.cost import figures as figs
 
 # A hand-made shape: 2 layers, 4 heads of 16, 2 KV heads, d = 64, V = 100, 1000 weights in the layers.
 SPEC = ModelSpec(name="hand", n_layers=2, n_heads=4, n_kv_heads=2, head_dim=16, hidden=64, vocab=100,

@@ -1,7 +1,7 @@
 """The inside page's figures carry exactly the numbers they are given."""
 from autoreg_core import SamplingConfig, Session, lens
 from autoreg_core.phases import PrefillPoint
-from autoreg_ui.figures import inside as figs
+from autoreg_ui.lessons.inside import figures as figs
 
 
 def test_teacher_figure_bars_and_marks():

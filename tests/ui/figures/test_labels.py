@@ -1,5 +1,5 @@
 """Chart labels: cut short with an ellipsis and HTML-escaped (plotly reads them as HTML)."""
-from autoreg_ui.figures.labels import escaped, short_label
+from autoreg_ui.labels import escaped, short_label
 
 
 def test_short_labels_are_cut_and_escaped():

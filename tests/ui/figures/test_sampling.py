@@ -9,10 +9,18 @@ from plotly.subplots import make_subplots
 from autoreg_core import SamplingConfig, decode, lab, prefix
 from autoreg_core.beam import PRUNED, BeamSettings, beam_search
 from autoreg_ui import palette
-from autoreg_ui.figures.sampling import pipeline as sampling
-from autoreg_ui.figures.labels import short_label
-from autoreg_ui.figures.sampling import (beam_tree_figure, beams_frame, draw_figure, draws_figure, pipeline_figure,
-                                         strategies_figure, sweep_figure, tree_layout)
+from autoreg_ui.labels import short_label
+from autoreg_ui.lessons.sampling.figures import (
+    beam_tree_figure,
+    beams_frame,
+    draw_figure,
+    draws_figure,
+    pipeline_figure,
+    strategies_figure,
+    sweep_figure,
+    tree_layout,
+)
+from autoreg_ui.lessons.sampling.figures import pipeline as sampling
 
 
 def _logits(seed=0, vocab=500):

@@ -1,6 +1,6 @@
 """The serving page's figures carry the bytes model and the measured qualities they are given."""
 from autoreg_core.precision import Quality
-from autoreg_ui.figures import serving as figs
+from autoreg_ui.lessons.serving import figures as figs
 
 
 def test_bytes_figure_reads_the_weights_once_and_every_rows_cache(tiny):

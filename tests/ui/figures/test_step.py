@@ -6,8 +6,17 @@ import torch
 
 from autoreg_core import SamplingConfig, Session
 from autoreg_ui import palette
-from autoreg_ui.figures.step import (HISTORY_COLUMNS, OTHER_LABEL, TopN, history_frame, logprob_figure,
-                                     token_strip_html, top_of_pipeline, top_of_record, topn_figure)
+from autoreg_ui.step_figures import (
+    HISTORY_COLUMNS,
+    OTHER_LABEL,
+    TopN,
+    history_frame,
+    logprob_figure,
+    token_strip_html,
+    top_of_pipeline,
+    top_of_record,
+    topn_figure,
+)
 
 
 def _session(tiny, prompt="The cat sat"):

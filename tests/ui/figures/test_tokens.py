@@ -1,6 +1,6 @@
 """The tokens-per-character chart: one bar per script, its height the measured ratio."""
 from autoreg_core.tokens import ScriptCount
-from autoreg_ui.figures.tokens import scripts_figure
+from autoreg_ui.lessons.tokens.figures import scripts_figure
 
 
 def test_one_bar_per_script_with_its_ratio_and_count():

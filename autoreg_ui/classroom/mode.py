@@ -1,0 +1,153 @@
+"""Class mode: a teacher's tab leads, students' tabs follow, guess the next token and sample together.
+
+This is the lesson's entry: it reads a tab's place in a class from its address, keeps it there, watches the
+class for news, and draws the Class page (the teacher's desk, ``class_teacher``; a student's seat,
+``class_student``) or, for a following student, the step page. What the tabs share in the process (the class
+file, the teacher's live text) is ``class_live``; the class itself is ``class_store`` (SQLite).
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from autoreg_ui import glossary, keys, messages
+from autoreg_ui.classroom import live as class_live
+from autoreg_ui.classroom import student as class_student
+from autoreg_ui.classroom import teacher as class_teacher
+from autoreg_ui.classroom import text
+from autoreg_ui.classroom.live import is_follower, is_student, is_teacher, source, store
+from autoreg_ui.classroom.store import ClassError, ClassInfo, normal_code
+
+PAGE = "pages/9_class.py"
+POLL_S = 1.0  # a tab of a class checks the class's counters this often (one indexed SQLite read)
+
+
+# ---------------------------------------------------------------- who this tab is
+def read_link(state, query) -> None:
+    """Take ``class``/``key``/``seat`` from the address into the tab's state (every run: cheap, and a tab that
+    reconnects after a restart has an empty state but the same address). A key the class does not accept is
+    refused with a message, once per key."""
+    code = normal_code(query.get("class", ""))
+    if not code:
+        return
+    if state.get(keys.CLASS_CODE) != code:
+        for name in (keys.CLASS_KEY, keys.CLASS_SEAT, keys.CLASS_DRAWN, keys.CLASS_PUBLISHED):
+            state.pop(name, None)
+        state[keys.CLASS_CODE] = code
+        state.setdefault(keys.CLASS_MODE, "following")
+    key = query.get("key")
+    if key and keys.CLASS_KEY not in state and state.get(keys.CLASS_KEY_REFUSED) != key:
+        try:
+            store().claim_teacher(code, key, source=source())
+            state[keys.CLASS_KEY] = key
+        except ClassError as exc:
+            state[keys.CLASS_KEY_REFUSED] = key
+            messages.say(str(exc), "error", state)
+    if query.get("seat") and keys.CLASS_SEAT not in state and keys.CLASS_KEY not in state:
+        seat = store().student(code, query["seat"])
+        if seat is not None and not seat.removed:
+            state[keys.CLASS_SEAT] = seat.student
+
+
+def keep_in_url(state, query) -> None:
+    """The tab's class, key (teacher) or seat (student) stay in its address on every page, so a reload or a
+    restarted server brings the tab back to its place in the class."""
+    if not state.get(keys.CLASS_CODE):
+        return
+    wanted = {"class": state.get(keys.CLASS_CODE), "key": state.get(keys.CLASS_KEY),
+              "seat": state.get(keys.CLASS_SEAT)}
+    for name, value in wanted.items():
+        if value and query.get(name) != value:
+            query[name] = value
+        elif not value and name in query:
+            del query[name]
+
+
+def wants_class_page(query) -> bool:
+    """``/?class=CODE`` (the join link) opens the Class page."""
+    return bool(normal_code(query.get("class", "")))
+
+
+# ---------------------------------------------------------------- every tab of a class
+def watch(state, teacher: bool) -> None:
+    """Every POLL_S: when the class moved since this page was drawn, redraw the whole page. Followers watch
+    the teacher's changes; the teacher also watches what students send."""
+    code = state.get(keys.CLASS_CODE)
+
+    @st.fragment(run_every=POLL_S)
+    def poll() -> None:
+        pulse = store().pulse(code)
+        now = None if pulse is None else (pulse if teacher else pulse[0])
+        if now != state.get(keys.CLASS_DRAWN):
+            st.rerun(scope="app")
+    poll()
+
+
+def drawn(state, info: ClassInfo, teacher: bool) -> None:
+    """What this page was drawn from (``watch`` redraws when the class moves past it)."""
+    state[keys.CLASS_DRAWN] = (info.version, info.activity) if teacher else info.version
+
+
+def heartbeat(page_name: str) -> None:
+    """A student's tab says which page it is on (the teacher sees counts, never transcripts)."""
+    state = st.session_state
+    if is_student(state):
+        try:
+            store().seen(state[keys.CLASS_CODE], state[keys.CLASS_SEAT], state.get(keys.CLASS_MODE, "following"),
+                         page_name or "step")
+        except ClassError:
+            pass
+
+
+def start_class_button(where) -> None:
+    """The sidebar's Start a class."""
+    if where.button(text.START_BUTTON, key=keys.CLASS_START, help=text.START_HELP):
+        try:
+            code, key = store().create()
+        except ClassError as exc:
+            messages.say(str(exc), "error")
+            return
+        st.session_state.update({keys.CLASS_CODE: code, keys.CLASS_KEY: key, keys.CLASS_MODE: "following"})
+        st.session_state.pop(keys.CLASS_SEAT, None)
+        st.switch_page(PAGE, query_params={"class": code, "key": key})
+
+
+def render() -> None:
+    """The Class page: the teacher's desk, a student's seat, or the join form."""
+    state = st.session_state
+    st.title(text.TITLE)
+    glossary.terms_here("class")
+    st.markdown(text.INTRO)
+    code = state.get(keys.CLASS_CODE)
+    class_live.publish(state)  # before the counters are read: this page's own publishing must not look like news
+    info = store().info(code) if code else None
+    messages.show()
+    if code and info is None:
+        st.warning(text.CLASS_GONE)
+    if info is None or not (is_teacher(state) or is_student(state)):
+        class_student.join_form(code if info else "")
+        return
+    teacher = is_teacher(state)
+    drawn(state, info, teacher)
+    if teacher:
+        class_teacher.view(info)
+    else:
+        class_student.view(info, on_class_page=True)
+    watch(state, teacher)
+
+
+def follow_here() -> bool:
+    """On the step page: a following student sees the teacher's text instead of their own (True: drawn); an
+    exploring student gets a way back to following above their own text (False: the page goes on)."""
+    state = st.session_state
+    if not is_student(state):
+        return False
+    info = store().info(state[keys.CLASS_CODE])
+    if info is None:
+        return False
+    if not is_follower(state):
+        class_student.explore_bar(info)
+        return False
+    drawn(state, info, teacher=False)
+    class_student.view(info, on_class_page=False)
+    watch(state, teacher=False)
+    return True

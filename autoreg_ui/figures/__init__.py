@@ -1,1 +1,0 @@
-"""Figure builders: pure functions from engine records to plotly figures (no Streamlit)."""

@@ -1,0 +1,209 @@
+"""The attention page's controller: the layer/head choice, the backfill button, one consistent read,
+and the memory calculator (which model, how many tokens, batch, two precisions).
+
+The weights and the KV cache may be stored at different precisions (4-bit weights with a 16-bit
+cache is the common serving setup), so each has its own box. Choosing a preset moves the length,
+batch and precision widgets to the preset's values; values left by another model are reset, never
+trusted. Every number comes from the chosen ``ModelSpec``. State is a plain mapping (tests pass a
+dict); only ``backfill_offer``, ``widgets`` and ``section`` draw.
+"""
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from dataclasses import dataclass, replace
+
+import numpy as np
+import streamlit as st
+import torch
+
+from autoreg_core import attention_view as av
+from autoreg_core import cache as kvc
+from autoreg_core.spec import PRECISIONS, PRESETS, ModelSpec, precision_name
+from autoreg_ui import keys, messages
+from autoreg_ui.charts import show_chart
+from autoreg_ui.format import human_bytes
+from autoreg_ui.lessons.attention import figures as fig_att
+from autoreg_ui.lessons.attention import text
+from autoreg_ui.sharing.link_codec import MEAN
+
+MAX_TRIANGLE = 256  # the heatmap shows at most this many of the latest positions
+
+
+def settle_layer_head(state: MutableMapping, n_layers: int, n_heads: int) -> None:
+    """A layer or head this model does not have (first visit, left by a bigger model) → a default:
+    the middle layer, head 0."""
+    layer, head = state.get(keys.ATT_LAYER), state.get(keys.ATT_HEAD)
+    if type(layer) is not int or not 0 <= layer < n_layers:
+        state[keys.ATT_LAYER] = n_layers // 2
+    if type(head) is not int or head not in (MEAN, *range(n_heads)):
+        state[keys.ATT_HEAD] = 0
+
+
+def head_options(n_heads: int) -> list[int]:
+    """The head box's values: the mean over heads, then every head."""
+    return [MEAN, *range(n_heads)]
+
+
+def head_label(option: int, gqa: av.GQAInfo) -> str:
+    if option == MEAN:
+        return f"mean of all {gqa.n_heads} heads"
+    return f"head {option} (reads K/V head {gqa.kv_of_query[option]})"
+
+
+def head_index(option: int) -> int | None:
+    """The engine's head argument: None for the mean over heads."""
+    return None if option == MEAN else int(option)
+
+
+def head_name(head: int | None, n_heads: int) -> str:
+    """For titles: 'head 3' or 'mean of 9 heads'."""
+    return f"mean of {n_heads} heads" if head is None else f"head {head}"
+
+
+def first_shown(n_rows: int) -> int:
+    """The first position the triangle shows: at most ``MAX_TRIANGLE`` of the latest, so the page stays light."""
+    return max(0, n_rows - MAX_TRIANGLE)
+
+
+def inline_code(label: str) -> str:
+    """A token label as a markdown code span (a backtick inside would end the span early)."""
+    return "`" + label.replace("`", "ˋ") + "`"
+
+
+def backfill(session, state: MutableMapping | None = None) -> int:
+    """The backfill button: recompute the missing rows, and say what happened."""
+    try:
+        filled = av.backfill(session)
+    except ValueError as exc:
+        messages.say(str(exc), "warning", state)
+        return 0
+    messages.say(f"Recomputed {filled} missing rows with one full forward pass.", "success", state)
+    return filled
+
+
+def backfill_offer(session, where: str) -> None:
+    """The backfill button where rows are missing, or why it cannot be offered (``where`` keeps keys apart)."""
+    ok, why = av.can_backfill(session)
+    if ok:
+        st.button("Compute attention for the whole sequence", key=f"{keys.ATT_BACKFILL}_{where}",
+                  on_click=backfill, args=(session,),
+                  help="One forward pass over all tokens on a fresh cache; fills the rows that were not captured.")
+    else:
+        st.caption(why)
+
+
+@dataclass
+class Picture:
+    """One consistent read of the session for the page (taken under its lock)."""
+
+    labels: list[str]  # every token of the sequence, as chips show them
+    n_rows: int  # query positions that have been through the model
+    n_steps: int
+    latest: tuple[int, torch.Tensor | None] | None  # the newest query's position and row
+    z: np.ndarray  # [N, N] triangle of the chosen layer/head
+    sources: list[str]  # per row: prefill / decode / missing
+    shapes: list[kvc.LayerCacheShape]
+    measured: int  # bytes of the live cache, from its tensors
+    positions: int  # the live cache's length
+    timeline: list[kvc.CachePoint]
+    times: kvc.PhaseTimes | None
+
+
+def read(session, layer: int, head: int | None) -> Picture:
+    """Everything the page draws, read while no step can run in between."""
+    with session.lock:
+        z, sources = av.triangle(session, layer, head)
+        return Picture(labels=[v.label for v in session.views()], n_rows=av.n_rows(session),
+                       n_steps=len(session.records), latest=av.latest_row(session), z=z, sources=sources,
+                       shapes=kvc.layer_shapes(session.cache), measured=kvc.measured_bytes(session.cache),
+                       positions=session.cache_len, timeline=kvc.cache_timeline(session),
+                       times=kvc.phase_times(session))
+
+
+LOADED = "Loaded model"
+SEQ_OPTIONS = [2 ** i for i in range(4, 21)]  # 16 … 1M tokens
+PRECISION_NAMES = list(PRECISIONS)
+MAX_BATCH = 256
+KEPT = (keys.ATT_PRESET, keys.ATT_SEQ, keys.ATT_BATCH, keys.ATT_PRECISION, keys.ATT_CACHE_PRECISION)
+
+
+def presets(loaded: ModelSpec) -> dict[str, ModelSpec]:
+    """The loaded model at its full context first, then the published shapes of ``spec.PRESETS``."""
+    here = replace(loaded, seq_len=loaded.max_positions,
+                   note=f"The loaded model at its full {loaded.max_positions:,}-token context")
+    return {LOADED: here, **PRESETS}
+
+
+def preset_label(name: str, loaded_name: str) -> str:
+    """The preset box's text: the loaded model's entry says which model it is."""
+    return f"{name} ({loaded_name})" if name == LOADED else name
+
+
+def seq_label(tokens: int) -> str:
+    """16 → '16', 131072 → '128K'."""
+    return f"{tokens // 1024}K" if tokens >= 1024 else str(tokens)
+
+
+def _precision(bytes_per_element: float) -> str:
+    name = precision_name(bytes_per_element)
+    return name if name in PRECISIONS else "float16 / bfloat16"
+
+
+def load_preset(state: MutableMapping, choices: dict[str, ModelSpec]) -> None:
+    """Move the widgets to the chosen preset's sequence length, batch and precisions."""
+    spec = choices.get(state.get(keys.ATT_PRESET), choices[LOADED])
+    state[keys.ATT_SEQ] = min(SEQ_OPTIONS, key=lambda s: abs(s - spec.seq_len))
+    state[keys.ATT_BATCH] = spec.batch
+    state[keys.ATT_PRECISION] = _precision(spec.weight_bytes_per_param)
+    state[keys.ATT_CACHE_PRECISION] = _precision(spec.cache_bytes_per_element)
+
+
+def settle(state: MutableMapping, choices: dict[str, ModelSpec]) -> None:
+    """Replace missing or stale widget values (first visit, another model's list) before drawing."""
+    if state.get(keys.ATT_PRESET) not in choices:
+        state[keys.ATT_PRESET] = LOADED
+        load_preset(state, choices)
+    batch = state.get(keys.ATT_BATCH)
+    if (state.get(keys.ATT_SEQ) not in SEQ_OPTIONS or state.get(keys.ATT_PRECISION) not in PRECISIONS
+            or state.get(keys.ATT_CACHE_PRECISION) not in PRECISIONS
+            or not isinstance(batch, int) or not 1 <= batch <= MAX_BATCH):
+        load_preset(state, choices)
+
+
+def chosen(state: MutableMapping, choices: dict[str, ModelSpec]) -> ModelSpec:
+    """The preset as the widgets set it: its length, batch, weight and cache precision."""
+    spec = choices[state[keys.ATT_PRESET]]
+    spec = spec.with_precision(weight_bytes=PRECISIONS[state[keys.ATT_PRECISION]],
+                               cache_bytes=PRECISIONS[state[keys.ATT_CACHE_PRECISION]])
+    return replace(spec, seq_len=int(state[keys.ATT_SEQ]), batch=int(state[keys.ATT_BATCH]))
+
+
+def widgets(choices: dict[str, ModelSpec], loaded_name: str) -> ModelSpec:
+    """Draw the calculator's row of widgets (after settling stale values) and return the chosen spec."""
+    settle(st.session_state, choices)
+    c1, c2, c3, c4, c5 = st.columns([3, 3, 2, 2, 2])
+    c1.selectbox("Model", list(choices), key=keys.ATT_PRESET, on_change=load_preset,
+                 args=(st.session_state, choices), format_func=lambda n: preset_label(n, loaded_name))
+    c2.select_slider("Sequence length (tokens)", SEQ_OPTIONS, key=keys.ATT_SEQ, format_func=seq_label)
+    c3.slider("Batch size", 1, MAX_BATCH, key=keys.ATT_BATCH)
+    c4.selectbox("Weights", PRECISION_NAMES, key=keys.ATT_PRECISION, help="Precision of the weights.")
+    c5.selectbox("KV cache", PRECISION_NAMES, key=keys.ATT_CACHE_PRECISION,
+                 help="Precision of the cache: often 16 bits even when the weights are quantised to 4.")
+    return chosen(st.session_state, choices)
+
+
+def section(loaded: ModelSpec, loaded_name: str) -> None:
+    """The calculator: its widgets, the cache and weight sizes, and the bar chart of both."""
+    calc = widgets(presets(loaded), loaded_name)
+    cache_b, no_gqa = calc.cache_bytes(), calc.without_gqa().cache_bytes()
+    st.caption(text.calculator_caption(calc))
+    if (too_long := text.beyond_context(calc)) is not None:
+        st.warning(too_long)
+    st.latex(fig_att.formula_latex(calc, calc.seq_len, calc.batch))
+    c1, c2 = st.columns([2, 3])
+    c1.metric("KV cache", human_bytes(cache_b), help=f"{cache_b:,} bytes")
+    c1.metric("Weights", human_bytes(calc.weight_bytes), help=text.weights_help(calc))
+    c1.markdown(text.cache_vs_weights(calc, cache_b, no_gqa))
+    show_chart(fig_att.memory_figure(calc), key=keys.ATT_MEMORY_CHART, filename="kv-cache-memory-calculator",
+               where=c2, width="stretch")
+    st.caption(text.long_context_caption(PRESETS["70B model with GQA, 128K context"]))

@@ -1,0 +1,206 @@
+"""What the attention page says: the lesson's prose and its sentences with this model's and this session's numbers.
+
+Pure functions and constants (no Streamlit): the page decides where each text goes.
+"""
+from __future__ import annotations
+
+import math
+
+from autoreg_core.cache import PhaseTimes, WorkedExample
+from autoreg_core.spec import Q4_1_BYTES, ModelSpec
+from autoreg_ui.format import human_bytes
+
+CAPTION = ("Every decode step feeds one token in. Its own key and value are appended to the KV cache first, "
+           "as one new row; then its query looks at every key in the cache, its own included, and mixes "
+           "their values by those weights.")
+NO_SESSION = "Start a session on the *Step through generation* page (type a prompt there)."
+NOTHING_YET = "Nothing has been through the model yet."
+
+
+def no_capture(model_type: str) -> str:
+    return (f"Attention capture needs a Llama-style model; {model_type} is not one. "
+            "The cache sections below still work.")
+
+
+# ---------------------------------------------------------------- 1 · where the new token looked
+DECODE_STEP_INTRO = ("With the cache, a decode step computes one query $q_t$ (per head) and reads the cached "
+                     "keys and values of all $t$ positions:")
+SOFTMAX_LATEX = r"a_t=\operatorname{softmax}\!\Big(\frac{q_t K_{\le t}^{\top}}{\sqrt{d}}\Big)"
+MIX_LATEX = r"o_t = a_t\,V_{\le t}"
+NOT_CAPTURED = ("This row was not captured: the step was taken on a page that does not record attention. "
+                "Steps taken here are recorded.")
+
+
+def weights_text(head_dim: int, n_rows: int) -> str:
+    return (f"Here $d={head_dim}$ and $K$, $V$ are ${n_rows}\\times{head_dim}$ per head, so $a_t$ has exactly "
+            f"**{n_rows}** weights that add up to 1, one per cached token. They never look ahead: the future is "
+            "not in the cache yet.")
+
+
+STRIP_LEGEND = ("Each token is shaded by the weight the new token's query gave it, pale for little and deeper blue-green "
+                "for more, and has a bar under it that grows with that weight (the full bar marks the row's largest). "
+                "The query is outlined in blue, prompt tokens have a dashed border; hover a token for its exact "
+                "weight. A screen reader reads each token with its weight.")
+
+
+def bar_title(where: str, position: int) -> str:
+    return f"{where}: query {position} over {position + 1} cached keys"
+
+
+def heads_title(layer: int, n_heads: int, position: int) -> str:
+    return f"Layer {layer}: all {n_heads} heads for query {position} (colour = shared K/V head)"
+
+
+def query_text(position: int, token_code: str, n_steps: int, where: str) -> str:
+    what = f"the token of decode step {n_steps}" if n_steps else "the last prompt token, before any step"
+    return f"Query: position **{position}** {token_code}, {what}. {where}."
+
+
+# ---------------------------------------------------------------- 2 · the triangle
+def triangle_text(prompt_len: int, n_rows: int, n_steps: int) -> str:
+    return (f"Row $q$ is where the token at position $q$ looked; columns are the cached keys. The **{prompt_len} "
+            "prefill rows** (grey strip) came from one pass over the prompt; each **decode step** (blue strip) "
+            "added one row, one key longer. Above the diagonal is the future: masked, weight 0. Now: "
+            f"{n_rows} rows, {n_steps} decode steps.")
+
+
+def triangle_title(where: str, n_shown: int) -> str:
+    return f"{where}: {n_shown} queries × {n_shown} keys"
+
+
+def missing_rows(n_missing: int, n_rows: int) -> str:
+    return (f"{n_missing} of {n_rows} rows were not captured (steps taken with attention capture off). "
+            "They are left grey, not guessed.")
+
+
+def last_rows_caption(n_rows: int, shown: int, first: int) -> str:
+    return (f"The sequence has {n_rows} positions; the chart shows the last {shown} queries and keys "
+            f"(positions {first}–{n_rows - 1}) so the page stays light.")
+
+
+# ---------------------------------------------------------------- 3 · grouped-query attention
+def gqa_text(model: str, spec: ModelSpec, group: int, positions: int) -> str:
+    with_gqa, without_gqa = spec.cache_bytes(positions), spec.without_gqa().cache_bytes(positions)
+    return (f"{model} has **{spec.n_heads} query heads** but caches only **{spec.n_kv_heads} K/V heads**: each "
+            f"group of {group} query heads reads the same cached keys and values. Queries are never cached, so only "
+            f"K and V count. At {positions} positions the cache holds {human_bytes(with_gqa)}; with one K/V per "
+            f"query head it would be {human_bytes(without_gqa)}, **{without_gqa / with_gqa:g}× more**.")
+
+
+def kv_group_caption(kv_head: int, query_heads: list[int]) -> str:
+    return f"K/V head {kv_head} ← query heads {', '.join(map(str, query_heads))}"
+
+
+# ---------------------------------------------------------------- 4 · the KV cache
+def cache_check(measured: int, formula: int, per_position: float) -> tuple[bool, str]:
+    """(equal, what to say): the measured cache against the formula."""
+    if measured == formula:
+        return True, f"Equal, byte for byte: {formula:,} B. Each new token adds {per_position:,.0f} B."
+    return False, f"Measured {measured:,} B differs from the formula {formula:,} B."
+
+
+def layer_shapes_text(shape) -> str:
+    return (f"Per layer: K `{list(shape.keys)}` and V `{list(shape.values)}` = "
+            f"[batch, kv_heads, positions, head_dim], {shape.dtype}.")
+
+
+def worked_example_text(ex: WorkedExample, model: str, dtype: str) -> str:
+    return (f"**The worked example, with this model's numbers.** A {ex.prompt_tokens}-token prompt, then "
+            f"{ex.new_tokens} new tokens, on {model} ({dtype} cache): the prefill writes {ex.prompt_tokens} "
+            f"positions at once, {human_bytes(ex.after_prefill)}; each new token adds {human_bytes(ex.per_token)}; "
+            f"once the {ex.new_tokens}th is fed in, the cache holds {ex.positions} positions: "
+            f"**{human_bytes(ex.at_end)}** ({ex.at_end:,} bytes). That is {ex.positions} and not "
+            f"{ex.positions - 1} because this app feeds every chosen token in at once, so the next distribution is "
+            f"ready; a generator that stops after the {ex.new_tokens}th token never feeds it, and its cache ends at "
+            f"{ex.positions - 1} (the count on the Inside page).")
+
+
+# ---------------------------------------------------------------- 5 · memory calculator
+def calculator_caption(calc) -> str:
+    return (f"{calc.name}: {calc.n_layers} layers, {calc.n_heads} query heads, {calc.n_kv_heads} K/V heads of "
+            f"{calc.head_dim}, {calc.n_params / 1e6:,.0f} M parameters. {calc.note}.")
+
+
+def weights_help(calc) -> str:
+    scales = (" (4-bit values plus, per block of 32, a 16-bit scale and a 16-bit minimum: 5 bits each)"
+              if calc.weight_bytes_per_param == Q4_1_BYTES else "")
+    return f"{calc.n_params:,} parameters × {calc.weight_bytes_per_param:g} B{scales}"
+
+
+def beyond_context(calc) -> str | None:
+    """A warning when the chosen length is longer than the model can read (None when it fits)."""
+    if calc.seq_len <= calc.max_positions:
+        return None
+    return (f"{calc.name} reads at most {calc.max_positions:,} tokens (its context length); {calc.seq_len:,} is "
+            "beyond it. The formula still gives bytes, but this model could not use such a cache: past its context "
+            "it must drop or summarise old tokens (see *When the cache runs out* on the Inside page).")
+
+
+def cache_vs_weights(calc, cache_bytes: int, without_gqa: int) -> str:
+    return (f"The cache is **{cache_bytes / calc.weight_bytes:.2f}×** the weights. It grows with every token and "
+            "every sequence in the batch; the weights do not, and quantising the weights leaves the cache as it is."
+            + (f" Without GQA ({calc.n_heads} K/V heads) the cache would be {human_bytes(without_gqa)}."
+               if without_gqa != cache_bytes else ""))
+
+
+def long_context_caption(big) -> str:
+    return (f"At long context the cache outgrows everything: a 70B model with GQA keeps "
+            f"{human_bytes(big.cache_bytes())} of 16-bit cache for one 128K-token sequence.")
+
+
+# ---------------------------------------------------------------- 6 · prefill vs decode
+TAKE_A_STEP = "Take a decode step (Next token) to compare its time with the prefill."
+SHORT_PROMPT = "With a very short prompt the prefill has little to share per token; try a longer prompt."
+
+
+SHARED_READS = 2.0  # a decode step costing this many prompt tokens or more: the prefill's shared reads paid off
+
+
+def phase_reading(ratio: float) -> str:
+    """What the measured ratio (one decode step ÷ one prompt token of the prefill) says, in words."""
+    if math.isnan(ratio):  # no decode step timed yet
+        return "Take a decode step to compare."
+    if ratio >= SHARED_READS:
+        return (f"Here a prompt token cost {ratio:.1f}× less than a decode step: most of a decode step's time goes "
+                "to what the prefill shares among its tokens (reading every weight, and the fixed cost of a pass), "
+                "not to arithmetic per token. That is the pattern of a memory-bound decode step; the *Naive vs KV "
+                "cache* page checks it against this machine's ridge point.")
+    if ratio > 1 / SHARED_READS:
+        return (f"Here a prompt token cost about as much as a decode step ({ratio:.1f}×): sharing one read of the "
+                "weights among the prompt's tokens saved little, so on this machine the arithmetic per token weighs "
+                "about as much as the reading, and neither phase is clearly memory-bound. A processor with a higher "
+                "ridge point (a GPU) would usually show a wider gap.")
+    return (f"Here a prompt token cost more than a whole decode step ({1 / ratio:.1f}×): one-off costs of the "
+            "first pass, or other work on the machine, can do that to a single timing. A longer prompt gives a "
+            "steadier figure.")
+
+
+def phase_text(times: PhaseTimes) -> str:
+    """The measured times, and what their ratio says about what limits each phase on this machine."""
+    return (f"Prefill: {times.prefill_ms:.1f} ms for {times.prefill_tokens} prompt tokens = "
+            f"**{times.prefill_ms_per_token:.2f} ms per token**. Decode step: **{times.decode_ms_median:.2f} "
+            f"ms** (median of {times.decode_steps} forward passes), {times.ratio:.1f}× the prefill cost per token."
+            "\n\nThe prefill pushes many tokens through each weight matrix at once; a decode step reads every "
+            "weight and the whole cache to produce one token. " + phase_reading(times.ratio))
+
+
+WHY_EXACT = ("**Why reusing the cache changes nothing.** Under the causal mask a position attends only to "
+             "itself and the positions before it, so its keys and values in every layer are computed from "
+             "the tokens up to it and nothing later. Appending a token cannot change them: a decode step may "
+             "reuse them instead of recomputing. Check it on this text: one fresh pass over every token, "
+             "without the cache, and compare.")
+RECOMPUTE_BUTTON = "Recompute every cached key and value from scratch"
+
+
+def recompute_text(check) -> str:
+    """What the comparison found (``check``: ``cache_exact.RecomputeCheck``), with its own numbers."""
+    return (f"Recomputed {check.positions} positions × {check.layers} layers in one pass without the cache. "
+            f"Largest difference from the cached keys and values: {check.max_abs_diff:.2g}, on values up to "
+            f"{check.largest_value:.3g} (a relative {check.relative:.1g}). That is floating-point rounding: "
+            "the two computations add the same numbers in a different order, not a different result.")
+
+
+def recompute_rows(check) -> list[dict]:
+    """One row per layer: its largest difference, for the table under the sentence."""
+    return [{"layer": i, "largest |cached − recomputed|": d} for i, d in enumerate(check.per_layer)]
+

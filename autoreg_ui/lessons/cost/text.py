@@ -1,0 +1,136 @@
+"""What the cost page says next to its race and counts: pure functions of the model's shape and the measurements."""
+from __future__ import annotations
+
+from autoreg_core.cost import CostPoint
+from autoreg_core.spec import ModelSpec
+from autoreg_ui.format import human_bytes, ratio
+
+INTRO = (
+    "Without a cache, the step that writes token L recomputes every earlier position, so T tokens cost "
+    r"$\frac{T(T+1)}{2}$ positions through the weights: quadratic. With the **KV cache** each decode step "
+    "feeds one new position and reads the keys and values of the others from the cache: linear in the weights' "
+    "work, while attention over the cache still grows with L. Here it is counted and measured on the loaded "
+    "model, on this machine.")
+RACE = (
+    "For each sequence length **L** we time two ways of producing the token at position L: a **decode step** "
+    "that feeds one token and reads the other L − 1 from the **KV cache**, and a **naive step** that pushes all "
+    "L tokens through the model again (no cache: a full prefill every step). Only the last position's logits "
+    "are computed either way. Shortest lengths first; each point is the fastest of a few repeats (other work on "
+    "the machine only ever adds time).")
+F_NAIVE = (r"F_{\text{naive}}(L) = \underbrace{2N_{\text{body}}\,L}_{\text{all }L\text{ positions}}"
+           r" + \underbrace{2dV}_{\text{logits}}"
+           r" + \underbrace{4\,n_l n_h d_h \tfrac{L(L+1)}{2}}_{\text{causal attention}}")
+F_CACHE = (r"F_{\text{cache}}(L) = \underbrace{2N_{\text{body}}}_{\text{one position}} + 2dV"
+           r" + \underbrace{4\,n_l n_h d_h\,L}_{\text{one query, }L\text{ keys}}")
+SUMS = (
+    r"Summed over the steps L = 1 … T, the positions processed are $\sum_{L=1}^{T} L = \frac{T(T+1)}{2}$ without "
+    "the cache and $T$ with it. **The cache removes the recomputed projections and MLPs of earlier positions, "
+    r"not the attention over them:** the cached run still does $\frac{T(T+1)}{2}$ dot products per layer and head "
+    r"in total (the naive run does $\frac{T(T+1)(T+2)}{6}$), as the table shows.")
+
+
+ROOFLINE_POINTS = ("Points are the FLOP counts divided by the measured times. The naive intensity counts the weights "
+                   "read once per pass and ignores activations.")
+
+
+def your_sequence(n_tokens: int, cache_positions: int, measured_bytes: int, formula_bytes: int) -> str:
+    """The learner's own sequence, tied to the race: its length and its cache, measured and by the formula."""
+    return (f"Your sequence: {n_tokens} tokens; its KV cache holds {cache_positions} positions, "
+            f"{human_bytes(measured_bytes)} measured ({human_bytes(formula_bytes)} by the formula). Every step "
+            "adds one position and one decode step of the race below.")
+
+
+def press_run(kept_lengths: list[int]) -> str:
+    kept = f" Results are kept for: {', '.join(map(str, kept_lengths))}." if kept_lengths else ""
+    return "Press **Run the race** to measure this model on this machine." + kept
+
+
+def measured_on(device: str, dtype: str, model: str) -> str:
+    return (f"Measured on {device} · {dtype} · {model}. Times are wall-clock and move with whatever else the "
+            "machine is doing.")
+
+
+def counts_intro(spec: ModelSpec) -> str:
+    """The model's shape, in the symbols of the two FLOP formulas."""
+    return (f"Counts from this model's shape: {spec.n_layers} layers, {spec.n_heads} query heads of size "
+            f"{spec.head_dim} ({spec.n_kv_heads} KV heads), hidden size d = {spec.hidden}, vocabulary "
+            f"V = {spec.vocab:,}, N_body = {spec.body_params:,} weights inside the layers. One multiply-add "
+            "counts as 2 FLOPs; the step that produces position L:")
+
+
+MAX_LENGTH_HELP = ("The naive steps' time grows about with the square of the length, so each doubling of the longest "
+                   "length makes the race roughly four times longer; lengths already measured are kept.")
+
+
+def attention_share(length: int, share: float, crossover: int) -> str:
+    """What attention over the cache costs a cached step at this length, from the model's shape."""
+    if share < 0.1:
+        where = "here the weights dominate, so a cached step costs nearly the same at short lengths"
+    elif length < crossover:
+        where = "already a large part: a cached step is not constant-cost, it grows with the text"
+    else:
+        where = "past the point where reading the cache costs a step more arithmetic than its weights"
+    return (f"At L = {length:,} attention over the cache is {share:.1%} of a cached step's FLOPs ({where}). "
+            f"Its share grows with L: for this model it equals the layers' weight FLOPs at L ≈ {crossover:,}.")
+
+
+def decode_reads(spec: ModelSpec, budget, length: int) -> str:
+    """What one decode step reads (``budget``: ``batching.StepBudget`` at batch 1) and the work it does with it."""
+    return (f"A decode step at L = {length} reads every weight once ({human_bytes(budget.weight_bytes)} at "
+            f"{spec.weight_bytes_per_param:g} bytes each) and the whole KV cache ({human_bytes(budget.cache_bytes)}: "
+            f"2 × {spec.n_layers} layers × {spec.n_kv_heads} KV heads × {spec.head_dim} × {length} positions × "
+            f"{spec.cache_bytes_per_element:g} bytes) to do {budget.flops / 1e6:,.1f} MFLOP of work.")
+
+
+def intensity_latex(budget) -> str:
+    return (r"\text{arithmetic intensity} = \frac{\text{FLOPs}}{\text{bytes read}} = "
+            rf"\frac{{{budget.flops / 1e6:,.1f}\ \text{{MFLOP}}}}{{\text{{{human_bytes(budget.bytes_read)}}}}} "
+            rf"\approx {budget.intensity:.2f}\ \text{{FLOP/byte}}")
+
+
+def _side(intensity: float, ridge: float) -> str:
+    """Where an intensity sits against the ridge, in words, from the two numbers."""
+    if intensity < ridge:
+        return f"{ridge / intensity:,.1f}× below this machine's ridge at {ridge:,.1f}"
+    return f"{intensity / ridge:,.1f}× past this machine's ridge at {ridge:,.1f}"
+
+
+def memory_notice(budget) -> str:
+    """The Notice line of section 3, from the measured ridge and the step's intensity (``batching.StepBudget``)."""
+    pace = ("so reading bytes, not arithmetic, sets its pace here" if budget.intensity < budget.ridge
+            else "so arithmetic, not reading bytes, sets its pace here")
+    return (f"At L = {budget.L:,} a decode step does {budget.intensity:.2f} FLOP per byte it reads: "
+            f"{_side(budget.intensity, budget.ridge)} FLOP/byte (measured now), {pace}.")
+
+
+def memory_bound(budget, naive_intensity: float) -> str:
+    """Which limit a decode step sits under, and a naive step at the same length, from their intensities
+    and this machine's measured ridge (``naive_intensity``: ``ModelSpec.arithmetic_intensity(L, cached=False)``)."""
+    if budget.intensity < budget.ridge:
+        decode = (f"With {budget.intensity:.2f} FLOP/byte, left of this machine's ridge at {budget.ridge:,.1f}, a decode "
+                  "step is **memory-bound**: it waits on memory, and the processor could do its arithmetic many times "
+                  "over while the weights stream in.")
+    else:
+        decode = (f"With {budget.intensity:.2f} FLOP/byte, at or right of this machine's ridge at {budget.ridge:,.1f}, "
+                  "this decode step is **compute-bound** here: the arithmetic, not the bytes, sets its pace (a long "
+                  "cache adds FLOPs, or the measured matmul peak is low).")
+    bound = "compute-bound" if naive_intensity >= budget.ridge else "still memory-bound"
+    naive = (f" A naive step (like a prefill) uses every weight for all {budget.L:,} positions at once: "
+             f"{naive_intensity:,.1f} FLOP/byte, {_side(naive_intensity, budget.ridge)}, so it is {bound} here. "
+             "Batching many sequences raises a decode step's intensity the same way.")
+    return decode + naive
+
+
+def cpu_vs_gpu(on_cuda: bool, last: CostPoint | None) -> str:
+    """Why the measured ratio looks as it does on this device (``last``: the race's longest point, if run)."""
+    speed = f" Here the cache wins {ratio(last.speedup)} at L = {last.length}." if last is not None else ""
+    grows = (" Either way the naive total grows as T² against the cache's T, so the cache's advantage keeps growing "
+             "with length.")
+    if on_cuda:
+        return ("Running on CUDA: a large GPU has a high ridge point (peak FLOP/s ÷ memory bandwidth), so a naive "
+                "step's L positions run on otherwise idle units and, at short lengths, cost about as much as a cached "
+                "step's one; the ratio stays near 1 until the extra work fills the GPU." + grows + speed)
+    return ("Running on the CPU: its ridge point (peak FLOP/s ÷ memory bandwidth) is low, so a naive step, which does "
+            "L times the arithmetic on the same weights, turns compute-bound at small L and every extra position "
+            "costs time almost at once. A large GPU, with a much higher ridge, hides those positions at short "
+            "lengths." + grows + speed)

@@ -1,0 +1,152 @@
+"""What the "Inside generation" page says: the lesson's prose, and its sentences with the measured numbers.
+
+Pure functions and constants (no Streamlit): the page decides where each text goes.
+"""
+from __future__ import annotations
+
+from autoreg_core.lens import LensReading
+from autoreg_core.phases import PrefillPoint
+from autoreg_core.teacher import MAX_TOKENS
+from autoreg_core.tokens import single_token_view
+from autoreg_ui.format import ratio
+
+WORKED_PROMPT, WORKED_NEW = 50, 100  # the seeds' worked example
+
+INTRO = ("Four things one decode step does not show: why training is fast and generation is not, what the "
+         "layers guess before the last one, what prefill and decode cost in seconds, and what a server does "
+         "when the KV cache no longer fits. Everything below is computed on the loaded model, in this tab.")
+
+# ---------------------------------------------------------------- 1 · teacher forcing, exposure bias
+TEACHER_FORCING = (
+    "Once a text exists, the model can score all of it in **one** forward pass: the causal mask lets position "
+    "t see only positions ≤ t, so every position predicts its next token from the *true* text before it. "
+    "That is **teacher forcing**, and it is why training is parallel. Generating needs the token at t before "
+    "position t + 1 can be read, so the same numbers take one pass per token. Generate a few tokens, then "
+    "read the text in one pass: the log-probabilities must agree.")
+CUT_SHORT = f"One pass reads at most {MAX_TOKENS} tokens here; later steps are not scored."
+FORCE_SOMETHING = ("Force an unlikely token above (then generate a few more) to see the model carry on from a token it "
+                   "would not have chosen: the kind of mistake exposure bias is about.")
+BRANCH_CAPTIONS = ("The text from the forced token on", "What the model writes itself there (greedy)")
+
+
+def force_label(rank: int) -> str:
+    return f"Force the model's rank-{rank} token as the next one"
+
+
+def exposure_bias(step: int) -> str:
+    return (f"**A simulated mistake.** Step {step} was forced: the later steps read a prefix with a token the "
+            "model would not have written, and condition on it all the same. **Exposure bias** is the gap this "
+            "probes: in training every prefix is real text, so the model never practised carrying on from its own "
+            "slips, which generating asks of it. The one-pass view agrees with the steps (the table): the model "
+            "cannot tell its own tokens from forced ones. ▌ marks where the two texts below part.")
+
+
+# ---------------------------------------------------------------- 2 · the logit lens
+LOGIT_LENS = (
+    "The last layer's hidden state goes through the final norm and the LM head to become logits. Send the "
+    "hidden state after *any* layer through the same two modules and you read what the model would say if it "
+    "stopped there. Early layers mostly echo the input token; the answer usually appears late. (transformers "
+    "already norms the last entry of `hidden_states`; it goes through the LM head alone, so the last row equals "
+    "the model's own logits.)")
+
+
+def lens_step_label(n_steps: int) -> str:
+    return f"Step to read ({n_steps + 1} = the next token, not chosen yet)"
+
+
+# ---------------------------------------------------------------- 3 · prefill vs decode
+TTFT_MEANS = "the prefill over the whole prompt, then choosing the first token"  # the app's one definition
+PREFILL_VS_DECODE = (
+    f"A server is judged by **time to first token** (TTFT: {TTFT_MEANS}) and **tokens per second** after it "
+    "(one decode pass per token). The prefill pushes many positions through each weight matrix at once, so one "
+    "read of the weights serves every prompt token; a decode step reads every weight, and the whole cache, to "
+    "produce one token. How much cheaper a prompt token is depends on what limits this machine, memory traffic "
+    "or arithmetic: the sweep below measures it, and only a prompt of hundreds of tokens shows the full gap.")
+SWEEP_METHOD = ("At each L: a prefill of the first L prompt tokens, and one decode step on the cache it leaves "
+                "(the fastest of two runs each: other work on the machine only ever adds time).")
+WORKED_TITLE = f"The worked example: a {WORKED_PROMPT}-token prompt and {WORKED_NEW} new tokens"
+WORKED_COUNTING = (f"Naive: each new token re-reads everything ({WORKED_PROMPT} + {WORKED_PROMPT + 1} + … + "
+                   f"{WORKED_PROMPT + WORKED_NEW - 1} positions). Cached: the prompt once, then one position per "
+                   f"step; the {WORKED_NEW}th token is chosen but never fed back, so the cache ends at "
+                   f"{WORKED_PROMPT + WORKED_NEW - 1} positions. (The Attention page's cache holds "
+                   f"{WORKED_PROMPT + WORKED_NEW}: this app feeds every chosen token in at once, so the next "
+                   "distribution is ready.)")
+WORKED_SPINNER = f"{WORKED_PROMPT}-token prefill, then {WORKED_NEW - 1} decode steps…"
+
+
+def phases_spinner(prompt_tokens: int, new_tokens: int) -> str:
+    return f"Prefill of {prompt_tokens} tokens, then {new_tokens - 1} decode steps…"
+
+
+def sweep_label(lengths: list[int]) -> str:
+    return f"Sweep the prefill over L = {', '.join(map(str, lengths))}"
+
+
+def sweep_stopped(measured: int, planned: int) -> str:
+    return f"Stopped: {measured} of {planned} lengths measured."
+
+
+def sweep_sentence(point: PrefillPoint) -> str:
+    return (f"At L = {point.length}, one decode step costs as much as **{ratio(point.decode_over_prefill)}** "
+            f"prompt tokens inside the prefill ({point.decode_ms:.1f} ms vs {point.prefill_ms_per_token:.2f} ms).")
+
+
+# ---------------------------------------------------------------- 4 · when the cache runs out
+CACHE_RUNS_OUT = (
+    "The cache grows by one position per token per request; on a busy server it, not the weights, fills the "
+    "memory first. A server then can **queue** new requests, **preempt** one (drop its cache and recompute it "
+    "later, or swap it to CPU memory), or **bound** each request's cache by **evicting** old positions: a "
+    "**sliding window** keeps only the last W. (**Paging**, as in vLLM's PagedAttention, stores the cache in "
+    "fixed-size blocks so no memory is lost to gaps between requests; it packs more caches in, it does not "
+    "shrink one.) Below, the same greedy generation twice: with the full cache, and with transformers' "
+    "`DynamicSlidingWindowLayer` keeping W − 1 positions, so each new token sees itself and the last W − 1. "
+    "The prompt itself is still read with full attention in the prefill; the window bites from the first "
+    "decode step on.")
+
+
+def window_captions(width: int) -> tuple[str, str]:
+    return "Full cache (▌ marks where the texts part)", f"Sliding window, W = {width}"
+
+
+def lens_summary(tokenizer, reading: LensReading) -> str:
+    """One sentence: when the eventual token first tops the guess, and from where it stays on top."""
+    label = single_token_view(tokenizer, reading.target_id).label
+    layers = reading.depth - 1
+    if reading.first_top is None:
+        return (f"“{label}” is never the top guess of any layer "
+                f"(its rank at the last layer: {reading.target_ranks[-1]}).")
+    where = "in the embedding" if reading.first_top == 0 else f"after layer {reading.first_top}"
+    return (f"“{label}” is first the top guess {where} and stays on top from layer {reading.settles_at} of "
+            f"{layers} on (lens vs the model's own logits at the last layer: {reading.last_gap:.1e} apart).")
+
+
+# ---------------------------------------------------------------- 5 · a toy model
+TOY = ("Here the \"model\" is a table: four tokens, and for each previous token a row of four scores (logits) for the "
+       "next one. The loop around it is the app's own code, the same that steps the real model: scores → the "
+       "sampling processors → softmax → pick → append → repeat, until `<eos>` or the step limit. Small enough to "
+       "check every number by hand: with temperature T, p = exp(score / T) / Σ exp(score / T).")
+TOY_TABLE_CAPTION = ("The score table: row = the previous token, column = the next token's logit. This toy reads only "
+                     "the last token; a transformer reads all of them, which is what attention adds.")
+TOY_START, TOY_TEMPERATURE, TOY_SEED = "Start from", "Temperature (0 = greedy)", "Seed"
+
+
+def toy_summary(words: list[str], ended: bool, steps: int) -> str:
+    end = "it picked `<eos>`, so the loop stopped" if ended else f"it reached the limit of {steps} steps"
+    return f"Generated: **{' '.join(words)}** — {len(words)} passes of the loop; {end}."
+
+
+# ---------------------------------------------------------------- 6 · logits = W·h + b
+UNEMBED = ("After the last layer and the final norm, the model holds one vector h for the last position. The LM head "
+           "turns it into logits with one matrix product: logit_t = W_t · h + b_t, where W_t is token t's row. Each "
+           "row works as a **template**: the dot product is large when h points the way the row points. Writing it "
+           "as |W_t| · |h| · cos θ splits a template's length from how well h matches it.")
+UNEMBED_LATEX = r"\text{logit}_t = W_t \cdot h + b_t = \lVert W_t \rVert\,\lVert h \rVert \cos\theta_t + b_t"
+
+
+def unembed_sentence(u, text_tokens: int) -> str:
+    bias = "It has a bias b." if u.has_bias else "This model's head has no bias, so b = 0."
+    tied = (" Its W is the token embedding matrix itself (tied weights): the same rows that turn a token into a "
+            "vector at the input score it at the output.") if u.tied else ""
+    return (f"Read now over the session's {text_tokens} tokens: h has {u.hidden_size} numbers (|h| = {u.hidden_norm:.2f}); "
+            f"W has {u.vocab:,} rows. {bias}{tied} W·h + b rebuilt from those tensors differs from the model's own "
+            f"logits by at most **{u.largest_gap:.2g}** over the whole vocabulary.")

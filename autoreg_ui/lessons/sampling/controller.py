@@ -1,0 +1,350 @@
+"""The sampling lab's controller: where its logits come from, its settings, and what it keeps.
+
+The logits are the session's pending logits (they follow each new token) or those of a prompt typed
+in the lab, prefilled once and cached for every tab. Settings are read from the widget keys by name;
+widget values survive a visit to another page through durable copies. Functions take the state as a
+mapping, so tests pass a dict.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass, replace
+
+import streamlit as st
+import torch
+
+from autoreg_core import SamplingConfig, Session, SessionError
+from autoreg_core.beam import MAX_BEAM_STEPS, BeamResult, BeamSettings
+from autoreg_core.continuations import MAX_CONTINUATIONS, ContinuationSet, sample_continuations
+from autoreg_core.lab import MAX_DRAWS, Sweep, default_strategies, temperature_sweep
+from autoreg_core.prefix import Prefix, of_session, prefill
+from autoreg_core.session import encode_prompt
+from autoreg_core.tokens import sequence_text
+from autoreg_ui import controls, keys, measuring, messages
+from autoreg_ui.charts import show_chart
+from autoreg_ui.lessons.sampling import text
+from autoreg_ui.lessons.sampling.figures import beam_tree_figure, beams_frame
+from autoreg_ui.lessons.sampling.text import beam_labels, context_text, continuation_progress
+from autoreg_ui.state import current_session, remember_widgets
+
+SESSION_SOURCE = "the session's next token"
+PROMPT_SOURCE = "a prompt typed here"
+PROMPTS_KEPT = 8  # typed prompts whose prefill stays cached (shared by every tab)
+SWEEPS_KEPT = 16
+BEAM_WIDTHS = (1, 5)
+BEAM_STEPS = (1, min(12, MAX_BEAM_STEPS))
+CONTINUATION_TOKENS = 60
+LAB_SETTINGS = "the lab's settings (section 1)"
+SIDEBAR_SETTINGS = "the sidebar's settings"
+
+# Every lab widget whose value is kept across pages.
+KEPT_WIDGETS = (
+    keys.LAB_SOURCE, keys.LAB_PROMPT, keys.LAB_CHAT, keys.LAB_TEMPERATURE, keys.LAB_TOP_K, keys.LAB_TOP_P,
+    keys.LAB_MIN_P, keys.LAB_TOP_N, keys.LAB_SEED, keys.LAB_N, keys.LAB_STRAT_TOP_K, keys.LAB_STRAT_TOP_P,
+    keys.LAB_STRAT_MIN_P, keys.LAB_CONT_A, keys.LAB_CONT_B, keys.LAB_CONT_K, keys.LAB_CONT_M,
+    keys.LAB_BEAM_WIDTH, keys.LAB_BEAM_STEPS, keys.LAB_BEAM_LP,
+)
+
+
+# ---------------------------------------------------------------- widget values across pages
+def defaults(sidebar: SamplingConfig, prompt: str, chat: bool) -> dict[str, object]:
+    """First values: the sampling sliders start at the sidebar's, the prompt at the step page's."""
+    return {
+        keys.LAB_SOURCE: SESSION_SOURCE, keys.LAB_PROMPT: prompt, keys.LAB_CHAT: chat,
+        keys.LAB_TEMPERATURE: float(sidebar.temperature), keys.LAB_TOP_K: int(sidebar.top_k),
+        keys.LAB_TOP_P: float(sidebar.top_p), keys.LAB_MIN_P: float(sidebar.min_p), keys.LAB_TOP_N: 15,
+        keys.LAB_SEED: int(sidebar.seed), keys.LAB_N: 1000, keys.LAB_DRAW_COUNT: 0,
+        keys.LAB_STRAT_TOP_K: 40, keys.LAB_STRAT_TOP_P: 0.9, keys.LAB_STRAT_MIN_P: 0.05,
+        keys.LAB_CONT_A: "greedy", keys.LAB_CONT_B: "temperature 1.5", keys.LAB_CONT_K: 5, keys.LAB_CONT_M: 30,
+        keys.LAB_BEAM_WIDTH: 3, keys.LAB_BEAM_STEPS: 8, keys.LAB_BEAM_LP: 1.0,
+    }
+
+
+def remember(state: MutableMapping) -> None:
+    """Keep the lab's widget values for the next visit (call after the widgets are drawn)."""
+    remember_widgets(state, KEPT_WIDGETS)
+
+
+def choose_valid(state: MutableMapping, key: str, options: list[str]) -> None:
+    """A choice that is no longer offered falls back to the first option."""
+    if state.get(key) not in options:
+        state[key] = options[0]
+
+
+# ---------------------------------------------------------------- where the logits come from
+@dataclass(frozen=True)
+class LabSource:
+    kind: str  # SESSION_SOURCE or PROMPT_SOURCE
+    prefix: Prefix
+    fingerprint: tuple  # changes whenever the logits do: stored results name the one they belong to
+    stop_message: str | None = None  # the session stopped here (its logits are still the model's)
+
+    @property
+    def logits(self) -> torch.Tensor:
+        return self.prefix.logits
+
+    @property
+    def ids(self) -> list[int]:
+        return list(self.prefix.ids)
+
+
+def source_options(has_session: bool) -> list[str]:
+    return [SESSION_SOURCE, PROMPT_SOURCE] if has_session else [PROMPT_SOURCE]
+
+
+def session_source(session: Session) -> LabSource:
+    """The session's next-token logits (one prefill if the session has none yet)."""
+    lent = of_session(session)
+    stop = session.records[-1].stop if session.records else None
+    return LabSource(SESSION_SOURCE, lent, (SESSION_SOURCE, id(session), session.prompt_len, lent.ids),
+                     stop[1] if stop else None)
+
+
+@st.cache_resource(max_entries=PROMPTS_KEPT, show_spinner="Prefill of the prompt (once)…")
+def _prompt_prefix(model_name: str, prompt: str, chat: bool, _bundle) -> Prefix:
+    """Read only once made: continuations and beams copy its cache, so every tab can share it."""
+    return prefill(_bundle, encode_prompt(_bundle, prompt, chat))
+
+
+def prompt_source(bundle, prompt: str, chat: bool) -> LabSource:
+    """A typed prompt's logits; a bad prompt raises ``SessionError`` with the message to show."""
+    encode_prompt(bundle, prompt, chat)  # checks the prompt before anything is cached
+    made = _prompt_prefix(bundle.name, prompt, bool(chat), bundle)
+    return LabSource(PROMPT_SOURCE, made, (PROMPT_SOURCE, bundle.name, prompt, bool(chat)))
+
+
+def _tensor_bytes(tensor: torch.Tensor) -> bytes:
+    return tensor.detach().cpu().numpy().tobytes()
+
+
+@st.cache_data(max_entries=SWEEPS_KEPT, hash_funcs={torch.Tensor: _tensor_bytes}, show_spinner=False)
+def sweep(logits: torch.Tensor) -> Sweep:
+    """The temperature sweep of these logits, computed once per set of logits."""
+    return temperature_sweep(logits)
+
+
+# ---------------------------------------------------------------- settings, by name
+def sidebar_config(state: MutableMapping) -> SamplingConfig:
+    return state.get(keys.CONFIG) or SamplingConfig()
+
+
+def lab_config(state: MutableMapping) -> SamplingConfig:
+    """The lab's own sliders; the repetition penalty comes from the sidebar."""
+    return SamplingConfig(temperature=float(state[keys.LAB_TEMPERATURE]), top_k=int(state[keys.LAB_TOP_K]),
+                          top_p=float(state[keys.LAB_TOP_P]), min_p=float(state[keys.LAB_MIN_P]),
+                          repetition_penalty=float(sidebar_config(state).repetition_penalty),
+                          seed=int(state[keys.LAB_SEED]))
+
+
+def copy_sidebar(state: MutableMapping) -> None:
+    """Button callback: the lab's sliders take the sidebar's values."""
+    cfg = sidebar_config(state)
+    state.update({keys.LAB_TEMPERATURE: float(cfg.temperature), keys.LAB_TOP_K: int(cfg.top_k),
+                  keys.LAB_TOP_P: float(cfg.top_p), keys.LAB_MIN_P: float(cfg.min_p), keys.LAB_SEED: int(cfg.seed)})
+    remember(state)
+
+
+def redraw(state: MutableMapping) -> None:
+    """Button callback: the next draw uses the next seed."""
+    state[keys.LAB_DRAW_COUNT] = int(state.get(keys.LAB_DRAW_COUNT, 0)) + 1
+
+
+def draw_seed(state: MutableMapping) -> int:
+    return int(state[keys.LAB_SEED]) + int(state.get(keys.LAB_DRAW_COUNT, 0))
+
+
+def strategies(state: MutableMapping) -> list[tuple[str, SamplingConfig]]:
+    return default_strategies(top_k=int(state[keys.LAB_STRAT_TOP_K]), top_p=float(state[keys.LAB_STRAT_TOP_P]),
+                              min_p=float(state[keys.LAB_STRAT_MIN_P]))
+
+
+def presets(state: MutableMapping) -> dict[str, SamplingConfig]:
+    """What the continuations can be sampled with: the seven strategies, the lab's and the sidebar's settings."""
+    return {**dict(strategies(state)), LAB_SETTINGS: lab_config(state), SIDEBAR_SETTINGS: sidebar_config(state)}
+
+
+@dataclass(frozen=True)
+class ContinuationRun:
+    """What the continuations button runs: two strategies, K continuations of M tokens, one seed."""
+
+    strategy_a: str
+    strategy_b: str
+    k: int
+    m: int
+    seed: int
+
+
+def continuation_run(state: MutableMapping) -> ContinuationRun:
+    return ContinuationRun(strategy_a=str(state[keys.LAB_CONT_A]), strategy_b=str(state[keys.LAB_CONT_B]),
+                           k=int(state[keys.LAB_CONT_K]), m=int(state[keys.LAB_CONT_M]), seed=int(state[keys.LAB_SEED]))
+
+
+def run_continuations(bundle, source: LabSource, configs: dict[str, SamplingConfig], run: ContinuationRun,
+                      on_step: Callable[[int, int, int], None] | None = None) -> list[ContinuationSet]:
+    """Both strategies from the source's prefix, each seeded with the run's seed (``on_step(which, done, m)``)."""
+    out = []
+    for which, name in enumerate((run.strategy_a, run.strategy_b)):
+        report = None if on_step is None else (lambda done, m, which=which: on_step(which, done, m))
+        out.append(sample_continuations(bundle, source.prefix, replace(configs[name], seed=run.seed),
+                                        k=run.k, m=run.m, name=name, on_step=report))
+    return out
+
+
+def beam_settings(state: MutableMapping) -> BeamSettings:
+    return BeamSettings(num_beams=int(state[keys.LAB_BEAM_WIDTH]), max_new_tokens=int(state[keys.LAB_BEAM_STEPS]),
+                        length_penalty=float(state[keys.LAB_BEAM_LP]))
+
+
+def fits(source: LabSource, bundle, new_tokens: int) -> bool:
+    """Room in the model's positions for ``new_tokens`` more after the context."""
+    return len(source.ids) + int(new_tokens) <= bundle.spec.max_positions
+
+
+# ---------------------------------------------------------------- results that outlive a rerun
+def store(state: MutableMapping, key: str, source: LabSource, settings, result) -> None:
+    """Keep a result stamped with the logits it was computed from and the settings it ran with."""
+    measuring.keep(state, key, measuring.Kept(source.fingerprint, result, chosen=settings))
+
+
+def last_result(state: MutableMapping, key: str, source: LabSource, settings, press: str,
+                differs: str) -> measuring.Kept | None:
+    """The section's kept result for these logits, under a caption when there is none (``press``: what the
+    button does) or when it was made with other settings than the ones now shown (``differs``)."""
+    kept = measuring.kept(state, key, source.fingerprint)
+    if kept is None:
+        st.caption(press)
+    elif kept.chosen != settings:
+        st.caption(differs)
+    return kept
+
+
+# ---------------------------------------------------------------- the lab's widgets (drawn by the page)
+def source_picker(bundle, state: MutableMapping) -> LabSource | None:
+    """Where the logits come from: the radio, the prompt box when typing, the context; None after a message."""
+    options = source_options(current_session() is not None)
+    choose_valid(state, keys.LAB_SOURCE, options)
+    st.radio("Logits from", options, key=keys.LAB_SOURCE, horizontal=True,
+             help="The session is the Step page's (the step buttons above advance it); its next-token logits "
+                  "are what the model would pick from now.")
+    try:
+        if state[keys.LAB_SOURCE] == PROMPT_SOURCE:
+            left, right = st.columns([4, 1])
+            left.text_input("Prompt", key=keys.LAB_PROMPT)
+            right.toggle("Chat mode", key=keys.LAB_CHAT)
+            source = prompt_source(bundle, state[keys.LAB_PROMPT], state[keys.LAB_CHAT])
+        else:
+            source = session_source(current_session())
+    except SessionError as exc:
+        messages.say(str(exc))
+        source = None
+    remember(state)
+    messages.show()
+    if source is not None:
+        with st.expander(f"Context: {len(source.ids)} tokens (the logits are for the token after it)"):
+            st.code(context_text(bundle.tokenizer, source.ids), language=None, wrap_lines=True)
+    if source is not None and source.stop_message:
+        st.info(f"The session has stopped ({source.stop_message}); these are still the model's logits for "
+                "the position after it.")
+    return source
+
+
+def pipeline_controls(state: MutableMapping) -> None:
+    cols = st.columns(4)
+    cols[0].slider("Temperature (0 = greedy)", 0.0, 3.0, step=0.05, key=keys.LAB_TEMPERATURE)
+    cols[1].number_input("Top-k (0 = off)", min_value=0, max_value=10_000_000, step=1, key=keys.LAB_TOP_K)
+    cols[2].slider("Top-p (1 = off)", 0.0, 1.0, step=0.01, key=keys.LAB_TOP_P)
+    cols[3].slider("Min-p (0 = off)", 0.0, 1.0, step=0.01, key=keys.LAB_MIN_P)
+    cols = st.columns(4)
+    cols[0].slider("Tokens shown", 5, 40, step=1, key=keys.LAB_TOP_N)
+    cols[1].number_input("Seed of the draw", min_value=0, max_value=2**31 - 1, step=1, key=keys.LAB_SEED)
+    cols[2].button("Draw again", key=keys.LAB_REDRAW, on_click=redraw, args=(state,),
+                   shortcut=controls.ADVANCE_SHORTCUT, help="The next draw, with the next seed.")
+    cols[3].button("Copy the sidebar's settings", key=keys.LAB_FROM_SIDEBAR, on_click=copy_sidebar, args=(state,))
+    remember(state)
+
+
+def draws_control(state: MutableMapping, where) -> None:
+    where.number_input(f"N draws (at most {MAX_DRAWS:,})", min_value=1, max_value=1_000_000, step=100,
+                       key=keys.LAB_N)
+    remember(state)
+
+
+def strategy_controls(state: MutableMapping) -> None:
+    cols = st.columns(3)
+    cols[0].number_input("k of the top-k strategy", min_value=0, max_value=10_000_000, step=1,
+                         key=keys.LAB_STRAT_TOP_K)
+    cols[1].slider("p of the top-p strategy", 0.0, 1.0, step=0.01, key=keys.LAB_STRAT_TOP_P)
+    cols[2].slider("min-p of the min-p strategy", 0.0, 1.0, step=0.01, key=keys.LAB_STRAT_MIN_P)
+    remember(state)
+
+
+def continuation_controls(state: MutableMapping, names: list[str]) -> ContinuationRun:
+    for key in (keys.LAB_CONT_A, keys.LAB_CONT_B):
+        choose_valid(state, key, names)
+    cols = st.columns(4)
+    cols[0].selectbox("Strategy A", names, key=keys.LAB_CONT_A)
+    cols[1].selectbox("Strategy B", names, key=keys.LAB_CONT_B)
+    cols[2].slider("K continuations", 1, MAX_CONTINUATIONS, step=1, key=keys.LAB_CONT_K)
+    cols[3].slider("M tokens each", 1, CONTINUATION_TOKENS, step=1, key=keys.LAB_CONT_M)
+    remember(state)
+    return continuation_run(state)
+
+
+def beam_controls(state: MutableMapping) -> BeamSettings:
+    cols = st.columns(3)
+    cols[0].slider("Beam width", *BEAM_WIDTHS, step=1, key=keys.LAB_BEAM_WIDTH)
+    cols[1].slider("Steps", *BEAM_STEPS, step=1, key=keys.LAB_BEAM_STEPS)
+    cols[2].slider("Length penalty α", 0.0, 2.0, step=0.1, key=keys.LAB_BEAM_LP)
+    remember(state)
+    return beam_settings(state)
+
+
+# ---------------------------------------------------------------- the sections' runs (drawn by the page)
+def show_continuations(pair: list[ContinuationSet]) -> None:
+    """Strategies A and B side by side: their metrics, their continuations, how long each run took."""
+    for col, tag, res in zip(st.columns(2), "AB", pair):
+        col.subheader(f"{tag}: {res.name}")
+        for box, (name, value) in zip(col.columns(4), text.continuation_metrics(res)):
+            box.metric(name, value)
+        col.dataframe(text.continuations_table(res), hide_index=True, key=f"{keys.LAB_CONT_TABLE}_{tag}")
+        col.caption(text.run_caption(res))
+
+
+def show_beams(result: BeamResult, tokenizer) -> None:
+    """Every finished beam as a table row, what ranked them, and when greedy did better."""
+    st.dataframe(beams_frame(result, lambda ids: sequence_text(tokenizer, ids)), hide_index=True,
+                 key=keys.LAB_BEAM_TABLE)
+    st.markdown(text.beam_text(result))
+    if text.greedy_beats_beams(result):
+        st.info(text.GREEDY_WINS)
+
+
+def continuations_with_bar(bundle, source: LabSource, configs: dict[str, SamplingConfig],
+                           run: ContinuationRun) -> list[ContinuationSet]:
+    """``run_continuations`` under a progress bar (strategy and token), removed when done."""
+    bar = st.progress(0.0, text="Generating…")
+    results = run_continuations(bundle, source, configs, run,
+                                on_step=lambda *at: bar.progress(*continuation_progress(*at)))
+    bar.empty()
+    return results
+
+
+def run_button(label: str, key: str, room: bool, too_long: str) -> bool:
+    """A section's run button; without ``room`` for its tokens after the context, the message why not instead."""
+    if room:
+        return st.button(label, key=key, type="primary")
+    messages.say(too_long)
+    messages.show()
+    return False
+
+
+def beam_tree_drawer(where, tokenizer, source: LabSource, label: Callable[[int], str]) -> Callable[..., None]:
+    """``draw(result, live=False)``: the beam tree in ``where`` (an ``st.empty()``), under "…" and the context's
+    last three tokens; ``live``: redrawn after each step while the search runs (neither exported nor kept)."""
+    context_label = "…" + context_text(tokenizer, source.ids, last=3)
+
+    def draw(result: BeamResult, live: bool = False) -> None:
+        show_chart(beam_tree_figure(result, beam_labels(result, label), context_label), filename="beam-tree",
+                   key=f"{keys.LAB_BEAM_LIVE}_{result.steps}" if live else keys.LAB_BEAM_CHART, where=where,
+                   export=not live, keep=not live)
+    return draw

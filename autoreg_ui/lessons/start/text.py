@@ -1,0 +1,170 @@
+"""What the Start here page says: what the app teaches, and two paths through it for a lesson.
+
+Each stop of a path is a replay link (the same format the app writes into the address bar), so a
+click opens the page with the prompt, settings and steps already in place. A test opens every link.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from autoreg_ui.format import human_bytes
+
+TITLE = "Start here"
+WHAT = (
+    "This app runs a real language model (SmolLM2-135M-Instruct) on this computer and lets you watch it "
+    "write, one token at a time. Each click on **Next token** runs one forward pass and shows what the "
+    "model chose from: the scores it gave every token, what temperature, top-k and top-p did to them, "
+    "where the new token looked in the text so far, and what the key-value cache saves. Every number "
+    "you see is computed or measured live on this computer, except a few published figures (other models' "
+    "vocabulary sizes, hosted models' speeds, reading speed), which are cited with their sources."
+)
+HOW = (
+    "Pick a path below. Each stop opens a page already set up; read the short note, press the buttons "
+    "it names, and ask the class the question before anyone clicks. Every page also has its own "
+    "explanations, and the **Glossary** defines each term."
+)
+PATHS_TITLE = "Two paths through the app"
+
+
+@dataclass(frozen=True)
+class Stop:
+    """One stop of the paths: a page opened by a link, what to do there, and its minutes in each path
+    (0: not in that path)."""
+    title: str
+    page: str  # url path of the page (every page opens by its own name)
+    params: tuple[tuple[str, str], ...]
+    short_minutes: int
+    long_minutes: int
+    do: str
+
+    @property
+    def link(self) -> str:
+        """The relative link that opens this stop (a replay link the app itself understands)."""
+        query = urlencode(self.params)
+        return f"/{self.page}" + (f"?{query}" if query else "")
+
+
+CAPITAL = (("prompt", "The capital of France is"), ("cfg_temperature", "0"))
+STORY = (("prompt", "Once upon a time, a small robot"), ("cfg_seed", "7"))
+
+STOPS = (
+    Stop("The loop, one token at a time", "step", CAPITAL + (("steps", "3"),), 10, 15,
+         "Before each click on Next token, ask which word comes next; then look at the distribution it was "
+         "chosen from. With more time, force an unlikely token and watch what follows."),
+    Stop("Sampling: temperature, top-k, top-p", "sampling", STORY + (("steps", "2"),), 10, 15,
+         "Move the temperature from 0.3 to 1.5 and watch the distribution flatten; set top-p to 0.5 and count "
+         "the tokens that survive. With more time, draw 1,000 times against the probabilities and run beam "
+         "search next to greedy."),
+    Stop("Attention: where the new token looked", "attention", CAPITAL + (("steps", "4"),), 10, 15,
+         "Step once and watch the causal triangle gain a row. With more time, find a head that looks at the "
+         "previous token and one that looks at the first token."),
+    Stop("The KV cache: memory", "attention", CAPITAL + (("steps", "4"), ("layer", "15"), ("head", "mean"), ("view", "kv-cache")), 0, 10,
+         "Compare the cache bytes measured from the tensors with the formula; in the memory calculator, size a "
+         "70B model's cache at 4K tokens with and without grouped-query attention."),
+    Stop("Why the cache matters: the race", "cost", CAPITAL, 10, 10,
+         "Run the race: one cached step against recomputing everything, at growing lengths; read the counts, "
+         "T(T+1)/2 positions naively against T with the cache."),
+    Stop("Inside generation", "inside", CAPITAL + (("steps", "6"),), 0, 15,
+         "Read the text in one pass (teacher forcing) and check that it gives every stepped log-prob; then "
+         "use the logit lens to see at which layer the answer appears."),
+    Stop("How servers go fast", "serving", (), 5, 10,
+         "Measure the batching curve and ask what happens to the step time and to tokens per second as the "
+         "batch grows, before reading them off. With more time, continuous batching and speculative decoding: "
+         "explain each speedup, or why it is slower here."),
+)
+SHORT = tuple(stop for stop in STOPS if stop.short_minutes)
+LONG = tuple(stop for stop in STOPS if stop.long_minutes)
+PATHS = {"A 45-minute lesson": SHORT, "A 90-minute lesson": LONG}
+
+
+def minutes(stop: Stop, path: tuple[Stop, ...]) -> int:
+    """The stop's minutes in this path."""
+    return stop.short_minutes if path is SHORT else stop.long_minutes
+
+
+def path_minutes(path: tuple[Stop, ...]) -> int:
+    """How long a path takes, from its stops."""
+    return sum(minutes(stop, path) for stop in path)
+
+
+def stop_markdown(number: int, stop: Stop, path: tuple[Stop, ...]) -> str:
+    """One stop as a numbered Markdown item with its link (the titles and notes are ours, not a user's)."""
+    return f"{number}. **[{stop.title}]({stop.link})** · {minutes(stop, path)} min — {stop.do}"
+
+
+# ---------------------------------------------------------------- predict, then check
+QUIZ_TITLE = "Predict, then check"
+QUIZ_INTRO = ("Answer each question before opening its answer. The answers are computed by the app's own "
+              "engine (the same code the pages use), not typed in.")
+CORRECT, NOT_QUITE = "Right.", "Not quite."
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question: the choices, which one is right, and the answer built from the engine's numbers."""
+    key: str
+    ask: str
+    choices: tuple[str, ...]
+    right: int
+    answer: str  # a format string over ``start.quiz_numbers()``
+
+
+QUIZ = (
+    Question("naive", "A model writes 100 tokens after a 50-token prompt. Without a KV cache, how many token "
+             "positions go through the model in total?", ("150", "about 10,000", "15,000"), 1,
+             "Naively, the step choosing each token re-reads everything: 50, then 51, … up to 149 positions, "
+             "**{naive_50_100:,}** in all. With the cache the prefill reads the 50 prompt tokens once and each "
+             "later step reads one token: **{cached_50_100:,}** (the 100th token never needs to be fed; the "
+             "app feeds it anyway so the next distribution is ready, so its cache ends with 150)."),
+    Question("gqa", "A 70B model (80 layers, 8 KV heads of 128 dims, 16-bit cache) holds 4,096 tokens. How big "
+             "is its KV cache?", ("about 100 MiB", "about 1.25 GiB", "about 40 GiB"), 1,
+             "2 (K and V) × {gqa_70b_layers} layers × {gqa_70b_kv_heads} KV heads × {gqa_70b_head_dim} dims × {gqa_70b_positions:,} "
+             "positions × 2 bytes = **{gqa_70b_bytes_h}**. Without grouped-query attention every one of the "
+             "{gqa_70b_heads} query heads would keep its own K and V: **{mha_70b_bytes_h}**."),
+    Question("accept", "Speculative decoding: the draft proposed a token with probability q = 0.6; the model "
+             "gives it p = 0.3. How likely is the token kept?", ("0.3", "0.5", "0.6", "always"), 1,
+             "The rule keeps a drafted token with probability min(1, p / q) = **{accept_p03_q06:g}**. If it is "
+             "rejected, a token is drawn from max(0, p − q), renormalised, so the output still follows p exactly."),
+)
+
+MYTHS_TITLE = "Four common beliefs: true or false?"
+MYTHS = (
+    Question("plans", "“The model works out its whole answer before writing it.”", ("true", "false"), 1,
+             "False as stated: it commits to one token per step and never revises, with no search over "
+             "futures. But it is not blind to what comes later either: probing studies find information about "
+             "upcoming tokens in its hidden states."),
+    Question("gpus", "“More GPUs make one user's answer arrive proportionally faster.”", ("true", "false"), 1,
+             "False: tensor parallelism does shorten each step (the weights stream from several GPUs at once), "
+             "but communication grows and the number of sequential steps stays the same. Extra GPUs mostly "
+             "buy more users served at once."),
+    Question("cache", "“The KV cache is a nice-to-have.”", ("true", "false"), 1,
+             "False: without it, 1,000 tokens push **{naive_1000:,}** positions through the model (1 + 2 + … "
+             "+ 1,000) instead of **{cached_1000:,}**. The *Naive vs KV cache* page measures it."),
+    Question("choice", "“Writing left to right is a limitation models are stuck with.”", ("true", "false"), 1,
+             "False: it is a modelling choice. Masked prediction and diffusion-style models write in other "
+             "orders; left-to-right was chosen because it gives a simple training objective (predict the next "
+             "token) and matches how text is read."),
+)
+
+
+def answer_text(question: Question, numbers: dict[str, float]) -> str:
+    """The question's answer with the engine's numbers filled in (byte counts in binary units)."""
+    filled = dict(numbers)
+    for name in ("gqa_70b_bytes", "mha_70b_bytes"):
+        if name in numbers:
+            filled[f"{name}_h"] = human_bytes(int(numbers[name]))
+    return question.answer.format(**filled)
+
+
+FURTHER_TITLE = "Further reading"
+FURTHER = (
+    "- Radford et al., 2019, *Language Models are Unsupervised Multitask Learners* (GPT-2): one model, "
+    "trained only to predict the next token.\n"
+    "- Leviathan, Kalman and Matias, 2023, *Fast Inference from Transformers via Speculative Decoding*: "
+    "the accept rule used on the *How servers go fast* page.\n"
+    "- Kwon et al., 2023, *Efficient Memory Management for Large Language Model Serving with "
+    "PagedAttention* (vLLM): the KV cache kept in pages, so many requests share one GPU.\n"
+    "- Ainslie et al., 2023, *GQA: Training Generalized Multi-Query Transformer Models*: fewer cached heads.\n"
+    "- nostalgebraist, 2020, *interpreting GPT: the logit lens*: reading each layer's guess."
+)

@@ -1,0 +1,260 @@
+"""Links in the app: the URL holds what it takes to rebuild a tab, and opening it rebuilds the tab exactly.
+
+Reading: ``?layer=3&head=mean`` on the attention page, ``?model=`` for the sidebar, and the whole
+session (its format and parsing: ``link_codec``). A link is applied once per distinct link (so moving a
+slider afterwards is not undone by the URL still carrying it), and a value that does not fit gets a
+message saying what was wrong, never a crash. ``apply_*`` take the query and the state as plain
+mappings (tests pass dicts); ``read_on_load``, ``replay_pending`` and ``sync_url`` are the glue.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, MutableMapping
+from urllib.parse import urlencode, urlsplit
+
+import streamlit as st
+
+from autoreg_core import SamplingConfig
+from autoreg_core.replay import Recipe, ReplayError, import_session, recipe_of, replay
+from autoreg_ui import keys, messages
+from autoreg_ui.settings import SIDEBAR_DEFAULTS, settings_params
+from autoreg_ui.sharing.link_codec import (
+    PRESENT,
+    RECIPE_PARAMS,
+    Link,
+    check_others,
+    echo,
+    is_known,
+    parse_index,
+    read_recipe,
+    recipe_of_link,
+    recipe_params,
+    values,
+    view_slug,
+)
+from autoreg_ui.sharing.prompt_store import prompt_store, tab_id
+
+
+def _new_link(query: Mapping, state: MutableMapping, names: tuple[str, ...], seen_key: str) -> tuple | None:
+    """The link's values if this link has not been applied yet (and mark it applied), else None."""
+    link = tuple(query.get(name) for name in names)
+    if all(v is None for v in link) or state.get(seen_key) == link:
+        return None
+    state[seen_key] = link
+    return link
+
+
+def apply_layer_head(query: Mapping, state: MutableMapping, n_layers: int, n_heads: int) -> list[str]:
+    """``?layer=&head=`` set the attention page's layer slider and head box, once per distinct link.
+
+    Bad values leave the widget as it was and queue a warning; the warnings are also returned.
+    """
+    link = _new_link(query, state, ("layer", "head"), keys.ATT_LINK_SEEN)
+    if link is None:
+        return []
+    notes = []
+    for raw, n, name, key, allow_mean in ((link[0], n_layers, "layer", keys.ATT_LAYER, False),
+                                          (link[1], n_heads, "head", keys.ATT_HEAD, True)):
+        value, note = parse_index(raw, n, name, allow_mean)
+        if note:
+            notes.append(note)
+            messages.say(note, "warning", state)
+        elif value is not None:
+            state[key] = value
+    return notes
+
+
+def apply_view(query: Mapping, state: MutableMapping, labels: list[str], key: str) -> str | None:
+    """``?view=`` opens a page's tab by its slug (``link_codec.view_slug``), once per distinct link; an unknown
+    name leaves the tabs as they were and returns (and queues) a message naming the views there are."""
+    link = _new_link(query, state, ("view",), f"{key}{keys.VIEW_LINK_SEEN_SUFFIX}")
+    if link is None or not link[0]:
+        return None
+    by_slug = {view_slug(label): label for label in labels}
+    if link[0] in by_slug:
+        state[key] = by_slug[link[0]]
+        return None
+    note = (f"The link asks for the view {echo(str(link[0]), 60)}, which this page does not have; "
+            f"its views are: {', '.join(by_slug)}.")
+    messages.say(note, "warning", state)
+    return note
+
+
+def apply_model(query: Mapping, state: MutableMapping, allowed: list[str], default: str) -> str | None:
+    """``?model=`` selects an allowed model once; an unknown name keeps ``default`` and returns a message
+    (also kept under ``keys.MODEL_LINK_ERROR``, where the sidebar shows it)."""
+    link = _new_link(query, state, ("model",), keys.MODEL_LINK_SEEN)
+    if link is None or link[0] == "":
+        return None
+    if link[0] in allowed:
+        state[keys.MODEL] = link[0]
+        return None
+    note = f"Unknown model {echo(str(link[0]), 80)} in the link; using {default}. Available: {', '.join(allowed)}."
+    state[keys.MODEL_LINK_ERROR] = note
+    return note
+
+
+def share_url(base: str | None, session, config: SamplingConfig, model: str | None,
+              keep_long: Callable[[str], str]) -> str | None:
+    """The link of a session as it is now (what the address bar holds, without presenter mode).
+
+    Built from the session itself, so it can be made away from the page (a download made when clicked).
+    """
+    from autoreg_ui.state import DEFAULT_PROMPT
+
+    if not base:
+        return None
+    if not urlsplit(base).path:
+        base += "/"
+    recipe = recipe_params(recipe_of(session, config), config, DEFAULT_PROMPT, keep_long)
+    params: dict[str, str | list[str]] = {**settings_params(config), **recipe}
+    if model:
+        params["model"] = model
+    return base + ("?" + urlencode(params, doseq=True) if params else "")
+
+
+# ---------------------------------------------------------------- in the app
+def read_on_load(state: MutableMapping, query: Mapping) -> list[str]:
+    """Before the sidebar is drawn: a link not yet applied becomes a pending replay; returns the messages.
+
+    A link is applied once: what the app writes into the URL itself is remembered (``keys.LINK_SEEN``),
+    so only a link that differs from it (a pasted link, a reload, the browser's back button) is replayed.
+    """
+    params = values(query)
+    notes: list[str] = []
+    others = tuple(sorted((k, tuple(v)) for k, v in params.items() if k not in RECIPE_PARAMS))
+    if others and others != state.get(keys.LINK_OTHERS_SEEN):  # their messages show once per link
+        state[keys.LINK_OTHERS_SEEN] = others
+        notes += check_others(params)
+    mine = _own(params)
+    if mine and mine != state.get(keys.LINK_SEEN):
+        state[keys.LINK_SEEN] = mine
+        link, recipe_notes = read_recipe(params)
+        notes += recipe_notes
+        if link is not None:
+            state[keys.LINK_PENDING] = ("link", link)
+    return notes
+
+
+def _own(params: dict[str, list[str]]) -> tuple:
+    return tuple((name, tuple(params[name])) for name in RECIPE_PARAMS if name in params)
+
+
+def replay_pending(bundle, state: MutableMapping) -> None:
+    """Replay a pending link or session file here, with a progress bar; a bad one gets a message.
+
+    The pending replay is dropped only once its session is kept: a rerun that interrupts it (a click,
+    the page settling its URL) raises out of a progress update, and the next run replays it again.
+    """
+    pending = state.get(keys.LINK_PENDING)
+    if pending is None or bundle is None:
+        return
+    kind, payload = pending
+    bar = st.progress(0.0, text="Rebuilding the session…")
+    try:
+        if kind == "file":
+            total = len(payload.get("steps", [])) if isinstance(payload, dict) else 0
+            session = import_session(bundle, payload, on_step=_progress(bar, total, "the file"))
+        else:
+            recipe = _link_recipe(bundle, payload, state)
+            session = replay(bundle, recipe, on_step=_progress(bar, recipe.steps, "the link"))
+    except ReplayError as exc:
+        state.pop(keys.LINK_PENDING, None)
+        bar.empty()
+        st.error(messages.plain(f"{exc} The link was not replayed." if kind == "link" else str(exc)))
+        return
+    state[keys.SESSION] = session
+    state[keys.PROMPT_KEPT] = state[keys.PROMPT_BOX] = session.prompt
+    state[keys.CHAT_KEPT] = state[keys.CHAT_BOX] = session.chat
+    state.pop(keys.LINK_PENDING, None)
+    bar.empty()
+    where = "the session file" if kind == "file" else "the link"
+    n = len(session.records)
+    st.success(f"Rebuilt from {where}: the prompt and {n} step{'' if n == 1 else 's'}, replayed exactly.")
+
+
+def _link_recipe(bundle, link: Link, state: MutableMapping) -> Recipe:
+    from autoreg_ui.state import DEFAULT_PROMPT
+
+    prompt = link.prompt
+    if link.prompt_id is not None:
+        prompt = prompt_store().get(link.prompt_id)
+        if prompt is None:
+            raise ReplayError("The link names a long prompt kept on the server that made it; this server does not "
+                              "have it (it restarted, or the link came from another server). Ask for the session "
+                              "file instead.")
+    current = state.get(keys.CONFIG) or SIDEBAR_DEFAULTS
+    return recipe_of_link(link, prompt if prompt is not None else DEFAULT_PROMPT, current, bundle.spec.vocab)
+
+
+def _progress(bar, total: int, source: str) -> Callable:
+    def on_step(record) -> None:
+        bar.progress(min(1.0, record.index / max(total, 1)), text=f"Replaying {source}: step {record.index} of {total}")
+    return on_step
+
+
+def sync_url(state: MutableMapping | None = None, query: MutableMapping | None = None) -> None:
+    """Write this tab's state into the URL (only the parameters the app owns; bound widgets write themselves)."""
+    from autoreg_core import allowed_models
+    from autoreg_ui.state import DEFAULT_PROMPT, current_config, current_session
+
+    state = st.session_state if state is None else state
+    query = st.query_params if query is None else query
+    session, config = current_session(), current_config()
+    wanted: dict[str, str | list[str]] = {}
+    if session is not None:
+        keep_long = functools.partial(prompt_store().keep, owner=tab_id())
+        wanted = recipe_params(recipe_of(session, config), config, DEFAULT_PROMPT, keep_long)
+    models = allowed_models()
+    if state.get(keys.MODEL) not in (None, models[0]):
+        wanted["model"] = str(state[keys.MODEL])
+    if state.get(keys.PRESENT):
+        wanted[PRESENT] = "1"
+    params = values(query)
+    for name in params:
+        if not is_known(name):
+            del query[name]  # said once when the link was opened; the URL keeps only what it means
+    for name in RECIPE_PARAMS + ("model", PRESENT):
+        want = wanted.get(name)
+        want_list = None if want is None else ([want] if isinstance(want, str) else list(want))
+        if params.get(name) != want_list:
+            if want is None:
+                del query[name]
+            else:
+                query[name] = want
+    state[keys.LINK_SEEN] = _own({k: ([v] if isinstance(v, str) else list(v)) for k, v in wanted.items()})
+
+
+COPY_LINK_HTML = r"""
+<div class="autoreg-copy"><button type="button" id="autoreg-copy-link">Copy link</button>
+<span id="autoreg-copy-done" aria-live="polite"></span></div>
+<style>.autoreg-copy button{border:1px solid rgba(128,128,128,.5);border-radius:.5rem;padding:.3rem .8rem;
+background:transparent;color:inherit;font:inherit;cursor:pointer}
+.autoreg-copy span{margin-left:.5rem;opacity:.8}</style>
+<script>
+(function () {
+  const button = document.getElementById("autoreg-copy-link");
+  if (!button || button.dataset.ready) return;
+  button.dataset.ready = "1";
+  button.addEventListener("click", async function () {
+    const kept = window.location.search.replace(/^\?/, "").split("&")  // as written: no re-encoding of ~
+      .filter(part => part && !/^(present|embed_options|class|key|seat)=/.test(part));  // never a class role
+    const text = window.location.origin + window.location.pathname + (kept.length ? "?" + kept.join("&") : "");
+    let done = false;
+    try { await navigator.clipboard.writeText(text); done = true; } catch (e) {
+      const area = document.createElement("textarea");
+      area.value = text; document.body.appendChild(area); area.select();
+      try { done = document.execCommand("copy"); } catch (e2) { done = false; }
+      area.remove();
+    }
+    document.getElementById("autoreg-copy-done").textContent = done ? "Copied." : "Copy the address bar instead.";
+  });
+})();
+</script>
+"""
+
+
+def copy_link_button() -> None:
+    """A button that copies the page's current URL (which always holds the state) without presenter mode and
+    without the tab's place in a class (a teacher key or a student's seat is never part of a shared link)."""
+    st.html(COPY_LINK_HTML, unsafe_allow_javascript=True)

@@ -1,0 +1,163 @@
+"""Figures for the "Step through generation" page, built from small arrays (a top-N, per-step scalars)."""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import pandas as pd
+import plotly.graph_objects as go
+import torch
+
+from autoreg_core.decode import Pipeline
+from autoreg_core.session import StepRecord
+from autoreg_core.tokens import TokenView, single_token_view
+from autoreg_ui import palette
+
+OTHER_LABEL = "all other tokens"
+
+
+@dataclass(frozen=True)
+class TopN:
+    """The bars of one distribution chart: ids, most likely first, with their probabilities."""
+
+    ids: list[int]
+    before: list[float]  # the model's raw softmax
+    after: list[float]  # after temperature / top-k / top-p / min-p (one-hot when greedy)
+    chosen: int | None = None
+
+
+def top_of_record(record: StepRecord, n: int) -> TopN:
+    """A past step's bars from what its record keeps (exact for every step, old ones included)."""
+    n = max(1, min(n, int(record.top_ids.numel())))
+    ids = record.top_ids[:n].tolist()
+    before, after = record.top_probs[:n].tolist(), record.top_probs_filtered[:n].tolist()
+    if record.token_id not in ids:  # the chosen token ranked lower: show it too
+        ids, before, after = ids + [record.token_id], before + [record.prob], after + [record.prob_filtered]
+    return TopN(ids, before, after, record.token_id)
+
+
+def top_of_pipeline(pipeline: Pipeline, n: int) -> TopN:
+    """The next token's candidates: the top-n of the raw softmax, with their filtered probabilities."""
+    raw, final = pipeline.raw_probs, pipeline.probs
+    ids = torch.topk(raw, k=max(1, min(n, raw.shape[-1]))).indices
+    return TopN(ids.tolist(), raw[ids].tolist(), final[ids].tolist())
+
+
+def token_strip_html(views: list[TokenView], records: list[StepRecord], prompt_len: int) -> str:
+    """The sequence as chips. Every string is escaped: model output is never trusted as HTML.
+
+    Prompt chips are grey and dashed; generated chips are coloured by the raw probability the token
+    had when chosen (the nearest of 21 shades on a colour-blind-safe ramp), and an unlikely pick is
+    also underlined (forced ones get an outline). A screen reader hears each token with its probability and rank: that text
+    is in the chip, visually hidden.
+    """
+    chips = []
+    for pos, view in enumerate(views):
+        tip = [f"position {pos}", f"id {view.id}", repr(view.piece)]
+        rec = records[pos - prompt_len] if 0 <= pos - prompt_len < len(records) else None
+        spoken = ""
+        if pos < prompt_len or rec is None:
+            cls = "tok prompt"
+            tip.append("prompt")
+        else:
+            cls = "tok gen unlikely" if rec.prob < palette.UNLIKELY else "tok gen"
+            cls += f" p{palette.prob_shade(rec.prob)}"
+            tip += [f"p {rec.prob:.4f}", f"{rec.prob_filtered:.4f} filtered", f"rank {rec.rank}",
+                    f"log-p {rec.logprob:.3f}"]
+            spoken = f", probability {rec.prob:.1%}, rank {rec.rank}"
+            if rec.forced:
+                cls += " forced"
+                tip.append("forced")
+                spoken += ", forced"
+        if view.partial:
+            tip.append("half of a UTF-8 character: the rest comes in the next token")
+        hidden = f'<span class="sr">{html.escape(spoken)}</span>' if spoken else ""
+        chips.append(f'<span role="listitem" class="{cls}" title="{html.escape(" · ".join(tip))}">'
+                     f"{html.escape(view.label)}{hidden}</span>")
+    return (STRIP_CSS + '<div class="tokstrip" role="list" aria-label="The text so far, one item per token">'
+            + "".join(chips) + "</div>")
+
+
+# Sent with every strip: its colours are classes (a chip carries `p7`, not an inline style), so a long
+# text costs a few dozen bytes per token on each click rather than a few hundred.
+STRIP_CSS = ("<style>.tokstrip{line-height:2.1;font-family:ui-monospace,monospace;font-size:0.95rem}"
+             f".tokstrip .tok{{padding:2px 4px;margin:1px;border-radius:4px;white-space:pre;color:{palette.TEXT};"
+             "display:inline-block}"
+             f".tokstrip .prompt{{background:{palette.PROMPT_CHIP};border:1px dashed {palette.MUTED}}}"
+             + "".join(f".tokstrip .p{i}{{background:{palette.prob_color(i / palette.PROB_STEPS)}}}"
+                       for i in range(palette.PROB_STEPS + 1))
+             + f".tokstrip .forced{{outline:2px solid {palette.CUMULATIVE}}}"
+             ".tokstrip .unlikely{text-decoration:underline dotted 2px;text-underline-offset:4px}"
+             ".tokstrip .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);"
+             "white-space:nowrap}</style>")
+
+
+def unique_labels(tokenizer, ids: list[int]) -> list[str]:
+    """Axis labels, one per id, made unique (two tokens may render alike: ' the' and 'the' look close)."""
+    seen: set[str] = set()
+    out = []
+    for tid in ids:
+        label = single_token_view(tokenizer, tid).label
+        if label in seen:
+            label = f"{label} #{tid}"
+        seen.add(label)
+        out.append(label)
+    return out
+
+
+def topn_figure(tokenizer, top: TopN, title: str = "") -> go.Figure:
+    """Top-n of the full-vocabulary softmax, before and after the sampling filters.
+
+    One extra bar holds the mass of every token not shown, so each series adds up to 1. Each bar
+    carries its token id as customdata, so a click can force that token. Built in one constructor
+    call from plain dicts: plotly's ``add_bar``/``update_layout`` path parsing cost ~4× more per
+    click (``bench/click_cost.py``).
+    """
+    labels = unique_labels(tokenizer, top.ids) + [OTHER_LABEL]
+    before = top.before + [max(0.0, 1.0 - sum(top.before))]
+    after = top.after + [max(0.0, 1.0 - sum(top.after))]
+    custom = top.ids + [-1]
+    outline = dict(color=palette.HIGHLIGHT, width=[3 if i == top.chosen else 0 for i in custom])
+    bars = [
+        dict(type="bar", name="model softmax (before filters)", x=labels, y=before, customdata=custom,
+             marker=dict(color=palette.SOFT_ACCENT, line=outline),
+             hovertemplate="%{x}<br>id %{customdata}<br>p = %{y:.4f}<extra>before</extra>"),
+        dict(type="bar", name="after temperature / top-k / top-p / min-p", x=labels, y=after, customdata=custom,
+             marker=dict(color=[palette.HIGHLIGHT if i == top.chosen else palette.ACCENT for i in custom],
+                         line=outline),
+             hovertemplate="%{x}<br>id %{customdata}<br>p = %{y:.4f}<extra>after</extra>"),
+    ]
+    layout = dict(barmode="group", title=dict(text=title), yaxis=dict(title=dict(text="probability")),
+                  xaxis=dict(title=dict(text="token"), tickangle=-45, type="category"),
+                  legend=dict(orientation="h", y=1.12), margin=dict(t=60, b=40, l=50, r=10),
+                  height=380, clickmode="event+select")
+    return go.Figure(data=bars, layout=layout)
+
+
+def logprob_figure(records: list[StepRecord]) -> go.Figure:
+    """The chain rule, running: each step adds log p(token | everything before it)."""
+    steps = [r.index for r in records]
+    logprobs = [r.logprob for r in records]
+    running = torch.tensor(logprobs, dtype=torch.float64).cumsum(0).tolist()
+    traces = [dict(type="bar", x=steps, y=logprobs, name="log-prob of the step's token",
+                   marker=dict(color=palette.SOFT_ACCENT)),
+              dict(type="scatter", x=steps, y=running, name="sequence log-prob (running sum)",
+                   mode="lines+markers", line=dict(color=palette.ACCENT))]
+    layout = dict(height=280, xaxis=dict(title=dict(text="step")), yaxis=dict(title=dict(text="nats")),
+                  margin=dict(t=30, b=40, l=50, r=10), legend=dict(orientation="h", y=1.15))
+    return go.Figure(data=traces, layout=layout)
+
+
+HISTORY_COLUMNS = ["step", "token", "piece", "id", "probability", "probability after filters", "rank",
+                   "log-prob", "entropy (bits)", "kept after filters", "forced", "cache length", "time (ms)"]
+
+
+def history_frame(tokenizer, records: list[StepRecord]) -> pd.DataFrame:
+    """One row per decode step, as shown in the table and the CSV download."""
+    rows = []
+    for r in records:
+        view = single_token_view(tokenizer, r.token_id)
+        rows.append([r.index, view.label, view.piece, r.token_id, round(r.prob, 6), round(r.prob_filtered, 6),
+                     r.rank, round(r.logprob, 4), round(r.entropy_bits, 3), r.kept, r.forced, r.cache_len,
+                     round(r.time_ms, 1)])
+    return pd.DataFrame(rows, columns=HISTORY_COLUMNS)
