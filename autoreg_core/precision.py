@@ -69,12 +69,13 @@ class Q8Linear(nn.Module):
         return (self.values.float() * self.scales.float().unsqueeze(1)).reshape(self.out_features, self.in_features)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return nn.functional.linear(x, self.unpacked().to(x.dtype), None if self.bias is None else self.bias.to(x.dtype))
+        bias = None if self.bias is None else self.bias.to(x.dtype)
+        return nn.functional.linear(x, self.unpacked().to(x.dtype), bias)
 
 
 def q8_weights(model: nn.Module) -> nn.Module:
     """Every ``nn.Linear`` of ``model`` (in place) replaced by its ``Q8Linear``; embeddings and norms stay float32."""
-    for name, module in list(model.named_modules()):
+    for module in list(model.modules()):
         for child_name, child in list(module.named_children()):
             if isinstance(child, nn.Linear):
                 setattr(module, child_name, Q8Linear(child))

@@ -92,7 +92,8 @@ def check(recipe: Recipe, vocab_size: int) -> None:
     if not isinstance(recipe.prompt, str) or not recipe.prompt.strip():
         raise ReplayError("The recipe has no prompt.")
     if len(recipe.prompt) > MAX_PROMPT_CHARS:
-        raise ReplayError(f"The prompt is {len(recipe.prompt):,} characters; at most {MAX_PROMPT_CHARS:,} are accepted.")
+        raise ReplayError(f"The prompt is {len(recipe.prompt):,} characters; "
+                          f"at most {MAX_PROMPT_CHARS:,} are accepted.")
     if not 0 <= recipe.steps <= MAX_STEPS:
         raise ReplayError(f"The number of steps must lie between 0 and {MAX_STEPS}; got {recipe.steps}.")
     if recipe.steps and (not recipe.segments or recipe.segments[0].start != 1):
@@ -169,7 +170,8 @@ def export_session(session: Session | SessionSnapshot, config: SamplingConfig | 
     Steps and recipe come from one snapshot, so a step taken meanwhile cannot split the file in two."""
     session = session.snapshot() if isinstance(session, Session) else session
     records = session.records
-    steps = [{"step": r.index, "token_id": r.token_id, "token": session.bundle.tokenizer.convert_ids_to_tokens(r.token_id),
+    to_token = session.bundle.tokenizer.convert_ids_to_tokens
+    steps = [{"step": r.index, "token_id": r.token_id, "token": to_token(r.token_id),
               "forced": r.forced, "prob": r.prob, "prob_filtered": r.prob_filtered, "rank": r.rank,
               "logprob": r.logprob, "entropy_bits": r.entropy_bits, "kept": r.kept,
               "time_ms": r.time_ms, "forward_ms": r.forward_ms} for r in records]

@@ -110,8 +110,9 @@ class ModelSpec:
                    cache_bytes_per_element=cache_bytes, seq_len=seq_len, note=note)
 
     def with_precision(self, weight_bytes: float | None = None, cache_bytes: float | None = None) -> ModelSpec:
-        return replace(self, weight_bytes_per_param=self.weight_bytes_per_param if weight_bytes is None else weight_bytes,
-                       cache_bytes_per_element=self.cache_bytes_per_element if cache_bytes is None else cache_bytes)
+        weights = self.weight_bytes_per_param if weight_bytes is None else weight_bytes
+        cache = self.cache_bytes_per_element if cache_bytes is None else cache_bytes
+        return replace(self, weight_bytes_per_param=weights, cache_bytes_per_element=cache)
 
     def without_gqa(self) -> ModelSpec:
         """The same model if every query head kept its own K and V (plain multi-head attention)."""

@@ -124,7 +124,7 @@ class ModelDraft:
         seen = self.cache.get_seq_length()
         feed, ctx = context[seen:], list(context)
         tokens, probs = [], []
-        for i in range(k):
+        for _ in range(k):
             logits = decode.forward(self.bundle, [feed], self.cache).logits[0]
             choice = decode.choose(logits, ctx, config, generator)
             tokens.append(int(choice.token_id))

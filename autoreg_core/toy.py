@@ -42,7 +42,10 @@ def toy_logits(context: list[int]) -> torch.Tensor:
     return SCORES[context[-1]].clone()
 
 
-def toy_trace(start: str = "the", config: SamplingConfig = SamplingConfig(temperature=0),
+GREEDY = SamplingConfig(temperature=0)  # frozen: safe to share as a default
+
+
+def toy_trace(start: str = "the", config: SamplingConfig = GREEDY,
               max_steps: int = MAX_STEPS) -> list[ToyStep]:
     """Generate from ``start`` until <eos> or ``max_steps``: score, process, pick, append, repeat."""
     if start not in VOCAB or start == "<eos>":

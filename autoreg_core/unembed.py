@@ -44,7 +44,8 @@ def lm_head(model) -> tuple[torch.Tensor, torch.Tensor | None]:
 
 
 def unembed(bundle, ids: list[int], k: int = 5) -> Unembedding:
-    """One pass over ``ids`` with hidden states; rebuild the last position's logits as W·h + b and decompose the top k."""
+    """One pass over ``ids`` with hidden states; rebuild the last position's logits as W·h + b and decompose the top
+    k."""
     fwd = decode.forward(bundle, [list(ids)], None, hidden_states=True)
     h = fwd.hidden_states[-1][0, -1].float()  # transformers hands back the last entry already normed
     W, b = lm_head(bundle.model)

@@ -48,8 +48,9 @@ def plain(text: str) -> str:
     """Backslash-escape every character Markdown could act on, so a message, a learner's text or a
     model's token shows exactly as written (the app's one Markdown escaper)."""
     escaped = _MARKDOWN.sub(r"\\\1", str(text))
-    return _LIST_MARKER.sub(lambda m: m.group(1) + (m.group(2) + "\\" if m.group(2)[0].isdigit() else "\\" + m.group(2)),
-                            escaped)
+    def unlist(m):
+        return m.group(1) + (m.group(2) + "\\" if m.group(2)[0].isdigit() else "\\" + m.group(2))
+    return _LIST_MARKER.sub(unlist, escaped)
 
 
 def _state(state: MutableMapping | None) -> MutableMapping:

@@ -145,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     report = measure(bundle, args.steps)
     report["within_tolerance"] = report["largest_abs_logit_difference"] < TOLERANCE
     report["tolerance"] = TOLERANCE
-    report["machine"] = {"cpu_count": os.cpu_count(), "load_average_at_end": tuple(round(x, 2) for x in os.getloadavg())}
+    report["machine"] = {"cpu_count": os.cpu_count(),
+                         "load_average_at_end": tuple(round(x, 2) for x in os.getloadavg())}
     report["seconds"] = round(time.perf_counter() - t0, 1)
     print(json.dumps(report, indent=2))
     return 0

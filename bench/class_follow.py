@@ -147,7 +147,8 @@ def report(steps, followers, errors, cpu_idle, idle_s, polls_idle, cpu_steps, st
             delays.append(hit[0] - clicked)
     updates = len(delays)
     poll_rate = cpu_idle / idle_s if cpu_idle is not None and idle_s else None
-    per_update = ((cpu_steps - poll_rate * steps_s) / updates) if cpu_steps is not None and updates and poll_rate is not None else None
+    known = cpu_steps is not None and updates and poll_rate is not None
+    per_update = ((cpu_steps - poll_rate * steps_s) / updates) if known else None
     return {
         "followers": len(followers), "teacher_steps": len(steps),
         "follower_updates": updates, "missed_updates": missed, "strips_not_equal_to_the_teachers": wrong,

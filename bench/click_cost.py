@@ -111,7 +111,8 @@ ARM_JS = """() => {
     observer.observe(app, {childList: true, characterData: true, subtree: true, attributes: true});
     const started = performance.now();
     const frame = () => {
-      if (requested === null && window.__acted !== null && window.__wsOut > out0 && window.__wsLastOut >= window.__acted) {
+      if (requested === null && window.__acted !== null && window.__wsOut > out0
+          && window.__wsLastOut >= window.__acted) {
         requested = window.__wsLastOut; inAtRequest = window.__wsInAtLastOut;  // counted when it was sent
       }
       const answered = requested !== null && window.__wsIn > inAtRequest;
@@ -224,7 +225,8 @@ def actions() -> list[Action]:
         # the same click once the text is long: the strip (re-sent on every click) has 300 generated chips
         Action("step_next_token_long_text", "app", LONG_TEXT_LINK, ".tokstrip .tok.gen:nth-child(300)",
                _press(".st-key-step_next button")),
-        Action("attention_next_token", "app", "attention", ".st-key-att_next button", _press(".st-key-att_next button")),
+        Action("attention_next_token", "app", "attention", ".st-key-att_next button",
+               _press(".st-key-att_next button")),
         Action("lab_slider", "app", "sampling", ".st-key-lab_temperature input[type=range]",
                _nudge_slider(".st-key-lab_temperature input[type=range]")),
         Action("lab_draw_again", "app", "sampling", ".st-key-lab_redraw button", _press(".st-key-lab_redraw button")),
@@ -521,7 +523,8 @@ def profile_summary(stats, clicks: int, top: int) -> dict:
                    key=lambda r: -r[3])[:top * 2]
 
     def fmt(r):
-        return {"function": r[0], "calls_per_click": round(r[1] / clicks, 1), "own_ms_per_click": round(r[2] * 1000 / clicks, 2),
+        return {"function": r[0], "calls_per_click": round(r[1] / clicks, 1),
+                "own_ms_per_click": round(r[2] * 1000 / clicks, 2),
                 "cumulative_ms_per_click": round(r[3] * 1000 / clicks, 2),
                 "share_of_run": round(r[3] / total, 3) if total else None}
 

@@ -1,4 +1,5 @@
-"""bench/batch_exactness.py: batched against solo logits, measured; on the embedded model within a bound that can fail."""
+"""bench/batch_exactness.py: batched against solo logits, measured; on the embedded model within a bound that can
+fail."""
 import pytest
 import torch
 

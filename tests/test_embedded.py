@@ -64,7 +64,8 @@ def test_undo_then_step_same_record(embedded):
 
 
 def test_embedded_model_facts(embedded):
-    assert (embedded.spec.n_layers, embedded.spec.n_heads, embedded.spec.n_kv_heads, embedded.spec.head_dim) == (30, 9, 3, 64)
+    spec = embedded.spec
+    assert (spec.n_layers, spec.n_heads, spec.n_kv_heads, spec.head_dim) == (30, 9, 3, 64)
     assert embedded.spec.vocab == 49152 and embedded.has_chat_template
     assert 2 in embedded.eos_token_ids
 

@@ -35,7 +35,8 @@ def test_should_stop_ends_the_loop_before_the_next_pass(tiny):
     ids = tiny.tokenizer("Once")["input_ids"]
     cache, logits = _prefill(tiny, ids)
     asked = []
-    steps = list(generation_loop(tiny, cache, list(ids), logits, 10, should_stop=lambda: len(asked.append(1) or asked) >= 3))
+    steps = list(generation_loop(tiny, cache, list(ids), logits, 10,
+                                 should_stop=lambda: len(asked.append(1) or asked) >= 3))
     assert len(steps) == 3 and cache.get_seq_length() == len(ids) + 2
 
 

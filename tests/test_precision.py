@@ -170,10 +170,12 @@ def test_weight_only_int8_stores_q8_0_blocks_and_its_bytes_are_8_5_bits_per_weig
     assert _linears(tiny.model) == originals  # the loaded model is untouched
     layer = q8_layers["model.layers.0.mlp.up_proj"]
     assert layer.values.dtype == torch.int8 and layer.scales.dtype == torch.float16
-    assert layer.scales.numel() * precision.GGUF_BLOCK == layer.values.numel() == originals["model.layers.0.mlp.up_proj"].weight.numel()
+    up = originals["model.layers.0.mlp.up_proj"].weight
+    assert layer.scales.numel() * precision.GGUF_BLOCK == layer.values.numel() == up.numel()
     linear_params = sum(m.weight.numel() for m in originals.values())
     others = sum(p.numel() for p in q8.model.parameters())  # embedding and norms stay float32
-    assert precision.weight_bytes(q8.model) == linear_params * 1 + linear_params // precision.GGUF_BLOCK * 2 + others * 4
+    scales = linear_params // precision.GGUF_BLOCK
+    assert precision.weight_bytes(q8.model) == linear_params * 1 + scales * 2 + others * 4
     embedding = tiny.model.get_input_embeddings().weight.numel()
     assert precision.step_weight_bytes(q8.model) == (linear_params + linear_params // precision.GGUF_BLOCK * 2
                                                      + (others - embedding) * 4)

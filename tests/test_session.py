@@ -70,7 +70,8 @@ def test_undo_then_step_reproduces_record(tiny):
     undone = s.undo()
     assert undone is last and s.cache_len == cache_len - 1 and len(s.ids) == cache_len - 1
     again = s.step(SAMPLED)
-    assert (again.token_id, again.prob, again.rank, again.logprob) == (last.token_id, last.prob, last.rank, last.logprob)
+    assert ((again.token_id, again.prob, again.rank, again.logprob)
+            == (last.token_id, last.prob, last.rank, last.logprob))
     assert torch.equal(again.logits, last.logits)
 
 
@@ -208,7 +209,8 @@ def test_too_long_prompt_is_refused(tiny):
         Session(tiny, "cat " * 1000)
 
 
-@pytest.mark.parametrize("prompt", ["bell\x07 and \x00 null", "🙂🚀 emoji", "مرحبا بالعالم", "<script>alert(1)</script><b>x</b>"])
+@pytest.mark.parametrize("prompt", ["bell\x07 and \x00 null", "🙂🚀 emoji", "مرحبا بالعالم",
+                                    "<script>alert(1)</script><b>x</b>"])
 def test_unusual_prompts_step_fine(tiny, prompt):
     s = Session(tiny, prompt)
     recs = s.generate(3, SAMPLED)

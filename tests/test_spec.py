@@ -125,8 +125,8 @@ def test_weight_and_cache_precision_are_separate(smollm2):
 def test_dtypes_and_precision_names():
     assert [dtype_name(d) for d in (torch.float32, torch.bfloat16, torch.float16)] == ["float32", "bfloat16", "float16"]
     assert [dtype_bytes(d) for d in (torch.float32, torch.bfloat16, torch.int8)] == [4, 2, 1]
-    assert [precision_name(b) for b in (4, 2, 1, 0.625, 3)] == ["float32", "float16 / bfloat16", "int8 / fp8", "4-bit, Q4_1 (5 bits with its scales)",
-                                                            "3 bytes"]
+    assert [precision_name(b) for b in (4, 2, 1, 0.625, 3)] == [
+        "float32", "float16 / bfloat16", "int8 / fp8", "4-bit, Q4_1 (5 bits with its scales)", "3 bytes"]
     assert sorted(PRECISIONS.values()) == [0.625, 1, 2, 4]
 
 

@@ -131,8 +131,8 @@ def handout_charts(session: Session) -> list[tuple[str, go.Figure]]:
     return [("The chain rule, running", logprob_figure(records)), (f"Step {last.index}: what could have come", top)]
 
 
-def handout_html(session: Session | SessionSnapshot, config, shown: list[tuple[str, go.Figure]], link: str | None = None,
-                 plotly_js: str | None = None) -> str:
+def handout_html(session: Session | SessionSnapshot, config, shown: list[tuple[str, go.Figure]],
+                 link: str | None = None, plotly_js: str | None = None) -> str:
     """One self-contained HTML page: prompt, settings, the text token by token, the steps and the charts.
 
     ``shown`` are the charts the tab showed (name, figure); the step page's own are rebuilt from the session
@@ -153,7 +153,8 @@ def handout_html(session: Session | SessionSnapshot, config, shown: list[tuple[s
               f"{len(records)} decode steps · {len(recipe['forced'])} forced.</p>",
               _segments_table(recipe["segments"])]
     parts += ["<h2>The text, token by token</h2>", token_strip_html(session.views(), records, session.prompt_len),
-              f'<p class="note">{html.escape(step_text.strip_legend(session.prompt_len, len(records), palette.UNLIKELY))}</p>']
+              '<p class="note">'
+              f'{html.escape(step_text.strip_legend(session.prompt_len, len(records), palette.UNLIKELY))}</p>']
     if records:
         table = history_frame(session.bundle.tokenizer, records).to_html(index=False, escape=True)
         parts += ["<h2>Every step</h2>", table]

@@ -74,7 +74,8 @@ def test_click_a_bar_forces_that_token(page, app_url):
     page.wait_for_function("document.querySelectorAll('.tokstrip .gen').length >= 1")
     chip = page.locator(".tokstrip .gen").first
     assert "forced" in chip.get_attribute("title")
-    assert chip.evaluate("e => e.firstChild.textContent") == label  # the token; its probability follows, for screen readers
+    # the token; its probability follows, for screen readers
+    assert chip.evaluate("e => e.firstChild.textContent") == label
     spoken = chip.locator(".sr").text_content()
     assert spoken.startswith(", probability ") and spoken.endswith(", forced")
     _no_errors(page)

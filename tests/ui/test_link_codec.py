@@ -116,7 +116,8 @@ def test_the_default_prompt_with_no_steps_is_an_empty_link():
 def test_a_long_prompt_is_kept_on_the_server_under_a_short_id():
     store = Store()
     text = "Once upon a time, " * 200
-    params = link_codec.recipe_params(Recipe(text, False, 0, 0, (Segment(1, NOW),), {}), NOW, DEFAULT_PROMPT, store.keep)
+    recipe = Recipe(text, False, 0, 0, (Segment(1, NOW),), {})
+    params = link_codec.recipe_params(recipe, NOW, DEFAULT_PROMPT, store.keep)
     assert list(params) == ["pid"] and len(params["pid"]) == 12
     assert store.store.get(params["pid"]) == text
     assert _link_of(params) == link_codec.Link(prompt_id=params["pid"])

@@ -197,7 +197,8 @@ def test_a_replay_interrupted_by_a_rerun_is_done_again_on_the_next_run(tiny, mon
     monkeypatch.setattr(links, "st", page)
     links.replay_pending(tiny, state)
     assert keys.LINK_PENDING not in state and len(state[keys.SESSION].records) == 3
-    assert (state[keys.PROMPT_KEPT], state[keys.PROMPT_BOX], state[keys.CHAT_KEPT]) == ("Once upon a time",) * 2 + (False,)
+    kept = (state[keys.PROMPT_KEPT], state[keys.PROMPT_BOX], state[keys.CHAT_KEPT])
+    assert kept == ("Once upon a time",) * 2 + (False,)
     assert page.alerts == [("success", "Rebuilt from the link: the prompt and 3 steps, replayed exactly.")]
 
 
@@ -225,4 +226,5 @@ def test_a_view_link_opens_a_tab_by_its_name_once_and_a_wrong_name_says_which_ex
     assert state["att_section"] == "1 · Where it looked"
     note = links.apply_view({"view": "nowhere"}, state, labels, "att_section")
     assert note.startswith("The link asks for the view 'nowhere', which this page does not have")
-    assert note.endswith("where-it-looked, kv-cache, memory-calculator.") and state["att_section"] == "1 · Where it looked"
+    assert note.endswith("where-it-looked, kv-cache, memory-calculator.")
+    assert state["att_section"] == "1 · Where it looked"
