@@ -1,0 +1,89 @@
+"""A class kept in SQLite: its join code, the teacher's key (hashed), students, the teacher's steps, questions
+and guesses. Pure Python (stdlib ``sqlite3``), no Streamlit: tests drive it with a temporary file and a fake
+clock.
+
+Why SQLite: a class must outlive the server process. A server restarted in the middle of a lesson reopens
+the same file, and every tab that comes back (teacher or student) finds its class, its place and every
+guess. One file per server (``AUTOREG_CLASS_DB``, default under the app's cache dir); with several replicas
+the class code routes each member to the replica that holds the file (the README says what a shared store
+would add).
+
+Who may do what: only a caller holding the teacher key changes a class (step, ask, reveal, sample, end,
+remove a student, settings). The key is shown once, to the teacher's tab, and stored here only as a SHA-256
+hash; a student's tab never sees it. A wrong key is refused with ``NotTeacher``. Wrong class codes, wrong
+teacher keys and guesses are rate-limited per source (``RateLimited`` says how long to wait); a source is
+kept only as a hash, for an hour, so nothing here identifies a student beyond the nickname they chose.
+
+Two counters tell tabs when to redraw: ``version`` moves on every teacher change (followers redraw), and
+``activity`` on what students send (joins, guesses, draws, which page they are on): only the teacher's
+page watches it, so thirty guesses do not redraw thirty followers thirty times.
+
+Operators: ``python -m autoreg_ui.classroom.store list`` and ``python -m autoreg_ui.classroom.store delete CODE``.
+
+The package, one idea a module: ``sqlite`` (all that is SQLite's own: schema, connection, write transaction,
+upsert), ``core`` (file, clock, caps, the ways in), ``records`` (errors and rows), ``codes`` (class codes,
+replica tag, nicknames), ``rates`` (rate limits, source hashes), ``teacher`` (the teacher's and operator's
+transactions), ``seats`` (a student's writes), ``reads`` (every read), ``class_store`` (``ClassStore``, the
+three composed), ``cli`` (the operator's command line). This module re-exports their public names.
+"""
+from autoreg_ui.classroom.store.class_store import ClassStore
+from autoreg_ui.classroom.store.cli import main
+from autoreg_ui.classroom.store.codes import (
+    ALPHABET,
+    CODE_LENGTH,
+    ENV_REPLICA_TAG,
+    NICKNAME_MAX,
+    clean_nickname,
+    new_code,
+    normal_code,
+    replica_tag,
+)
+from autoreg_ui.classroom.store.core import (
+    DEFAULT_HOURS,
+    ENV_DB,
+    ENV_HOURS,
+    MAX_CLASSES,
+    MAX_STUDENTS,
+    StoreCore,
+    class_hours,
+    default_path,
+)
+from autoreg_ui.classroom.store.rates import (
+    ALL_JOIN_FAILS_PER_MINUTE,
+    EVERYONE,
+    GUESSES_PER_MINUTE,
+    JOIN_FAILS_PER_MINUTE,
+    KEY_FAILS_PER_MINUTE,
+    source_hash,
+)
+from autoreg_ui.classroom.store.reads import ClassReads
+from autoreg_ui.classroom.store.records import (
+    ClassError,
+    ClassInfo,
+    Draw,
+    Guess,
+    NotTeacher,
+    Question,
+    RateLimited,
+    Round,
+    Student,
+)
+from autoreg_ui.classroom.store.seats import GUESS_MAX, MODES, SeatActions
+from autoreg_ui.classroom.store.sqlite import SCHEMA
+from autoreg_ui.classroom.store.teacher import (
+    MAX_CONTEXT,
+    MAX_DRAW_TOKENS,
+    MAX_QUESTIONS,
+    MAX_ROUNDS,
+    TeacherActions,
+    key_hash,
+)
+
+__all__ = [
+    "ALL_JOIN_FAILS_PER_MINUTE", "ALPHABET", "CODE_LENGTH", "DEFAULT_HOURS", "ENV_DB", "ENV_HOURS", "ENV_REPLICA_TAG",
+    "EVERYONE", "GUESSES_PER_MINUTE", "GUESS_MAX", "JOIN_FAILS_PER_MINUTE", "KEY_FAILS_PER_MINUTE", "MAX_CLASSES",
+    "MAX_CONTEXT", "MAX_DRAW_TOKENS", "MAX_QUESTIONS", "MAX_ROUNDS", "MAX_STUDENTS", "MODES", "NICKNAME_MAX", "SCHEMA",
+    "ClassError", "ClassInfo", "ClassReads", "ClassStore", "Draw", "Guess", "NotTeacher", "Question", "RateLimited",
+    "Round", "SeatActions", "StoreCore", "Student", "TeacherActions", "class_hours", "clean_nickname", "default_path",
+    "key_hash", "main", "new_code", "normal_code", "replica_tag", "source_hash",
+]

@@ -1,0 +1,64 @@
+"""The part of the class store every kind of access shares: where the file is, the clock, the caps, and the
+two ways in (a read connection, or the one write transaction at a time).
+
+``ClassStore`` is composed of subclasses of ``StoreCore``, one per kind of access (``teacher``, ``seats``,
+``reads``); none of them opens a connection itself.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from autoreg_ui.classroom.store import sqlite
+from autoreg_ui.classroom.store.sqlite import Connection
+
+ENV_DB = "AUTOREG_CLASS_DB"
+ENV_HOURS = "AUTOREG_CLASS_HOURS"
+DEFAULT_HOURS = 6.0  # a class expires this long after its last teacher action
+MAX_STUDENTS = 60  # per class
+MAX_CLASSES = 50  # open classes per server
+
+
+def default_path() -> Path:
+    env = os.environ.get(ENV_DB)
+    if env:
+        return Path(env)
+    from autoreg_core.loading import cache_dir
+
+    return cache_dir() / "classes.sqlite3"
+
+
+def class_hours(environ=os.environ) -> float:
+    try:
+        hours = float(environ.get(ENV_HOURS, DEFAULT_HOURS))
+    except ValueError:
+        return DEFAULT_HOURS
+    return hours if hours > 0 else DEFAULT_HOURS
+
+
+class StoreCore:
+    """Every class of this server, in one SQLite file (WAL: readers never wait for the one writer)."""
+
+    def __init__(self, path: Path | str, clock: Callable[[], float] = time.time, hours: float = DEFAULT_HOURS,
+                 max_classes: int = MAX_CLASSES, max_students: int = MAX_STUDENTS):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.clock, self.hours = clock, hours
+        self.max_classes, self.max_students = max_classes, max_students
+        self._write = threading.Lock()  # one writer at a time in this process (SQLite would make us wait anyway)
+        with self._db() as db:
+            sqlite.create_tables(db)
+
+    def _db(self):
+        """A connection for reads (and the schema), closed on leaving."""
+        return sqlite.connection(self.path)
+
+    @contextmanager
+    def _tx(self) -> Iterator[Connection]:
+        """The one write transaction at a time of this process: committed, or rolled back on an exception."""
+        with self._write, self._db() as db, sqlite.write_transaction(db):
+            yield db
