@@ -73,8 +73,8 @@ def test_wrong_codes_are_slowed_and_none_gets_in(store, clock):
     refused = slowed = 0
     for i in range(1000):
         try:
-            store.join("ZZZZZ" + ALPHABET[i % len(ALPHABET)] if "ZZZZZ" + ALPHABET[i % len(ALPHABET)] != code else "ZZZZZZZ",
-                       source="10.0.0.9")
+            guess = "ZZZZZ" + ALPHABET[i % len(ALPHABET)]
+            store.join(guess if guess != code else "ZZZZZZZ", source="10.0.0.9")
         except RateLimited as exc:
             slowed += 1
             assert exc.retry_after_s >= 1
@@ -113,7 +113,8 @@ def test_guesses_replace_close_at_reveal_and_score(store):
     _guess(store, code, ann, qid, "Rome", prob=0.25, score=80.0)
     _guess(store, code, ann, qid, "Paris", prob=0.5, score=90.0)  # replaces the first
     _guess(store, code, bob, qid, "Lyon", prob=2 ** -11, score=0.0)
-    assert [(g.student, g.text, g.score) for g in store.guesses(code, qid)] == [(ann, "Paris", 90.0), (bob, "Lyon", 0.0)]
+    said = [(g.student, g.text, g.score) for g in store.guesses(code, qid)]
+    assert said == [(ann, "Paris", 90.0), (bob, "Lyon", 0.0)]
     assert store.scores(code) == {}  # nothing counts before the reveal
     store.reveal(code, key, qid, {"choice": 7})
     assert store.question(code, qid).model == {"choice": 7}
@@ -243,7 +244,8 @@ def test_a_sampling_round_takes_one_draw_per_student_while_open(store):
     with pytest.raises(ClassError, match="1 to 4"):
         store.add_draw(code, bob, rid, [1, 2, 3, 4, 5], seed=12)
     store.add_draw(code, bob, rid, [5, 9], seed=12)
-    assert [(d.student, d.tokens, d.seed) for d in store.draws(code, rid)] == [(ann, (5, 6, 7, 8), 11), (bob, (5, 9), 12)]
+    drawn = [(d.student, d.tokens, d.seed) for d in store.draws(code, rid)]
+    assert drawn == [(ann, (5, 6, 7, 8), 11), (bob, (5, 9), 12)]
     rid2 = store.start_round(code, key, 2, 4, {"temperature": 0.2}, [1, 2, 3])
     with pytest.raises(ClassError, match="closed"):
         store.add_draw(code, bob, rid, [5], seed=1)  # only the open round takes draws
