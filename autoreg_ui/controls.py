@@ -128,8 +128,9 @@ def step_buttons(page: str, capture_attention: bool = False, with_generate: bool
     return pressed
 
 
-def open_section(sections: dict[str, Callable[..., None]], key: str, *args) -> None:
-    """Tabs of which only the open one is drawn (``sections``: tab label → draw function, called with ``args``).
+def open_section(sections: dict[str, Callable[..., None]], key: str, *args, guides: guide.Guides) -> None:
+    """Tabs of which only the open one is drawn (``sections``: tab label → draw function, called with ``args``;
+    ``guides``: the lesson's Notice / Try / Ask boxes, the open tab's shown above it).
 
     Every chart or table the browser redraws costs it tens of ms per click (``bench/click_cost.py``), so a
     page with many of them shows one section at a time and a click redraws the open one only.
@@ -139,7 +140,7 @@ def open_section(sections: dict[str, Callable[..., None]], key: str, *args) -> N
     for (label, draw), tab in zip(sections.items(), tabs):
         if tab.open:
             with tab:
-                guide.show(label)
+                guide.show(guides, label)
                 draw(*args)
 
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from autoreg_ui.lessons.inside.text import TTFT_MEANS
-
+TTFT_MEANS = "the prefill over the whole prompt, then choosing the first token"  # the app's one definition
 INTRO = ("The words this app uses, each with where you can see it happen. Terms are grouped in the order "
          "a lesson meets them. Units are reconciled at the end.")
 

@@ -1,23 +1,36 @@
-"""Every view's folded Notice / Try / Ask box (its sentences in ``guide_text``)."""
+"""Every view's folded Notice / Try / Ask box. The sentences live with their lesson: each lesson's ``text.GUIDES``
+(class mode's in ``classroom.text``), keyed by the view's own heading or tab label, and passed in here."""
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import streamlit as st
 
-from autoreg_ui import guide_text
+Guides = Mapping[str, tuple[str, str, str]]  # view label → (notice, try, ask)
+
+TITLE = "Notice · Try · Ask"
+NOTICE, TRY, ASK = "Notice", "Try", "Ask"
 
 
-def show(view: str, notice: str | None = None, where=None) -> None:
-    """The box for ``view`` (a page's tab label or section heading); a view without one shows nothing.
+def guide_markdown(guides: Guides, view: str, notice: str | None = None) -> str:
+    """The three lines of a view's box (``notice``: one computed from a measurement, in place of the stored one)."""
+    stored, try_this, ask = guides[view]
+    notice = notice or stored
+    return f"**{NOTICE}:** {notice}\n\n**{TRY}:** {try_this}\n\n**{ASK}:** {ask}"
+
+
+def show(guides: Guides, view: str, notice: str | None = None, where=None) -> None:
+    """The box for ``view`` (a page's tab label or section heading) from ``guides``; a view without one shows nothing.
 
     ``notice``: a Notice line computed from what the page measured, in place of the general one;
     ``where``: a container to draw the box in (a place kept under a heading until the measurement is in).
     """
-    if view in guide_text.GUIDES:
-        with (where or st).expander(guide_text.TITLE, icon=":material/lightbulb:"):
-            st.markdown(guide_text.guide_markdown(view, notice))
+    if view in guides:
+        with (where or st).expander(TITLE, icon=":material/lightbulb:"):
+            st.markdown(guide_markdown(guides, view, notice))
 
 
-def header(title: str) -> None:
+def header(guides: Guides, title: str) -> None:
     """A section heading with its box right under it."""
     st.header(title)
-    show(title)
+    show(guides, title)

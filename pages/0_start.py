@@ -7,7 +7,7 @@ from autoreg_ui.lessons.start import text
 
 st.title(text.TITLE)
 glossary.terms_here("start")
-guide.show("start")
+guide.show(text.GUIDES, "start")
 st.markdown(text.WHAT)
 st.markdown(text.HOW)
 st.header(text.PATHS_TITLE)

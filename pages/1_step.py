@@ -3,14 +3,14 @@ import streamlit as st
 
 from autoreg_core.generate_call import generate_snippet, loop_snippet
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, glossary, keys, messages, palette, predict
+from autoreg_ui import controls, keys, lesson_page, messages, palette
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import mode as class_mode
+from autoreg_ui.lessons.step import questions as step_questions
 from autoreg_ui.lessons.step import text as step_text
 from autoreg_ui.prompt import prompt_box
 from autoreg_ui.sharing import export
-from autoreg_ui.sharing.presenter import explain
-from autoreg_ui.state import bundle_or_stop, current_config, keep_widget_values
+from autoreg_ui.state import current_config, keep_widget_values
 from autoreg_ui.step_figures import (
     history_frame,
     logprob_figure,
@@ -20,13 +20,8 @@ from autoreg_ui.step_figures import (
     topn_figure,
 )
 
-st.title("Step through generation")
-glossary.terms_here("step")
-predict.show("step")  # asked before the page shows its answers
-explain(step_text.LOOP)
-st.latex(step_text.CHAIN_RULE)
-
-bundle = bundle_or_stop()
+bundle = lesson_page.set_up("Step through generation", "step", step_questions.QUESTIONS, step_text.LOOP,
+                            latex=step_text.CHAIN_RULE)
 if class_mode.follow_here():  # a student following a class sees the teacher's text here
     st.stop()
 session = prompt_box()
@@ -72,7 +67,7 @@ def stepper() -> None:
         st.caption(step_text.pass_note(last.forward_ms, last.pass_rows))
     top_n = st.slider("Bars to show (top-N)", 3, 50, 15, key=keys.TOP_N)
     keep_widget_values(st.session_state, (keys.FORCE_TEXT,))  # typed text is kept while its view is closed
-    controls.open_section(VIEWS, keys.STEP_VIEW, records, top_n)  # only the open view is drawn
+    controls.open_section(VIEWS, keys.STEP_VIEW, records, top_n, guides=step_text.GUIDES)  # only the open view is drawn
 
 
 def this_step(records, top_n: int) -> None:

@@ -6,23 +6,18 @@ from autoreg_core.attention import supports_attention
 from autoreg_core.cache import worked_example
 from autoreg_core.cache_exact import recompute_check
 from autoreg_core.spec import dtype_name
-from autoreg_ui import glossary, keys, messages, predict
+from autoreg_ui import keys, lesson_page, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.controls import open_section, step_row
 from autoreg_ui.format import BYTE_UNITS_NOTE, human_bytes
 from autoreg_ui.lessons.attention import controller as ac
 from autoreg_ui.lessons.attention import figures as fig_att
-from autoreg_ui.lessons.attention import text
+from autoreg_ui.lessons.attention import questions, text
 from autoreg_ui.sharing import links
 from autoreg_ui.sharing.presenter import explain
-from autoreg_ui.state import bundle_or_stop, keep_widget_values, session_or_start
+from autoreg_ui.state import keep_widget_values, session_or_start
 
-st.title("Attention and the KV cache")
-glossary.terms_here("attention")
-predict.show("attention")  # asked before the page shows its answers
-st.caption(text.CAPTION)
-
-bundle = bundle_or_stop()
+bundle = lesson_page.set_up("Attention and the KV cache", "attention", questions.QUESTIONS, caption=text.CAPTION)
 session = session_or_start()
 if session is None:
     st.info(text.NO_SESSION)
@@ -151,7 +146,8 @@ def lesson() -> None:
     pic = ac.read(session, layer, head)
     if not capturable:
         st.info(text.no_capture(type(bundle.model).__name__))
-    open_section(SECTIONS, keys.ATT_SECTION, pic, layer, head, f"Layer {layer}, {ac.head_name(head, H)}")
+    open_section(SECTIONS, keys.ATT_SECTION, pic, layer, head, f"Layer {layer}, {ac.head_name(head, H)}",
+                 guides=text.GUIDES)
 
 
 lesson()

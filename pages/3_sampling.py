@@ -9,11 +9,11 @@ import streamlit as st
 from autoreg_core import decode
 from autoreg_core.beam import beam_search
 from autoreg_core.lab import compare_strategies, draw_many, inverse_cdf_draw, shown_ids, top_token_ids
-from autoreg_ui import glossary, guide, keys, messages, predict
+from autoreg_ui import guide, keys, lesson_page, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.controls import open_section, step_row
 from autoreg_ui.lessons.sampling import controller as sampling
-from autoreg_ui.lessons.sampling import text
+from autoreg_ui.lessons.sampling import questions, text
 from autoreg_ui.lessons.sampling.figures import (
     draw_figure,
     draws_figure,
@@ -22,13 +22,9 @@ from autoreg_ui.lessons.sampling.figures import (
     sweep_figure,
 )
 from autoreg_ui.sharing.presenter import explain
-from autoreg_ui.state import bundle_or_stop, keep_widget_values, kept_prompt, restore_widgets
+from autoreg_ui.state import keep_widget_values, kept_prompt, restore_widgets
 
-st.title("Sampling lab")
-glossary.terms_here("sampling")
-predict.show("sampling")  # asked before the page shows its answers
-explain(text.INTRO)
-bundle = bundle_or_stop()
+bundle = lesson_page.set_up("Sampling lab", "sampling", questions.QUESTIONS, text.INTRO)
 state = st.session_state
 restore_widgets(state, sampling.defaults(sampling.sidebar_config(state), *kept_prompt()))
 label = text.labeler(bundle.tokenizer)
@@ -98,12 +94,12 @@ def sampling_section() -> None:
     for level, note in text.pipeline_messages(pipe):
         messages.say(note, level)
     messages.show()
-    open_section(VIEWS, keys.LAB_VIEW, pipe, sampling.draw_seed(state), t_start)
+    open_section(VIEWS, keys.LAB_VIEW, pipe, sampling.draw_seed(state), t_start, guides=text.GUIDES)
 
 
 @st.fragment
 def strategies_section() -> None:
-    guide.header("2 · Strategies side by side")
+    guide.header(text.GUIDES, "2 · Strategies side by side")
     sampling.strategy_controls(state)
     rows = compare_strategies(source.logits, sampling.strategies(state))
     ids = top_token_ids(source.logits, 12)
@@ -115,13 +111,14 @@ def strategies_section() -> None:
 
 @st.fragment
 def continuations_section() -> None:
-    guide.header("3 · Continuations")
+    guide.header(text.GUIDES, "3 · Continuations")
     explain(text.CONTINUATIONS)
     configs = sampling.presets(state)
     run = sampling.continuation_controls(state, list(configs))
     if sampling.run_button("Generate continuations", keys.LAB_CONT_RUN, sampling.fits(source, bundle, run.m),
                       text.too_long(run.m, bundle.spec.max_positions)):
-        sampling.store(state, keys.LAB_CONT_RESULT, source, run, sampling.continuations_with_bar(bundle, source, configs, run))
+        sampling.store(state, keys.LAB_CONT_RESULT, source, run,
+                       sampling.continuations_with_bar(bundle, source, configs, run))
     kept = sampling.last_result(state, keys.LAB_CONT_RESULT, source, run, text.PRESS_CONTINUATIONS, text.OTHER_SETTINGS)
     if kept is None:
         return
@@ -131,7 +128,7 @@ def continuations_section() -> None:
 
 @st.fragment
 def beam_section() -> None:
-    guide.header("4 · Beam search")
+    guide.header(text.GUIDES, "4 · Beam search")
     explain(text.BEAMS)
     explain(text.BEAM_USES)
     st.latex(text.BEAM_SCORE_LATEX)
@@ -143,7 +140,8 @@ def beam_section() -> None:
         with st.spinner("Beam search on the model…"):
             result = beam_search(bundle, source.prefix, settings, on_step=lambda part: draw_tree(part, live=True))
             sampling.store(state, keys.LAB_BEAM_RESULT, source, settings, result)
-    kept = sampling.last_result(state, keys.LAB_BEAM_RESULT, source, settings, text.PRESS_BEAMS, text.OTHER_BEAM_SETTINGS)
+    kept = sampling.last_result(state, keys.LAB_BEAM_RESULT, source, settings, text.PRESS_BEAMS,
+                                text.OTHER_BEAM_SETTINGS)
     if kept is None:
         return
     draw_tree(kept.result)

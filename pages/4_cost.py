@@ -6,20 +6,16 @@ import streamlit as st
 
 from autoreg_core import cost as engine
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, glossary, guide, keys, limits, measuring, measuring_text, messages, predict
+from autoreg_ui import controls, guide, keys, lesson_page, limits, measuring, measuring_text, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE, ms
 from autoreg_ui.lessons.cost import controller as cost
 from autoreg_ui.lessons.cost import figures as figs
-from autoreg_ui.lessons.cost import text
+from autoreg_ui.lessons.cost import questions, text
 from autoreg_ui.sharing.presenter import explain
-from autoreg_ui.state import bundle_or_stop, current_session
+from autoreg_ui.state import current_session
 
-st.title("Naive vs KV cache: what each token costs")
-glossary.terms_here("cost")
-predict.show("cost")  # asked before the page shows its answers
-explain(text.INTRO)
-bundle = bundle_or_stop()
+bundle = lesson_page.set_up("Naive vs KV cache: what each token costs", "cost", questions.QUESTIONS, text.INTRO)
 spec, state, dtype = bundle.spec, st.session_state, dtype_name(bundle.dtype)
 
 
@@ -36,7 +32,7 @@ def your_sequence() -> None:
 your_sequence()
 cost.recover(state)
 
-guide.header("1 · The race")
+guide.header(text.GUIDES, "1 · The race")
 explain(text.RACE)
 choices, default = cost.length_choices(bundle.spec.max_positions, limits.max_race_length())
 if state.get(keys.COST_MAX_LEN) not in choices:
@@ -96,7 +92,7 @@ else:
     st.download_button("Download the table (CSV)", table.to_csv(index=False).encode("utf-8"),
                        file_name=cost.csv_name(result), mime="text/csv", key=keys.COST_CSV)
 
-guide.header("2 · Count, don't just time")
+guide.header(text.GUIDES, "2 · Count, don't just time")
 st.markdown(text.counts_intro(spec))
 st.latex(text.F_NAIVE)
 st.latex(text.F_CACHE)
@@ -126,11 +122,11 @@ def memory_bound() -> None:
         with st.spinner("Measuring this machine's memory bandwidth and matmul speed…"):
             roofs = measuring.roofs(str(bundle.device), dtype, again=again)
     except Exception as exc:  # noqa: BLE001 - e.g. not enough free memory for the buffers
-        guide.show("3 · Is a decode step memory-bound?", where=box)
+        guide.show(text.GUIDES, "3 · Is a decode step memory-bound?", where=box)
         st.warning(f"Could not measure the memory bandwidth here: {type(exc).__name__}: {exc}")
         return
     budget = cost.decode_budget(spec, L_ref, roofs.bandwidth, roofs.peak)
-    guide.show("3 · Is a decode step memory-bound?", notice=text.memory_notice(budget), where=box)
+    guide.show(text.GUIDES, "3 · Is a decode step memory-bound?", notice=text.memory_notice(budget), where=box)
     st.markdown(text.decode_reads(spec, budget, L_ref))
     st.latex(text.intensity_latex(budget))
     show_chart(figs.bytes_figure(budget.weight_bytes, budget.cache_bytes,
@@ -150,5 +146,5 @@ def memory_bound() -> None:
 
 memory_bound()
 
-guide.header("4 · CPU vs GPU")
+guide.header(text.GUIDES, "4 · CPU vs GPU")
 st.info(text.cpu_vs_gpu(bundle.device.type == "cuda", last if result else None))

@@ -4,28 +4,24 @@ import streamlit as st
 from autoreg_core import SamplingConfig, lens, phases, toy, window
 from autoreg_core.tokens import single_token_view
 from autoreg_core.unembed import unembed
-from autoreg_ui import controls, glossary, guide, keys, measuring, messages, predict
+from autoreg_ui import controls, guide, keys, lesson_page, measuring, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE
 from autoreg_ui.lessons.inside import controller as inside
 from autoreg_ui.lessons.inside import figures as figs
-from autoreg_ui.lessons.inside import text
+from autoreg_ui.lessons.inside import questions, text
 from autoreg_ui.sharing.presenter import explain
-from autoreg_ui.state import bundle_or_stop, session_or_start
+from autoreg_ui.state import session_or_start
 
 state = st.session_state
-st.title("Inside generation")
-glossary.terms_here("inside")
-predict.show("inside")  # asked before the page shows its answers
-explain(text.INTRO)
-bundle = bundle_or_stop()
+bundle = lesson_page.set_up("Inside generation", "inside", questions.QUESTIONS, text.INTRO)
 session = session_or_start()
 if session is None:
     st.stop()
 inside.sweep_settle(state)
 tok = bundle.tokenizer
 
-guide.header("1 · Training reads the whole text at once; generation cannot")
+guide.header(text.GUIDES, "1 · Training reads the whole text at once; generation cannot")
 explain(text.TEACHER_FORCING)
 pressed = controls.step_buttons(keys.INSIDE_PAGE)
 if pressed:
@@ -54,7 +50,7 @@ if kept is not None:
         inside.show_side_by_side(tok, text.BRANCH_CAPTIONS, branch.actual, branch.own)
     st.dataframe(inside.teacher_rows(tok, records, scored), hide_index=True, key=keys.INSIDE_TEACHER_ROWS)
 
-guide.header("2 · The logit lens: a guess after every layer")
+guide.header(text.GUIDES, "2 · The logit lens: a guess after every layer")
 explain(text.LOGIT_LENS)
 n_steps = len(session.records)
 inside.clamp(state, keys.INSIDE_LENS_STEP, 1, n_steps + 1, max(1, n_steps))
@@ -72,7 +68,7 @@ if reading is not None:
     show_chart(figs.lens_target_figure(tok, reading), key=keys.INSIDE_LENS_TARGET_FIG, filename="logit-lens-target")
     show_chart(figs.lens_figure(tok, reading), key=keys.INSIDE_LENS_GRID_FIG, filename="logit-lens-grid")
 
-guide.header("3 · Prefill vs decode, in the units people quote")
+guide.header(text.GUIDES, "3 · Prefill vs decode, in the units people quote")
 explain(text.PREFILL_VS_DECODE)
 choice = st.radio("Prompt for sections 3 and 4", inside.PROMPT_CHOICES, horizontal=True,
                   key=keys.INSIDE_PROMPT_CHOICE)
@@ -114,7 +110,7 @@ worked = inside.run_and_keep(state, keys.INSIDE_EXAMPLE, measuring.stamp(bundle,
 if worked is not None:
     inside.show_metrics(inside.phase_numbers(worked))
 
-guide.header("4 · When the cache runs out")
+guide.header(text.GUIDES, "4 · When the cache runs out")
 explain(text.CACHE_RUNS_OUT)
 max_window = min(512, bundle.spec.max_positions)
 inside.clamp(state, keys.INSIDE_WINDOW_SIZE, 2, max_window, min(64, max_window))
@@ -130,7 +126,7 @@ if compared is not None:
                key=keys.INSIDE_WINDOW_FIG, filename=f"sliding-window-W{width}")
     st.caption(BYTE_UNITS_NOTE)
 
-guide.header("5 · The whole loop on four tokens")
+guide.header(text.GUIDES, "5 · The whole loop on four tokens")
 explain(text.TOY)
 st.dataframe(inside.toy_score_rows(), hide_index=True, key=keys.INSIDE_TOY_SCORES)
 st.caption(text.TOY_TABLE_CAPTION)
@@ -142,7 +138,7 @@ toy_steps = toy.toy_trace(toy_start, SamplingConfig(temperature=toy_temperature,
 st.dataframe(inside.toy_rows(toy_steps), hide_index=True, key=keys.INSIDE_TOY_TRACE)
 st.markdown(text.toy_summary([toy.VOCAB[s.pick] for s in toy_steps], toy_steps[-1].pick == toy.EOS, toy.MAX_STEPS))
 
-guide.header("6 · From the last hidden state to logits: W·h + b")
+guide.header(text.GUIDES, "6 · From the last hidden state to logits: W·h + b")
 explain(text.UNEMBED)
 st.latex(text.UNEMBED_LATEX)
 read_ids = list(session.ids)[-lens.MAX_TOKENS:]

@@ -6,26 +6,22 @@ import streamlit as st
 
 from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models, batcher, batching, scheduler, speculative
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, glossary, guide, keys, measuring, measuring_text, predict
+from autoreg_ui import controls, guide, keys, lesson_page, measuring, measuring_text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE
 from autoreg_ui.lessons.serving import controller as serving
 from autoreg_ui.lessons.serving import figures as figs
-from autoreg_ui.lessons.serving import text
+from autoreg_ui.lessons.serving import questions, text
 from autoreg_ui.sharing.presenter import explain
-from autoreg_ui.state import bundle_or_stop, current_config, current_session, shared_bundle
+from autoreg_ui.state import current_config, current_session, shared_bundle
 
-st.title("How servers go fast")
-glossary.terms_here("serving")
-predict.show("serving")  # asked before the page shows its answers
-explain(text.INTRO)
-bundle = bundle_or_stop()
+bundle = lesson_page.set_up("How servers go fast", "serving", questions.QUESTIONS, text.INTRO)
 spec = bundle.spec
 controls.step_row(keys.SRV_PAGE)
 
 
 st.subheader(text.LIVE_TITLE)
-guide.show(text.LIVE_TITLE)
+guide.show(text.GUIDES, text.LIVE_TITLE)
 st.markdown(text.LIVE_INTRO)
 if not batcher.enabled():
     st.info(text.LIVE_OFF)
@@ -61,7 +57,7 @@ bandwidth, peak = roofs.bandwidth, roofs.peak
 st.caption(measuring_text.roofs_caption(time.time() - roofs.measured_at, roofs.load, roofs.cores))
 
 
-guide.header("1 · Batching: one weight read, many sequences")
+guide.header(text.GUIDES, "1 · Batching: one weight read, many sequences")
 explain(text.BATCHING)
 largest = st.select_slider("Largest batch", options=batching.BATCH_SIZES, value=16, key=keys.SRV_BATCH_MAX)
 if measuring.run_controls(keys.SRV_BATCH, "Measure the batching curve"):
@@ -77,7 +73,7 @@ if found := measuring.show_kept(keys.SRV_BATCH.kept, bundle.name):
     st.dataframe(pd.DataFrame(serving.batching_rows(found.result, spec, bandwidth)), hide_index=True,
                  key=keys.SRV_BATCH.table)
 
-guide.header("2 · Static vs continuous batching")
+guide.header(text.GUIDES, "2 · Static vs continuous batching")
 explain(text.CONTINUOUS_BATCHING)
 c1, c2, c3 = st.columns(3)
 n = c1.slider("Requests in the queue", 2, scheduler.MAX_REQUESTS, 10, key=keys.SRV_QUEUE_REQUESTS)
@@ -98,7 +94,7 @@ if found := measuring.show_kept(keys.SRV_QUEUE.kept, bundle.name):
         st.dataframe(pd.DataFrame(serving.request_rows(found.result, bundle.tokenizer)), hide_index=True,
                      key=keys.SRV_REQUEST_TABLE)
 
-guide.header("3 · Speculative decoding")
+guide.header(text.GUIDES, "3 · Speculative decoding")
 explain(text.SPECULATIVE)
 others = [name for name in allowed_models() if name != bundle.name]
 c1, c2, c3, c4 = st.columns(4)
@@ -131,7 +127,7 @@ if found := measuring.show_kept(keys.SRV_SPEC.kept, bundle.name):
     if sampled and not config.greedy:
         st.caption(text.SAMPLED_TEXTS_DIFFER)
 
-guide.header("4 · Precision: fewer bytes per weight")
+guide.header(text.GUIDES, "4 · Precision: fewer bytes per weight")
 explain(text.PRECISION)
 if bundle.name == EMBEDDED_MODEL:
     st.info(text.EMBEDDED_WEIGHTS)

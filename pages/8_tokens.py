@@ -2,19 +2,14 @@
 import streamlit as st
 
 from autoreg_core.tokens import script_count, token_views
-from autoreg_ui import glossary, guide, keys, predict
+from autoreg_ui import guide, keys, lesson_page
 from autoreg_ui.charts import show_chart
-from autoreg_ui.lessons.tokens import text
+from autoreg_ui.lessons.tokens import questions, text
 from autoreg_ui.lessons.tokens.figures import scripts_figure
 from autoreg_ui.sharing.presenter import explain
-from autoreg_ui.state import bundle_or_stop, current_session, keep_widget_values
+from autoreg_ui.state import current_session, keep_widget_values
 
-st.title(text.TITLE)
-guide.show("tokens")
-glossary.terms_here("tokens")
-predict.show("tokens")  # asked before the page shows its answers
-explain(text.INTRO)
-bundle = bundle_or_stop()
+bundle = lesson_page.set_up(text.TITLE, "tokens", questions.QUESTIONS, text.INTRO, guides=text.GUIDES)
 tok = bundle.tokenizer
 session = current_session()
 keep_widget_values(st.session_state, (keys.TOKENS_TEXT,))  # what was typed survives a page change
@@ -30,7 +25,7 @@ else:
     st.info(text.EMPTY)
 
 st.header(text.SCRIPTS_TITLE)
-guide.show("scripts")
+guide.show(text.GUIDES, "scripts")
 explain(text.SCRIPTS_INTRO)
 rows = [script_count(tok, name, sample) for name, sample in text.SAMPLES.items()]
 show_chart(scripts_figure(rows), key=keys.TOKENS_CHART, filename="tokens-per-character")
@@ -38,6 +33,6 @@ st.markdown(text.scripts_sentence(rows))
 st.dataframe(text.script_rows(rows), hide_index=True, key=keys.TOKENS_SCRIPTS_TABLE)
 
 st.header(text.VOCABS_TITLE)
-guide.show("vocabs")
+guide.show(text.GUIDES, "vocabs")
 explain(text.VOCABS_INTRO)
 st.dataframe(text.vocab_rows(bundle.name, len(tok)), hide_index=True, key=keys.TOKENS_VOCABS_TABLE)

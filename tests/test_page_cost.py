@@ -128,16 +128,16 @@ def test_interrupted_before_first_point(page):
 
 
 def test_section_3_asks_a_neutral_question_and_its_notice_is_read_from_the_measurement(page):
-    from autoreg_ui import guide_text
+    from autoreg_ui import guide
     from autoreg_ui.lessons.cost import text as cost_text
 
     headers = [h.value for h in page.main.header]
     assert "3 · Is a decode step memory-bound?" in headers
     assert not any(h.startswith("3 · Why") for h in headers)
     shown = " ".join(_texts(page, "markdown"))
-    stored_notice = guide_text.GUIDES["3 · Is a decode step memory-bound?"][0]
+    stored_notice = cost_text.GUIDES["3 · Is a decode step memory-bound?"][0]
     assert stored_notice not in shown  # the measurement replaced it
-    notice = next(m for m in _texts(page, "markdown") if m.startswith(f"**{guide_text.NOTICE}:** At L = "))
+    notice = next(m for m in _texts(page, "markdown") if m.startswith(f"**{guide.NOTICE}:** At L = "))
     said = notice.split("\n\n")[0]
     assert "FLOP per byte it reads" in said and "(measured now)" in said
     bound = next(m for m in _texts(page, "markdown") if "FLOP/byte, " in m and "decode step is **" in m)

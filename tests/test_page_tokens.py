@@ -31,8 +31,8 @@ def test_an_emptied_box_says_what_to_do(open_page):
 
 
 def test_the_vocabulary_sizes_view_has_its_notice_try_ask_box(open_page):
-    from autoreg_ui import guide_text
+    from autoreg_ui import guide
 
     at = open_page("pages/8_tokens.py")
-    boxes = [m.value for m in at.markdown if m.value.startswith(f"**{guide_text.NOTICE}:**")]
-    assert guide_text.guide_markdown("vocabs") in boxes and len(boxes) == 3  # tokens, scripts, vocabulary sizes
+    boxes = [m.value for m in at.markdown if m.value.startswith(f"**{guide.NOTICE}:**")]
+    assert guide.guide_markdown(text.GUIDES, "vocabs") in boxes and len(boxes) == 3  # tokens, scripts, vocabulary sizes

@@ -109,7 +109,7 @@ def nicknames(students: list[Student]) -> dict[str, str]:
 # ---------------------------------------------------------------- predict the next token
 def question_panel(info: ClassInfo, session, key: str, students: list[Student]) -> None:
     st.subheader(text.QUESTION_HEADER)
-    guide.show(text.QUESTION_HEADER)
+    guide.show(text.GUIDES, text.QUESTION_HEADER)
     store, config = class_live.store(), current_config()
     question = store.question(info.code, info.open_question)
     buttons = st.columns(3)
@@ -190,7 +190,7 @@ def show_reveal(info: ClassInfo, question, guesses, students: list[Student]) -> 
 # ---------------------------------------------------------------- everyone samples
 def sample_panel(info: ClassInfo, session, key: str, students: list[Student]) -> None:
     st.subheader(text.SAMPLE_HEADER)
-    guide.show(text.SAMPLE_HEADER)
+    guide.show(text.GUIDES, text.SAMPLE_HEADER)
     st.caption(text.SAMPLE_INTRO)
     config = current_config()
     row = st.columns([1, 2, 1, 1], vertical_alignment="bottom")

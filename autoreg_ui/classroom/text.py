@@ -155,3 +155,21 @@ def settings_text(config: dict) -> str:
         parts.append(f"repetition penalty {float(config['repetition_penalty']):g}")
     parts.append(f"at most {int(config.get('max_new_tokens', 64))} new tokens")
     return " · ".join(parts)
+
+
+# ---------------------------------------------------------------- Notice · Try · Ask (guide.show)
+GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading or tab label
+    QUESTION_HEADER: (
+        "The orange bars are the class's guesses, the blue ones the model's probabilities for the same tokens at "
+        "the same step: where they meet, the class thought like the model.",
+        "Ask the class at a point where the next word is obvious, then again where it is open; compare how the "
+        "guesses and the model's bars spread.",
+        "A guess the model gave 1% scored far fewer points than one it gave 50%. Is the model's favourite always "
+        "the right answer?"),
+    SAMPLE_HEADER: (
+        "Each box is a token after the boxes to its left; its width and number are how many students' draws "
+        "took that branch. One wide branch means the class agreed.",
+        "Sample at temperature 0.3, then at 1.5, and compare the rounds table: how many different first tokens?",
+        "Every student used the same text and settings; why did their continuations differ, and what would make "
+        "them all equal?"),
+}

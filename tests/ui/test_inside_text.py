@@ -31,11 +31,12 @@ def test_forcing_a_token_simulates_the_mistake_exposure_bias_is_about_rather_tha
 
 
 def test_time_to_first_token_means_one_thing_on_every_page_that_says_it():
-    from autoreg_ui import glossary_text, guide_text
+    from autoreg_ui import glossary_text
 
     assert text.TTFT_MEANS == "the prefill over the whole prompt, then choosing the first token"
     assert f"(TTFT: {text.TTFT_MEANS})" in text.PREFILL_VS_DECODE
-    assert text.TTFT_MEANS in guide_text.GUIDES["3 · Prefill vs decode, in the units people quote"][0]
+    assert text.TTFT_MEANS in text.GUIDES["3 · Prefill vs decode, in the units people quote"][0]
+    assert text.TTFT_MEANS is glossary_text.TTFT_MEANS  # one definition, kept with the glossary
     assert glossary_text.term_named("Time to first token").meaning.endswith(text.TTFT_MEANS + ".")
     # what limits each phase is measured by the sweep, not stated before it
     assert "limited by arithmetic" not in text.PREFILL_VS_DECODE and "far cheaper" not in text.PREFILL_VS_DECODE

@@ -204,3 +204,60 @@ def recompute_rows(check) -> list[dict]:
     """One row per layer: its largest difference, for the table under the sentence."""
     return [{"layer": i, "largest |cached − recomputed|": d} for i, d in enumerate(check.per_layer)]
 
+
+# ---------------------------------------------------------------- predict, then check (questions.py)
+# Each question: (ask, choices, answer template). The answer names the right choice itself.
+CHECK_NOT_CAPTURED = ("the newest token's attention was not captured (its step was taken on another page): press Next "
+                      "token on this page, then check again.")
+NONE_OF_THE_CHOICES = "its attention row has {keys:,} weights, none of the choices."
+ATTENTION_KEYS = ("The newest token sits at position {pos:,} of the cache (counting from 0, so {pos:,} tokens came "
+                  "before it). Over how many keys did its query attend?",
+                  ("{pos:,}", "{pos_plus:,}", "just 1"),
+                  "**{keys:,}**, read just now from the length of its attention row: its own key and value were "
+                  "appended to the cache first, then its query scored every cached key, its own included.")
+ATTENTION_FOCUS = ("Averaged over the heads of layer {layer}, does the newest token's query put more than half of its "
+                   "weight on one single key?",
+                   ("yes, more than half on one key", "no, it is spread out more"),
+                   "Read from its attention row: the largest mean weight in layer {layer} is **{top:.1%}**, on "
+                   "position {pos} (“{label}”); the very first token got {first:.1%}. {reading}")
+FOCUS_ON_FIRST = ("Here the first token took the most: heads with nothing useful to read often park their weight on "
+                  "it (an “attention sink”).")
+FOCUS_ELSEWHERE = "Try another layer with the slider and ask again: each layer spreads its weight differently."
+ATTENTION_GROWTH = ("How much does this model's KV cache grow with every token?",
+                    ("under 10 KiB", "10 KiB to 100 KiB", "100 KiB to 1 MiB", "more than 1 MiB"),
+                    "**{per_token}** per token: 2 (K and V) × {layers} layers × {kv_heads} KV heads × {head_dim} "
+                    "dims × {bytes:g} bytes. A 2,048-token text needs {at_2048}.")
+
+
+# ---------------------------------------------------------------- Notice · Try · Ask (guide.show)
+GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading or tab label
+    "1 · Where it looked": (
+        "One row of weights per head: how much the newest token's query drew from each earlier position. Each "
+        "row adds up to 1.",
+        "Step a few times and switch between layers 0, 15 and 29: where does the weight go in each?",
+        "Look at the weight on the very first token in several heads. Where a head puts a lot there, what might "
+        "that token be doing for it?"),
+    "2 · Causal triangle": (
+        "Each row is a query, each column a key; everything above the diagonal is empty because a token may not "
+        "look at tokens after it.",
+        "Press Next token and watch the triangle gain exactly one row and one column.",
+        "If earlier rows never change when a token is added, what does the model not need to recompute?"),
+    "3 · Grouped-query attention": (
+        "Several query heads share one stored key/value head: the colours show which queries read the same cache.",
+        "Compare the heads of one group: do queries that share keys still look at different places?",
+        "What does sharing K and V between heads save, and what might it cost?"),
+    "4 · KV cache": (
+        "The cache bytes are measured from the tensors themselves and set next to the formula "
+        "2 × layers × KV heads × head size × positions × bytes.",
+        "Step ten times and check that the measured size grows by the same amount every step.",
+        "Why is the cache exact: why would recomputing the old keys and values give the same numbers?"),
+    "5 · Memory calculator": (
+        "The same formula, for models you cannot run here: the cache grows with layers, KV heads, length and batch.",
+        "Pick the 70B model at 4K tokens, then switch grouped-query attention off and compare the totals.",
+        "For a long chat, which becomes the bigger problem: the weights or the cache?"),
+    "6 · Prefill vs decode": (
+        "The prefill reads the whole prompt in one pass; each decode step reads one new token. Compare the time "
+        "per token of each: does reading every weight once for many tokens make a prompt token cheaper?",
+        "Lengthen the prompt and step again: which of the two times moves?",
+        "Why does the first token of an answer take longer to appear than the ones after it?"),
+}

@@ -134,3 +134,46 @@ def cpu_vs_gpu(on_cuda: bool, last: CostPoint | None) -> str:
             "L times the arithmetic on the same weights, turns compute-bound at small L and every extra position "
             "costs time almost at once. A large GPU, with a much higher ridge, hides those positions at short "
             "lengths." + grows + speed)
+
+
+# ---------------------------------------------------------------- predict, then check (questions.py)
+# Each question: (ask, choices, answer template). The answer names the right choice itself.
+COST_FLOPS = ("At L = {length:,}, how many times the FLOPs of a cached step does one naive step (recomputing "
+              "everything) cost?",
+              ("about the same", "2× to 20×", "20× to 200×", "more than 200×"),
+              "**{ratio:,.0f}×**: {naive} FLOPs against {cached} (this model's formulas, in the *Count* section). "
+              "The naive step pushes all {length:,} positions through every weight; the cached one pushes one.")
+COST_GROWTH = ("Does a cached step do more arithmetic at 2,048 tokens than at 128?",
+               ("no, exactly the same", "yes, more: attention reads the whole cache", "yes, 16× more"),
+               "The weights' FLOPs are the same at every length, but attention over the cache grows with L: a cached "
+               "step does **{growth:.0%}** more FLOPs at 2,048 than at 128 for this model ({at_128} vs {at_2048}). "
+               "What that does to the time is what the race measures.")
+COST_SHARE = ("At L = {length:,}, what share of a cached step's FLOPs is attention over the cache?",
+              ("under 10%", "10% to 30%", "30% to 60%", "more than 60%"),
+              "**{share:.0%}** for this model: {attention} FLOPs for one query against {length:,} cached keys in every "
+              "layer and head, out of {total} for the whole step. Attention alone equals the layers' weight FLOPs "
+              "at L ≈ {crossover:,}.")
+
+
+# ---------------------------------------------------------------- Notice · Try · Ask (guide.show)
+GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading or tab label
+    "1 · The race": (
+        "Each point is measured now: one cached step against recomputing the whole text, at growing lengths.",
+        "Run the race to a longer length and watch where the two lines part.",
+        "Which part of a cached step's work grows with the length of the text, and which part stays the same?"),
+    "2 · Count, don't just time": (
+        "The counts come from the model's shape: naively the T-th token re-reads T positions, so the total "
+        "grows as T(T+1)/2; with the cache it grows as T.",
+        "Double T and check how each total changes.",
+        "Timing depends on the machine; counting does not. Which would you trust to compare two laptops?"),
+    "3 · Is a decode step memory-bound?": (
+        "A decode step reads every weight and the whole cache for one token. Its arithmetic intensity (FLOPs per "
+        "byte read) against this processor's ridge point says which of the two sets its pace.",
+        "Compare the intensity of a cached step with a naive step at the same length.",
+        "What would serving many users in one step do to this intensity, and to the cost of each token?"),
+    "4 · CPU vs GPU": (
+        "The ratio between naive and cached steps depends on the hardware: the cache always saves work, but how "
+        "much time it saves depends on how much parallel compute is idle.",
+        "Read the speed-up at the longest length you measured and compare it with the count ratio.",
+        "Would the gap between naive and cached be smaller or larger on a big GPU at short lengths?"),
+}

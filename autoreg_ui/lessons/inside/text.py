@@ -9,6 +9,7 @@ from autoreg_core.phases import PrefillPoint
 from autoreg_core.teacher import MAX_TOKENS
 from autoreg_core.tokens import single_token_view
 from autoreg_ui.format import ratio
+from autoreg_ui.glossary_text import TTFT_MEANS
 
 WORKED_PROMPT, WORKED_NEW = 50, 100  # the seeds' worked example
 
@@ -55,7 +56,6 @@ def lens_step_label(n_steps: int) -> str:
 
 
 # ---------------------------------------------------------------- 3 · prefill vs decode
-TTFT_MEANS = "the prefill over the whole prompt, then choosing the first token"  # the app's one definition
 PREFILL_VS_DECODE = (
     f"A server is judged by **time to first token** (TTFT: {TTFT_MEANS}) and **tokens per second** after it "
     "(one decode pass per token). The prefill pushes many positions through each weight matrix at once, so one "
@@ -150,3 +150,66 @@ def unembed_sentence(u, text_tokens: int) -> str:
     return (f"Read now over the session's {text_tokens} tokens: h has {u.hidden_size} numbers (|h| = {u.hidden_norm:.2f}); "
             f"W has {u.vocab:,} rows. {bias}{tied} W·h + b rebuilt from those tensors differs from the model's own "
             f"logits by at most **{u.largest_gap:.2g}** over the whole vocabulary.")
+
+
+# ---------------------------------------------------------------- predict, then check (questions.py)
+# Each question: (ask, choices, answer template). The answer names the right choice itself.
+NOTHING_TO_SCORE = "press Next token a few times first: there is nothing generated to score yet."
+NOTHING_TO_LENS = "press Next token first: the lens reads the last generated token."
+NO_DECODE_STEP = "press Next token a few times first: there is no decode step to compare yet."
+INSIDE_PASSES = ("This text has {n:,} generated tokens. How many forward passes does teacher forcing need to score "
+                 "every one of them?",
+                 ("1", "{n:,}", "{n_plus:,}"),
+                 "**One** pass over the whole text scores every position at once (ran it now: {ms:.0f} ms). Its "
+                 "log-probs match the stepped ones to **{gap:.1e}** nats: same model, same arithmetic, no sampling.")
+INSIDE_LENS = ("The model's last top token, “{label}”: in which part of the {layers} layers does the logit lens "
+               "first rank it first?",
+               ("the first third", "the middle third", "the last third", "never before the end"),
+               "First ranked top at **{where}** (layer {first} of {layers}), and it stays top from layer {settles} on. "
+               "{reading}")
+INSIDE_PHASES = ("In this session, which took longer: the prefill over the {prompt:,}-token prompt, or one decode "
+                 "step?",
+                 ("the prefill", "one decode step", "about the same (within 25%)"),
+                 "Timed in this session: the prefill took **{prefill:.1f} ms** for {prompt:,} tokens "
+                 "({per_token:.2f} ms per token); a decode step **{decode:.1f} ms** (median of {steps:,}). "
+                 "{per_token_reading}")
+PROMPT_TOKEN_CHEAPER = "One prompt token inside the prefill cost {ratio:.1f}× less than a decode step."
+PROMPT_TOKEN_DEARER = "One prompt token inside the prefill cost {ratio:.1f}× more than a decode step."
+THIRDS = ("the first third", "the middle third", "the last third")
+LENS_EARLY = ("An easy continuation: the guess is already there after a few layers (the next step may differ: "
+              "early layers often just echo the input token).")
+LENS_LATE = "The guess forms late: the early layers mostly carry the input token, the last ones commit to an answer."
+
+
+# ---------------------------------------------------------------- Notice · Try · Ask (guide.show)
+GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading or tab label
+    "1 · Training reads the whole text at once; generation cannot": (
+        "One forward pass over the whole text gives the log-prob of every token; the table sets them next to the "
+        "numbers the stepping produced one by one.",
+        "Force a token on the step page, come back, and see where the model's own choice differs from the text.",
+        "If training can read a whole text in one pass, why can't generation?"),
+    "2 · The logit lens: a guess after every layer": (
+        "Each row reads the hidden state after one layer through the output matrix: the model's guess so far.",
+        "Find the layer where the final token first becomes the top guess, for two different steps.",
+        "What do the early layers seem to hold, if not the answer?"),
+    "3 · Prefill vs decode, in the units people quote": (
+        f"Time to first token is {TTFT_MEANS}; after that the speed is tokens per second, one decode step per "
+        "token.",
+        "Lengthen the prompt and see which of the two quoted figures changes.",
+        "A service advertises 100 tokens per second. What did it leave out?"),
+    "4 · When the cache runs out": (
+        "A model has a fixed context; past it, something must be dropped, and the window shows what the model "
+        "can no longer see.",
+        "Shrink the window and step: when does the text lose track of the prompt?",
+        "What would you keep if you could keep only a few old tokens?"),
+    "5 · The whole loop on four tokens": (
+        "The scores come from a small table, but the processors, the softmax and the pick are the same code that "
+        "steps the real model; each row of the trace is one pass of the loop.",
+        "Set the temperature to 1 and try a few seeds: how often does the toy stop at <eos> early?",
+        "What can a transformer do that this table cannot, given that both only score the next token?"),
+    "6 · From the last hidden state to logits: W·h + b": (
+        "Every logit is one dot product between h and a row of W; the sentence above the table says how far the "
+        "rebuilt logits are from the model's own.",
+        "Step once on the step page and come back: does the winning token also have the largest cos θ?",
+        "Why can a token with a long row (large |W_t|) win even when h points less directly at it?"),
+}

@@ -231,3 +231,58 @@ OTHER_BEAM_SETTINGS = "Shown: the last run; its settings differ from the sliders
 GREEDY_WINS = ("Here the greedy path is *more* likely than every beam: beam search is a heuristic, and greedy's "
                "prefix fell out of the top B at some step (look for its tokens among the grey pruned nodes). "
                "Wider beams or another length penalty may recover it.")
+
+
+# ---------------------------------------------------------------- predict, then check (questions.py)
+# Each question: (ask, choices, answer template). The answer names the right choice itself.
+SAMPLING_TEMPERATURE = ("Temperature 0.5 instead of 1.0 (nothing else on): does the top token's probability rise or "
+                        "fall at this step?",
+                        ("it rises", "it falls", "it stays the same"),
+                        "Measured on this step's logits: **{p1:.1%}** at T = 1.0, **{p05:.1%}** at T = 0.5. Dividing "
+                        "the logits by T < 1 stretches the gaps between them, so the softmax favours the leader more.")
+SAMPLING_TOP_P = ("Top-p = 0.9 alone: how many of the {vocab:,} tokens can still be drawn at this step?",
+                  ("just 1", "2 to 10", "11 to 100", "more than 100"),
+                  "**{kept:,}** tokens: the smallest set of most likely tokens whose probabilities add up to at least "
+                  "0.9 (here {mass:.1%}). A confident step keeps few; an open one keeps many.")
+SAMPLING_TOP_K = ("Top-k = 5 alone (T = 1): after renormalising, is the top token's probability higher, the same or "
+                  "lower than in the raw softmax?",
+                  ("higher", "the same", "lower"),
+                  "At this step: **{p_raw:.1%}** in the raw softmax, **{p_k:.1%}** after top-k = 5. The five kept "
+                  "tokens held {mass:.1%} of the probability, and renormalising divides each by that share, so a "
+                  "kept token can gain but never lose.")
+
+
+# ---------------------------------------------------------------- Notice · Try · Ask (guide.show)
+GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading or tab label
+    "The pipeline, stage by stage": (
+        "The logits pass through each processor in a fixed order (repetition penalty, temperature, top-k, top-p, "
+        "min-p); every stage shows what it removed or reshaped.",
+        "Turn on top-k = 5 and top-p = 0.5 together: which one ends up deciding?",
+        "Does the order of top-k and top-p matter, and can you think of a case where it would?"),
+    "The draw": (
+        "A draw is one uniform random number placed on the cumulative distribution: the token whose slice it "
+        "lands in is picked. The seed fixes that number.",
+        "Change the seed a few times and note how often the top token wins.",
+        "With the same seed and the same settings, will the draw ever differ? Why does that matter for a demo?"),
+    "Draw many": (
+        "Drawing many times builds a histogram that settles on the probabilities; the whiskers show how far a "
+        "count may wander by chance.",
+        "Draw 100 times, then 10,000 times, and compare the largest gap between frequency and probability.",
+        "How many draws would you need to tell a 1% token from a 2% token?"),
+    "Temperature sweep": (
+        "The same logits at many temperatures: low temperatures pile the mass on the leader, high ones spread it.",
+        "Find the temperature at which the top token drops below one half.",
+        "Why does temperature 0 mean 'always the top token' rather than 'divide by zero'?"),
+    "2 · Strategies side by side": (
+        "The same prompt continued by greedy decoding and by sampling with different settings, side by side.",
+        "Run it twice with different seeds: which columns change and which stay put?",
+        "Which strategy would you want for code, and which for a story?"),
+    "3 · Continuations": (
+        "Several continuations drawn from the same start show how far sampling can wander from one prompt.",
+        "Raise the temperature and draw again: when do the continuations stop making sense?",
+        "Do low-probability tokens early in a continuation change everything after them?"),
+    "4 · Beam search": (
+        "Beam search keeps the few most likely partial texts at each step instead of one; pruned beams are grey.",
+        "Compare beam width 1 (greedy) with 4: does the best beam start with the greedy token?",
+        "Beam search is standard in translation but rare in chat. Why might it make open-ended text dull?"),
+}

@@ -262,3 +262,58 @@ def live_totals(now) -> str:
     return (f"Since this server started: {t.passes:,} pass{'es' if t.passes != 1 else ''} served "
             f"{t.tokens:,} token{'s' if t.tokens != 1 else ''}, {t.shared_tokens:,} of them in a pass shared "
             f"with another tab's step.")
+
+
+# ---------------------------------------------------------------- predict, then check (questions.py)
+# Each question: (ask, choices, answer template). The answer names the right choice itself.
+SERVING_BATCH = ("One decode step for 8 sequences instead of 1, each at 256 tokens: how many times more bytes "
+                 "does it read?",
+                 ("about the same (under 2×)", "about 4×", "about 8×"),
+                 "**{ratio:.2f}×**: the {weights} of weights are read once per step whatever the batch; only the "
+                 "caches grow ({cache_1} for one sequence, {cache_8} for eight). That is why batching is nearly free "
+                 "while a step is memory-bound.")
+SERVING_MEMORY = ("32 users at 2,048 tokens each on this model: what takes more memory, the weights or the KV caches?",
+                  ("the weights", "the KV caches"),
+                  "Weights **{weights}**, caches **{caches}** (32 × 2,048 positions × {per_token} each). {reading}")
+CACHES_LARGER = ("Here the caches are {times:.1f}× the weights: with many users they, not the weights, fill the "
+                 "memory, which is why servers page and share them.")
+WEIGHTS_LARGER = ("Here the weights are still {times:.1f}× the caches; longer texts or more users would turn that "
+                  "around, since only the caches grow with them.")
+SERVING_CROSSOVER = ("Sequences of 256 tokens each: from how many sequences in one decode step do their KV caches "
+                     "add up to more bytes than this model's weights?",
+                     ("10 or fewer", "11 to 100", "101 to 1,000", "more than 1,000"),
+                     "From **{batch:,}** sequences: the weights are {weights}, read once per step whatever the batch, "
+                     "and each sequence's cache at 256 tokens adds {per_sequence}. Below that the weights dominate "
+                     "what a step reads; past it the caches do.")
+
+
+# ---------------------------------------------------------------- Notice · Try · Ask (guide.show)
+GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading or tab label
+    "1 · Batching: one weight read, many sequences": (
+        "One step for many sequences reads the weights once. Watch two numbers as the batch grows: the time of "
+        "one step, and the tokens per second it delivers.",
+        "Run the sweep and find the batch at which the step time starts to climb.",
+        "Why is a server with many users cheaper per token than a laptop with one?"),
+    "2 · Static vs continuous batching": (
+        "Static batching waits for the longest request; continuous batching refills a finished slot at once.",
+        "Compare the total time and the idle slots of both schedules.",
+        "Which users gain most from continuous batching: the short requests or the long ones?"),
+    "3 · Speculative decoding": (
+        "A cheap draft proposes several tokens and the model checks them all in one pass; the output follows the "
+        "model exactly, and the speed depends on how many drafted tokens are kept.",
+        "Change the draft and compare its acceptance rate with its speed-up: do the two move together?",
+        "Why can a bad draft make generation slower rather than wrong?"),
+    "4 · Precision: fewer bytes per weight": (
+        "Fewer bits per weight shrink memory and the bytes each step reads; the quality numbers show what "
+        "rounding costs, measured against full precision.",
+        "Turn the bit dial down until the top-1 agreement collapses.",
+        "Weight-only int8 and dynamic int8 both store 8 bits per weight. Which one changes the answers more, "
+        "and what does it round that the other does not?"),
+    LIVE_TITLE: (
+        "The panel counts this server's forward passes over the last minute by how many rows (tabs' steps) each "
+        "one carried.",
+        "Open several tabs, or ask the class, and press Next token at the same moment; then refresh and look at "
+        "the rows.",
+        "If a pass with 8 rows takes little more time than a pass with one, why would that be, and when would "
+        "it stop being true?"),
+}

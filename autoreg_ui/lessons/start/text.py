@@ -168,3 +168,14 @@ FURTHER = (
     "- Ainslie et al., 2023, *GQA: Training Generalized Multi-Query Transformer Models*: fewer cached heads.\n"
     "- nostalgebraist, 2020, *interpreting GPT: the logit lens*: reading each layer's guess."
 )
+
+
+# ---------------------------------------------------------------- Notice · Try · Ask (guide.show)
+GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading or tab label
+    "start": (
+        "Each stop is a link that opens its page with the prompt, settings and steps already in place, so the "
+        "class sees the same thing.",
+        "Open the first stop, then answer one of the questions below before anyone checks it.",
+        "Which question below would you ask the class before they touch the app, and what do you expect them "
+        "to answer?"),
+}

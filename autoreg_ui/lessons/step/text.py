@@ -76,3 +76,44 @@ def pass_note(forward_ms: float, rows: int) -> str:
     return (f"This step's forward pass: {forward_ms:.0f} ms, shared with {others} other tab{'s' if others > 1 else ''} "
             "that asked for a step at the same moment: one pass over all of them, each with its own KV cache "
             "(continuous batching, as on the *How servers go fast* page).")
+
+
+# ---------------------------------------------------------------- predict, then check (questions.py)
+# Each question: (ask, choices, answer template). The answer names the right choice itself.
+STEP_TOP = ("Before the next click: will the model's favourite next token get more than half of the probability?",
+            ("yes, more than 50%", "no, 50% or less"),
+            "The model's top candidate is “{label}” with p = **{p:.1%}** in its own softmax; the runner-up has "
+            "{p2:.1%}. A confident step has one tall bar; an open one spreads the mass.")
+STEP_LOGPROB = ("After the next token, will the sequence log-prob be higher or lower than now?",
+                ("higher", "lower (or the same)", "it depends on the token"),
+                "Lower or the same, always: each step adds log p, and a probability is at most 1, so log p ≤ 0. "
+                "Now it is **{now:.2f}** nats; the best the next step can do is add log {p:.3f} = **{best:.2f}**.")
+STEP_ENTROPY = ("How uncertain is the model about the next token? Guess the entropy of its own softmax at this step.",
+                ("under 1 bit (nearly sure)", "1 to 4 bits", "more than 4 bits"),
+                "**{bits:.2f} bits**: as uncertain as a fair pick among about **{even:,.1f}** tokens (2 to the power "
+                "of the entropy). Near 0 one token takes almost all the mass; each extra bit doubles that number.")
+
+
+# ---------------------------------------------------------------- Notice · Try · Ask (guide.show)
+GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading or tab label
+    "This step's distribution": (
+        "The pale bars are the model's own softmax; the dark ones are what is left after temperature, top-k, "
+        "top-p and min-p. The outlined bar is the token that was picked.",
+        "Set the temperature to 0, step, then set it to 1.5 and step again: compare how many bars stay tall.",
+        "Why can a token with only 5% probability still be picked, and how often would you expect it?"),
+    "Force the next token": (
+        "These are the candidates for the next token before anything is drawn: the model has already done its "
+        "work, only the choice is left.",
+        "Click an unlikely bar to force it, then step a few times and watch the text bend around that choice.",
+        "After a forced mistake, does the model ever go back and fix it? Why not?"),
+    "The chain rule, running": (
+        "Every bar is the log-probability of one chosen token; the line is their running sum, the log-probability "
+        "of the whole continuation. It never goes up: a probability is at most 1.",
+        "Force one very unlikely token and see how far the line drops at that step.",
+        "Two continuations of the same length: which one did the model find more likely, and how can you tell?"),
+    "History": (
+        "Each row is one decode step: the token, its probability before and after the filters, its rank, the "
+        "entropy of the distribution and the time the step took.",
+        "Sort by entropy: are the uncertain steps the ones where the text could have gone several ways?",
+        "Why does the cache length grow by exactly one per row?"),
+}

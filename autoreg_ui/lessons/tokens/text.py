@@ -76,3 +76,46 @@ def vocab_rows(this_model: str, this_size: int) -> list[dict]:
     rows.append({"model": f"{this_model} (running here)", "vocabulary": this_size,
                  "source": "len(tokenizer), read now"})
     return sorted(rows, key=lambda r: r["vocabulary"])
+
+
+# ---------------------------------------------------------------- predict, then check (questions.py)
+# Each question: (ask, choices, answer template). The answer names the right choice itself.
+TOKENS_SCRIPT = ("Which needs more tokens for the same sentence: English or Tamil?",
+                 ("English", "Tamil", "about the same"),
+                 "Tokenized now: English **{en_tokens}** tokens for {en_chars} characters, Tamil **{ta_tokens}** "
+                 "for {ta_chars}. A vocabulary learned mostly from English splits other scripts into small pieces, "
+                 "down to single bytes.")
+TOKENS_SPACE = ("Are “Paris” and “ Paris” (with a leading space) the same token?",
+                ("yes", "no"),
+                "{reading}: “Paris” is id {plain_ids} and “ Paris” is id {space_ids}.")
+SPACE_APART = ("No. The space belongs to the token that follows it, so the same word has two spellings in the "
+               "vocabulary")
+SPACE_SAME = "Yes, for this tokenizer: the leading space made no difference here"
+TOKENS_EMOJI = ("The cat emoji 🐈 is one character (4 bytes in UTF-8). How many tokens is it for this model?",
+                ("1", "2 to 4", "more than 4"),
+                "**{n}**, tokenized now: {pieces}. {reading}")
+EMOJI_ONE_PIECE = "This vocabulary has a piece for the whole character."
+EMOJI_BYTES = ("This vocabulary has no piece for the whole character, so it is spelled out in smaller pieces of its "
+               "bytes; a piece that ends inside the character is shown as its bytes in ⟨ ⟩.")
+
+
+# ---------------------------------------------------------------- Notice · Try · Ask (guide.show)
+GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading or tab label
+    "tokens": (
+        "The model never sees letters: it reads ids, each standing for a piece of text, often a word with its "
+        "leading space.",
+        "Type the same word with and without a capital, and with and without a leading space.",
+        "Why might a model be bad at counting the letters in a word?"),
+    "scripts": (
+        "The same sentence is counted in tokens per character for each script; a character the vocabulary has "
+        "no piece for is spelled out in single bytes.",
+        "Compare tokens per character for English and Tamil.",
+        "Who pays more for the same message when a service charges per token?"),
+    "vocabs": (
+        "The loaded model's row is read from its tokenizer now; the other rows are published sizes, with where "
+        "each is published.",
+        "Find the loaded model among the published ones, then type a sentence in another script above and count "
+        "its tokens again.",
+        "A bigger vocabulary makes texts shorter in tokens but widens the last matrix product of every step. "
+        "What else grows with it?"),
+}

@@ -1,0 +1,33 @@
+"""The head every lesson page starts with, written once: its title, its terms, its predict-then-check box and its
+introduction, then the model (the page stops there when none can be loaded)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from autoreg_core.loading import ModelBundle
+from autoreg_ui import glossary, guide, predict
+from autoreg_ui.sharing.presenter import explain
+from autoreg_ui.state import bundle_or_stop
+
+
+def set_up(title: str, page: str, questions: tuple[predict.Question, ...], intro: str | None = None, *,
+           caption: str | None = None, latex: str | None = None,
+           guides: guide.Guides | None = None) -> ModelBundle:
+    """Draw a lesson page's head in the order every lesson page uses, and return the loaded model.
+
+    ``page``: the page's name (its glossary terms, its widget keys); ``questions``: its lesson's ``QUESTIONS``;
+    ``intro``: an explanation under the questions (folded in presenter mode); ``caption``, ``latex``: shown next,
+    in that order; ``guides``: the lesson's boxes, when the page shows the one named ``page`` under its title.
+    """
+    st.title(title)
+    if guides is not None:
+        guide.show(guides, page)
+    glossary.terms_here(page)
+    predict.show(page, questions)  # asked before the page shows its answers
+    if intro is not None:
+        explain(intro)
+    if caption is not None:
+        st.caption(caption)
+    if latex is not None:
+        st.latex(latex)
+    return bundle_or_stop()

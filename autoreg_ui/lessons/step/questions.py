@@ -1,0 +1,33 @@
+"""The step page's predict-then-check questions: the model's own next distribution, read live."""
+from __future__ import annotations
+
+import torch
+
+from autoreg_core.decode import entropy_bits
+from autoreg_ui.lessons.step import text
+from autoreg_ui.predict import Checked, Live, Question, answer, bucket, token_label
+
+
+def step_top(live: Live) -> Checked:
+    probs = live.session.next_pipeline(live.config).raw_probs
+    top = torch.topk(probs, 2)
+    p, p2 = float(top.values[0]), float(top.values[1])
+    return Checked(0 if p > 0.5 else 1, answer(text.STEP_TOP, label=token_label(live, top.indices[0]), p=p, p2=p2))
+
+
+def step_logprob(live: Live) -> Checked:
+    p = float(live.session.next_pipeline(live.config).raw_probs.max())
+    now = live.session.sequence_logprob()
+    return Checked(1, answer(text.STEP_LOGPROB, now=now, p=p, best=float(torch.tensor(p).log())))
+
+
+def step_entropy(live: Live) -> Checked:
+    bits = entropy_bits(live.session.next_pipeline(live.config).raw_probs)
+    return Checked(bucket(bits, (1, 4)), answer(text.STEP_ENTROPY, bits=bits, even=2 ** bits))
+
+
+QUESTIONS: tuple[Question, ...] = (
+    Question("top", text.STEP_TOP, step_top),
+    Question("logprob", text.STEP_LOGPROB, step_logprob),
+    Question("entropy", text.STEP_ENTROPY, step_entropy),
+)
