@@ -30,9 +30,11 @@ def _is_type_checking(node: ast.If) -> bool:
     return getattr(test, "id", None) == "TYPE_CHECKING" or getattr(test, "attr", None) == "TYPE_CHECKING"
 
 
-def imported_names(source: str, module: str, is_package: bool = False) -> set[str]:
+def imported_names(source: str, module: str, is_package: bool = False,
+                   modules: frozenset[str] = frozenset()) -> set[str]:
     """Every dotted name ``source`` imports: ``import a.b`` gives a.b; ``from a.b import c`` gives a.b and a.b.c
-    (c may be a module or just a name in a.b); relative imports are resolved against ``module``."""
+    (c may be a module or just a name in a.b); relative imports are resolved against ``module``. Where every c is
+    one of ``modules`` (``from package import submodule``), a.b itself is left out: only the submodules count."""
     names: set[str] = set()
 
     def visit(node: ast.AST) -> None:
@@ -50,8 +52,10 @@ def imported_names(source: str, module: str, is_package: bool = False) -> set[st
                     origin = ".".join(base + ([child.module] if child.module else []))
                 else:
                     origin = child.module
-                names.add(origin)
-                names.update(f"{origin}.{alias.name}" for alias in child.names)
+                named = {f"{origin}.{alias.name}" for alias in child.names}
+                if not named <= modules:
+                    names.add(origin)
+                names.update(named)
             visit(child)
 
     visit(ast.parse(source))
@@ -67,7 +71,8 @@ def _rel(path: Path) -> str:
 
 
 def _imports(path: Path) -> set[str]:
-    return imported_names(path.read_text(encoding="utf-8"), _module_name(path), path.name == "__init__.py")
+    modules = frozenset(_module_name(p) for p in _ui_files())
+    return imported_names(path.read_text(encoding="utf-8"), _module_name(path), path.name == "__init__.py", modules)
 
 
 # ---------------------------------------------------------------- (a) a lesson imports no other lesson
