@@ -146,11 +146,12 @@ def test_measure_keeps_results_and_says_how_it_ended():
 
     found = measuring.measure(state, "k", "label", ("model a", 16), work)
     assert measuring.kept(state, "k", ("model a",), prefix=True) is found and found.done and found.complete
-    assert measuring.kept(state, "k", ("model b",), prefix=True) is None and measuring.status(found, cores=1_000_000) == []
+    assert measuring.kept(state, "k", ("model b",), prefix=True) is None
+    assert measuring.status(found, cores=1_000_000) == []
     budget = measuring.measure(state, "k", "label", ("a",), lambda f, stop: not stop(), budget_s=-1)
     assert budget.done and not budget.complete
     assert measuring.status(budget, cores=1_000_000) == [
-        "The 150 s time budget ran out (the machine is busy): only part was measured."]
+        "The 150 s time budget ran out before the end: only part was measured."]
     budget.load = 9.5
     assert "busy during this measurement (load average 9.5 on 2 cores)" in measuring.status(budget, cores=2)[1]
 

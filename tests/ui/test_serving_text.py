@@ -15,9 +15,11 @@ def test_captions_carry_their_numbers():
     said = text.precision_caption(40, 120)
     assert "filled the cache to 40 positions." in said and "KL and top-1 over 120 positions of a fixed text." in said
     assert text.dial_label(serving.DIAL_BITS) == f"Round the layers' weights to {serving.DIAL_BITS[0]}…2 bits"
-    assert text.dial_keeps(28_311_552, 134_515_008) == (
-        "The dial rounds the decoder layers' Linear weights only: the token embedding, which is also the LM head "
-        "(tied weights), stays float32, 21% of the parameters.")
+    from autoreg_core import precision
+
+    assert text.dial_sentence({"blocks": [(8, precision.Quality(0.1, 0.99, 10.0, 40))]}).endswith(
+        "down to 8 bits. The dial rounds the decoder layers' Linear weights only: the token embedding and the LM "
+        "head (one tied matrix in SmolLM2) stay float32.")
     assert text.MEASURED_LIVE.startswith(" ")  # it follows the byte-units note in one caption
 
 

@@ -98,14 +98,8 @@ def dial_label(bits: tuple[int, ...]) -> str:
     return f"Round the layers' weights to {bits[0]}…{bits[-1]} bits"
 
 
-DIAL_KEEPS = ("The dial rounds the decoder layers' Linear weights only: the token embedding, which is also the LM "
-              "head (tied weights), stays float32.")
-
-
-def dial_keeps(head_params: int, n_params: int) -> str:
-    """What the dial leaves in float32, with its share of the parameters (tied embedding and LM head)."""
-    return (f"The dial rounds the decoder layers' Linear weights only: the token embedding, which is also the LM head "
-            f"(tied weights), stays float32, {head_params / n_params:.0%} of the parameters.")
+DIAL_KEEPS = ("The dial rounds the decoder layers' Linear weights only: the token embedding and the LM head (one "
+              "tied matrix in SmolLM2) stay float32.")
 
 
 BARELY_SLOWER = 1.2  # a batched step under this many single-row steps "barely slowed"
@@ -273,7 +267,7 @@ def dial_sentence(curves: dict[str, list[tuple[int, precision.Quality]]]) -> str
             parts.append("8 bits is exact too, since each block's 16 levels are among its 256 (255 = 15 × 17), while "
                          "5 and 6 bits place their levels in between and round the stored values off them: more "
                          "bits is not always closer")
-    return " · ".join(parts) + "."
+    return " · ".join(parts) + ". " + DIAL_KEEPS
 
 
 # ---------------------------------------------------------------- this server, right now
