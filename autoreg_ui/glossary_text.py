@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from autoreg_core.guess import POINTS_PER_BIT
 from autoreg_ui.lessons.inside.text import TTFT_MEANS
 
 INTRO = ("The words this app uses, each with where you can see it happen. Terms are grouped in the order "
@@ -179,7 +180,7 @@ GROUPS: dict[str, tuple[Term, ...]] = {
     ),
     "In a class": (
         Term("Surprisal", "How surprising a token was to the model: −log₂ p, in bits. A token with p = ½ has 1 bit, "
-             "p = 1/1024 has 10. A class guess scores 100 points minus 10 per bit.", CLASS),
+             f"p = 1/1024 has 10. A class guess scores 100 points minus {POINTS_PER_BIT:.0f} per bit.", CLASS),
         Term("Prefix tree", "Many continuations of the same text merged by their shared beginnings: every branch "
              "is a token after the tokens to its left, counted by how many continuations took it.", CLASS),
     ),

@@ -136,3 +136,16 @@ def test_precision_says_what_real_int8_kernels_do():
     assert "token for token" not in text.SPECULATIVE and "or failing that the last one, take the earliest match" in (
         text.SPECULATIVE)
     assert "barely slows" not in text.BATCHING and "a little latency" not in text.BATCHING
+
+
+@pytest.mark.parametrize("top1, reading", [
+    (1.0, "The weights alone, one scale per 32 values, lose almost nothing at 8 bits (top-1 agreement 100%, KL 0.001 "
+          "bits)"),
+    (0.98, "The weights alone, one scale per 32 values, lose a little at 8 bits (top-1 agreement 98%, KL 0.001 bits)"),
+    (0.85, "Even the weights alone, one scale per 32 values, moved far at 8 bits here (top-1 agreement 85%, KL 0.001 "
+           "bits)"),
+])
+def test_weight_only_rounding_is_read_from_its_measured_agreement(top1, reading):
+    from autoreg_core import precision
+
+    assert text.weights_only_reading(precision.Quality(0.001, top1, 10.0, 40)) == reading

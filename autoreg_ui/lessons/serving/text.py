@@ -209,13 +209,28 @@ def speculative_sentence(case, run: speculative.Speculated) -> str:
 SLOWER_BECAUSE = {
     precision.BF16: "this CPU has no fast bfloat16 matrix unit, so the products convert to float32 and back as they "
                     "go: half the bytes, more work per byte",
-    precision.INT8: "dynamic quantization also rounds every activation to int8 at every step and small int8 products "
-                    "have overheads of their own, so a quarter of the weight bytes need not give a quarter of the time",
+    precision.INT8: ("dynamic quantization also rounds every activation to int8 at every step and small int8 "
+                     "products have overheads of their own, so fewer weight bytes need not give proportionally less "
+                     "time"),
     precision.INT8_WEIGHTS: ("this build has no fused int8 kernel: each layer unpacks its int8 weight into a float32 "
                              "copy at every step and multiplies that, so it reads the small weights and then a "
-                             "full-size copy (llama.cpp unpacks inside the product and is faster than float32)"),
+                             "full-size copy (llama.cpp's CPU kernel builds no copy: it rounds the activations to 8 "
+                             "bits in blocks of 32 and multiplies the int8 values in integers)"),
     precision.FP8_CACHE: "transformers' fp8 cache turns the whole cache back into float32 at every step",
 }
+
+
+KEPT_TOP1 = 0.99  # weight-only rounding "lost almost nothing" while top-1 agreement stays at or above this
+
+
+def weights_only_reading(quality: precision.Quality) -> str:
+    """What rounding the weights alone (blocks of 32, a scale each) cost, worded from its measured agreement."""
+    numbers = f"top-1 agreement {quality.top1:.0%}, KL {quality.kl_bits:.2g} bits"
+    if quality.top1 >= KEPT_TOP1:
+        return f"The weights alone, one scale per 32 values, lose almost nothing at 8 bits ({numbers})"
+    if quality.top1 >= COLLAPSE_TOP1:
+        return f"The weights alone, one scale per 32 values, lose a little at 8 bits ({numbers})"
+    return f"Even the weights alone, one scale per 32 values, moved far at 8 bits here ({numbers})"
 
 
 def precision_sentences(rows: list[precision.PrecisionRow]) -> list[str]:
@@ -241,10 +256,10 @@ def precision_sentences(rows: list[precision.PrecisionRow]) -> list[str]:
         out.append(f"- **int8** moved far from float32 (top-1 agreement {int8.quality.top1:.0%}). torch's dynamic "
                    "int8 rounds the activations too, with one scale per activation tensor at every step, and the "
                    "inputs of each MLP's down projection carry a few huge outlier values, a known trait of LLMs: "
-                   "one scale stretched over them leaves the ordinary values only a handful of levels. The weights "
-                   "alone lose almost nothing at 8 bits"
-                   + (f" (the weight-only row: top-1 agreement {q8.quality.top1:.0%}, KL {q8.quality.kl_bits:.2g} bits)"
-                      if (q8 := by_name.get(precision.INT8_WEIGHTS)) is not None else " (the dial below)")
+                   "one scale stretched over them leaves the ordinary values only a handful of levels. "
+                   + (weights_only_reading(q8.quality) if (q8 := by_name.get(precision.INT8_WEIGHTS)) is not None
+                      else "The weights alone, rounded in blocks of 32 with a scale each, are measured by the dial "
+                           "below")
                    + "; production int8 keeps the outlier channels in 16 bits (LLM.int8) or moves the scale into the "
                    "weights (SmoothQuant).")
     return out
