@@ -136,6 +136,7 @@ def test_precision_says_what_real_int8_kernels_do():
     assert "token for token" not in text.SPECULATIVE and "or failing that the last one, take the earliest match" in (
         text.SPECULATIVE)
     assert "barely slows" not in text.BATCHING and "a little latency" not in text.BATCHING
+    assert "the output is unchanged" not in text.INTRO and "the model's own distribution" in text.INTRO
 
 
 @pytest.mark.parametrize("top1, reading", [

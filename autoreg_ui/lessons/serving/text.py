@@ -17,11 +17,12 @@ def _mean(values: list[float]) -> float:
     return fmean(values) if values else float("nan")
 
 INTRO = (
-    "A decode step reads every weight of the model to produce one token for one sequence: the processor mostly "
-    "waits for memory. Servers win that time back in four ways, each measured below on the loaded model on this "
-    "machine: **batching** (one weight read, many sequences), **continuous batching** (requests join and leave the "
-    "running batch at every step), **speculative decoding** (a cheap draft guesses, the model checks several "
-    "guesses in one pass, the output is unchanged) and **lower precision** (fewer bytes per weight).")
+    "A decode step reads every weight of the model to produce one token for one sequence, so on most hardware the "
+    "processor mostly waits for memory (the Naive vs KV cache page measures it on this machine). Servers win that "
+    "time back in four ways, each measured below on the loaded model on this machine: **batching** (one weight "
+    "read, many sequences), **continuous batching** (requests join and leave the running batch at every step), "
+    "**speculative decoding** (a cheap draft guesses, the model checks several guesses in one pass, every token "
+    "still drawn from the model's own distribution) and **lower precision** (fewer bytes per weight).")
 MEASURED_LIVE = (" Nothing below is precomputed: every number is measured when you press a button. "
                  "Measurements take turns, one at a time per server, because every student here shares the model.")
 
