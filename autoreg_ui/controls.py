@@ -14,6 +14,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from autoreg_core import SessionError
+from autoreg_core.session import FULL_LOGITS_KEPT
 from autoreg_ui import guide, keys, limits, messages
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.sharing import links
@@ -120,7 +121,8 @@ def step_buttons(page: str, capture_attention: bool = False, with_generate: bool
                       help="N decode steps in a row, with a progress bar."):
             pressed = int(n)
     row.button("Undo", key=f"{page}_undo", on_click=undo, shortcut=UNDO_SHORTCUT,
-               help="Drop the last token: the cache is cropped by one row, nothing is recomputed.")
+               help=f"Drop the last token: the cache is cropped by one row; past the last {FULL_LOGITS_KEPT} "
+                    "steps one token is fed again to recompute the logits.")
     row.button("Reset", key=f"{page}_reset", on_click=reset, shortcut=RESET_SHORTCUT, help="Back to the prompt alone.")
     if advance:
         row.button(advance.label, key=f"{page}_advance", on_click=advance.on_click, args=advance.args,

@@ -8,7 +8,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-TTFT_MEANS = "the prefill over the whole prompt, then choosing the first token"  # the app's one definition
+from autoreg_core.guess import POINTS_PER_BIT
+
+TTFT_MEANS = ("from the request's arrival to its first new token: any wait in a queue, then the prefill over the "
+              "whole prompt, then choosing the first token")  # the app's one definition; each chart says which parts
 INTRO = ("The words this app uses, each with where you can see it happen. Terms are grouped in the order "
          "a lesson meets them. Units are reconciled at the end.")
 
@@ -49,7 +52,8 @@ GROUPS: dict[str, tuple[Term, ...]] = {
              "values of all earlier tokens are reused, and one distribution comes out.", STEP),
         Term("Forward pass", "Running the network once on some input positions, from embeddings through "
              "every layer to the logits.", STEP),
-        Term("Layer", "One block of the network: attention, then a small feed-forward network (MLP), each "
+        Term("Layer", "One block of the network: attention, then a feed-forward network (MLP, 3 in 4 of a layer's "
+             "weights in the embedded SmolLM2), each "
              "behind a normalisation and added back onto its input. The model stacks them (the embedded SmolLM2 "
              "has 30), and each layer keeps its own keys and values in the cache.", ATTENTION),
         Term("Hidden state", "The vector of numbers a position carries from layer to layer. The last layer's, "
@@ -62,8 +66,9 @@ GROUPS: dict[str, tuple[Term, ...]] = {
              "probability given the tokens before it.", STEP),
         Term("Log-prob", "The natural logarithm of a token's probability (in nats). Summing log-probs "
              "multiplies probabilities without underflow.", STEP),
-        Term("Perplexity", "exp of the mean negative log-prob per token: roughly how many equally likely "
-             "choices the model was hesitating between.", STEP),
+        Term("Perplexity", "exp of the mean negative log-prob of the chosen tokens: how surprised the model was by "
+             "them, as a number of equally likely choices. For greedy text it understates the model's uncertainty "
+             "(it always took the likeliest token); the entropy of each step measures the hesitation.", STEP),
         Term("Entropy", "How spread a distribution is, −Σ p log₂ p, in bits: 0 when one token is "
              "certain, higher when many are plausible.", STEP),
         Term("EOS", "The end-of-sequence token. When the model picks it, generation stops; in chat "
@@ -108,14 +113,16 @@ GROUPS: dict[str, tuple[Term, ...]] = {
              "step adds one row and reuses the rest instead of recomputing them.", ATTENTION),
         Term("GQA (grouped-query attention)", "Several query heads share one key/value head, so the "
              "cache stores fewer heads (the embedded SmolLM2: 9 query heads read 3 cached heads).", ATTENTION),
-        Term("Context window", "The most positions the model was trained to handle; past it, a server "
-             "must drop or compress old tokens.", INSIDE),
-        Term("Sliding window", "A cache that keeps only the last W positions: each new token sees itself and "
-             "the W − 1 before it. The cache stops growing, and whatever slid out of the window is gone for "
-             "the model.", INSIDE),
+        Term("Context window", "The most positions the model was trained to handle; a server refuses or cuts a "
+             "longer text (llama.cpp's context shift keeps the first tokens and drops the oldest after them).",
+             INSIDE),
+        Term("Sliding window", "A cache that keeps only the last W − 1 positions: the new token makes W, so it "
+             "sees itself and the W − 1 before it. The cache stops growing, and whatever slid out of the window is "
+             "gone for the model. It is for models trained with one.", INSIDE),
         Term("PagedAttention", "vLLM's way of storing KV caches in small fixed-size blocks that need not sit "
-             "next to each other, so requests of any length share memory without gaps (Kwon et al., 2023). It "
-             "packs more caches into memory; it does not make one smaller.", INSIDE),
+             "next to each other, taken as a request grows: no request reserves room for its maximum length, and "
+             "requests with a common prefix share its blocks (Kwon et al., 2023). It packs more caches into "
+             "memory; it does not make one smaller.", INSIDE),
     ),
     "Cost": (
         Term("FLOPs", "Floating-point operations; one multiply-add counts as 2. The app counts them from the "
@@ -133,7 +140,7 @@ GROUPS: dict[str, tuple[Term, ...]] = {
         Term("Roofline", "A chart of the fastest a step can run against its arithmetic intensity: a sloped roof "
              "set by memory bandwidth, then a flat roof set by peak FLOP/s, meeting at the ridge point. A "
              "measured step sits on or under it.", COST),
-        Term("Time to first token", f"From the request to the first new token: {TTFT_MEANS}.", INSIDE),
+        Term("Time to first token", f"{TTFT_MEANS[0].upper()}{TTFT_MEANS[1:]}.", INSIDE),
     ),
     "Inside generation": (
         Term("Teacher forcing", "Training reads the true text and predicts every next token at once, "
@@ -149,7 +156,9 @@ GROUPS: dict[str, tuple[Term, ...]] = {
         Term("Continuous batching", "A server adds new requests to, and removes finished ones from, the "
              "running batch at every step instead of waiting for the whole batch.", SERVING),
         Term("Speculative decoding", "A cheap draft proposes several tokens; the model checks them all "
-             "in one verify pass and keeps the accepted prefix.", SERVING),
+             "in one verify pass and keeps the accepted prefix plus one token of its own (the correction at the "
+             "first rejection, or a bonus token when all are kept), so every round yields at least one token.",
+             SERVING),
         Term("Draft", "The cheap proposer in speculative decoding: a small model, a few layers of the "
              "same model, or text looked up in the prompt.", SERVING),
         Term("Verify", "The model's single pass over the drafted tokens; draft token x is accepted with "
@@ -160,8 +169,11 @@ GROUPS: dict[str, tuple[Term, ...]] = {
              "memory to read per step, at some cost in accuracy.", SERVING),
         Term("KL divergence", "How far one distribution is from another (here: a quantized model's next-token "
              "distribution from float32's), in bits; 0 means identical.", SERVING),
-        Term("Weight-only quantization", "Only the stored weights are rounded to few bits (GGUF's Q8_0, Q4_1); "
-             "activations and products stay in floating point, which keeps the answers nearly unchanged.", SERVING),
+        Term("Weight-only quantization", "Only the stored weights are rounded to few bits (GGUF's Q8_0, Q4_1: a "
+             "scale per block of 32). GPU kernels then multiply in fp16 or bf16; llama.cpp's CPU kernels also round "
+             "each activation vector to 8 bits, in blocks of 32 with their own scale, and multiply in integers. "
+             "Small scale blocks keep 8 bits close to float; at 4 bits and below the answers move (the serving "
+             "page's bit dial).", SERVING),
         Term("Tensor parallelism", "One layer's matrices split across several GPUs that work on the same step "
              "at once: each step gets shorter, but the number of sequential steps does not change.", SERVING),
         Term("Mixed precision", "Matrix products in 16-bit floats while softmax, normalisation and "
@@ -169,7 +181,7 @@ GROUPS: dict[str, tuple[Term, ...]] = {
     ),
     "In a class": (
         Term("Surprisal", "How surprising a token was to the model: −log₂ p, in bits. A token with p = ½ has 1 bit, "
-             "p = 1/1024 has 10. A class guess scores 100 points minus 10 per bit.", CLASS),
+             f"p = 1/1024 has 10. A class guess scores 100 points minus {POINTS_PER_BIT:.0f} per bit.", CLASS),
         Term("Prefix tree", "Many continuations of the same text merged by their shared beginnings: every branch "
              "is a token after the tokens to its left, counted by how many continuations took it.", CLASS),
     ),
@@ -181,7 +193,8 @@ GROUPS: dict[str, tuple[Term, ...]] = {
 LOOP_WORDS = ("Token", "Prefill", "Decode step", "Forward pass", "Logits", "KV cache")
 PAGE_TERMS: dict[str, tuple[str, ...]] = {
     START: LOOP_WORDS + (
-        "Vocabulary", "Softmax", "Temperature", "Top-k", "Top-p (nucleus)", "Greedy", "Seed", "Log-prob", "Beam search", "Layer",
+        "Vocabulary", "Softmax", "Temperature", "Top-k", "Top-p (nucleus)", "Greedy", "Seed", "Log-prob",
+        "Beam search", "Layer",
         "Attention head", "Hidden state", "Causal mask", "GQA (grouped-query attention)", "Naive decoding",
         "Teacher forcing", "Logit lens", "Batch", "Continuous batching", "Speculative decoding", "Draft",
         "Verify", "Acceptance rate", "Tensor parallelism", "PagedAttention", "Query, key, value"),
@@ -223,7 +236,8 @@ UNITS = (
     "- **Log-probs** are natural logarithms, in **nats**; perplexity is exp of the mean negative log-prob.\n"
     "- **Entropy and KL divergence** are in **bits** (log base 2): 1 bit is a fair coin's uncertainty.\n"
     "- **Bytes** use binary units: 1 KiB = 1,024 bytes, 1 MiB = 1,024² bytes, 1 GiB = 1,024³ bytes. "
-    "Vendors' GB are decimal (10⁹ bytes), so 80 GB of GPU memory is about 74.5 GiB.\n"
+    "Disk and network GB are decimal (10⁹ bytes); GPU memory sizes are binary in practice: an 80 GB A100 has "
+    "80 GiB.\n"
     "- **Times** are milliseconds (ms) of wall clock on the machine running this app, measured live."
 )
 

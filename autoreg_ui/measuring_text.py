@@ -20,7 +20,7 @@ STOPPED = "Stopped before the end: what was measured is shown; run again for the
 
 
 def budget_ran_out(budget_s: float) -> str:
-    return f"The {budget_s:.0f} s time budget ran out (the machine is busy): only part was measured."
+    return f"The {budget_s:.0f} s time budget ran out before the end: only part was measured."
 
 
 def busy_machine(load: float, cores: int) -> str:

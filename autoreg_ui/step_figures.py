@@ -48,8 +48,8 @@ def token_strip_html(views: list[TokenView], records: list[StepRecord], prompt_l
 
     Prompt chips are grey and dashed; generated chips are coloured by the raw probability the token
     had when chosen (the nearest of 21 shades on a colour-blind-safe ramp), and an unlikely pick is
-    also underlined (forced ones get an outline). A screen reader hears each token with its probability and rank: that text
-    is in the chip, visually hidden.
+    also underlined (forced ones get an outline). A screen reader hears each token with its probability and
+    rank: that text is in the chip, visually hidden.
     """
     chips = []
     for pos, view in enumerate(views):
@@ -70,7 +70,7 @@ def token_strip_html(views: list[TokenView], records: list[StepRecord], prompt_l
                 tip.append("forced")
                 spoken += ", forced"
         if view.partial:
-            tip.append("half of a UTF-8 character: the rest comes in the next token")
+            tip.append("part of a UTF-8 character: its other bytes are in the tokens next to it")
         hidden = f'<span class="sr">{html.escape(spoken)}</span>' if spoken else ""
         chips.append(f'<span role="listitem" class="{cls}" title="{html.escape(" · ".join(tip))}">'
                      f"{html.escape(view.label)}{hidden}</span>")

@@ -54,14 +54,13 @@ def stepper() -> None:
     m = st.columns(5)
     m[0].metric("Generated tokens", len(records))
     m[1].metric("Sequence log-prob", f"{session.sequence_logprob():.2f}" if last else "—",
-                help="Σ log p(token | everything before it): the chain rule, in nats, under the model's raw softmax.")
+                help=step_text.LOGPROB_HELP)
     m[2].metric("Perplexity", f"{session.perplexity():.2f}" if last else "—",
-                help="exp(−mean log-prob) under the model's raw softmax (not the filtered one): the model was "
-                     "as unsure as a fair choice among this many tokens.")
+                help=step_text.PERPLEXITY_HELP)
     m[3].metric("Entropy of this step", f"{last.entropy_bits:.2f} bits" if last else "—",
-                help="How spread out the model's raw softmax was at the last step (before the filters).")
+                help=step_text.ENTROPY_HELP)
     m[4].metric("Last step", f"{last.time_ms:.0f} ms" if last else "—",
-                help="Choosing the token plus one forward pass of one token on the KV cache.")
+                help=step_text.LAST_STEP_HELP)
 
     if last is not None:
         st.caption(step_text.pass_note(last.forward_ms, last.pass_rows))

@@ -63,5 +63,19 @@ def test_script_counts_on_the_embedded_tokenizer(embedded):
     assert english.tokens == len(embedded.tokenizer(english.text, add_special_tokens=False)["input_ids"])
     assert english.partial_tokens == 0
     assert chinese.tokens_per_character > 4 * english.tokens_per_character  # measured 2.00 against 0.25
-    emoji = script_count(embedded.tokenizer, "Emoji", "🐈")
+    emoji = script_count(embedded.tokenizer, "Emoji", "🐈")  # a 2-byte piece, then two 1-byte pieces
     assert (emoji.tokens, emoji.partial_tokens) == (3, 2)  # two byte pieces, then the one that completes 🐈
+
+
+def test_scripts_rank_by_tokens_for_the_same_sentence_on_the_embedded_tokenizer(embedded):
+    """Per character Chinese looks 8× English; for the same sentence it is about 2.4×, and Tamil costs most."""
+    from autoreg_core.tokens import script_count
+    from autoreg_ui.lessons.tokens import text
+
+    rows = [script_count(embedded.tokenizer, n, s) for n, s in text.SAMPLES.items()]
+    by = {r.name: r for r in rows}
+    assert [r.name for r in text.ranked_scripts(rows)] == ["English", "Code", "Emoji", "Chinese", "Arabic", "Tamil"]
+    assert 2 < text.versus_baseline(by["Chinese"], rows) < 3  # measured 22 / 9
+    assert 5 < text.versus_baseline(by["Tamil"], rows) < 7  # measured 54 / 9
+    assert by["Chinese"].tokens_per_character > 6 * by["English"].tokens_per_character  # why per character misleads
+    assert "The costliest is **Tamil**" in text.scripts_sentence(rows)

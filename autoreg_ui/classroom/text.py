@@ -1,7 +1,7 @@
 """Every sentence of class mode: the Class page, the sidebar's Start a class, a follower's step page."""
 from __future__ import annotations
 
-from autoreg_core.guess import POINTS_PER_BIT
+from autoreg_core.guess import POINTS_PER_BIT, points
 
 TITLE = "Class"
 START_BUTTON = "Start a class"
@@ -58,7 +58,8 @@ MODEL_PROB = "model probability"
 GUESS_COLUMNS = ["who", "guess", "scored token", "model probability", "rank", "score"]
 BOARD_COLUMNS = ["who", "points"]
 SCORE_RULE = (f"A guess scores 100 points minus {POINTS_PER_BIT:.0f} per bit of surprisal (−log₂ p), never below 0: "
-              "a token the model gives p = ½ scores 90, p = 1/1024 scores 0. A guess of several tokens is scored "
+              f"a token the model gives p = ½ scores {points(0.5):.0f}, p = 1/1024 scores {points(1 / 1024):.0f}. "
+              "A guess of several tokens is scored "
               "by its first token, in the spelling (with or without a leading space) the model finds likelier.")
 MODEL_CHOSE = "The model drew {token} (p = {prob}, rank {rank})."
 CLASS_BEST = "The class's most common guess: {token} ({count} of {n}); its model probability {prob}."

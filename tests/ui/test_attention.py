@@ -70,6 +70,19 @@ def test_read_is_one_consistent_picture(tiny):
     assert pic.times.decode_steps == 4
 
 
+def test_the_decode_time_compared_with_the_prefill_leaves_out_shared_passes(tiny):
+    s = Session(tiny, "The cat sat on the mat.", capture_attention=True)
+    s.generate(4, GREEDY)
+    s.records[0].pass_rows, s.records[1].pass_rows = 3, 2  # as if two steps rode with other tabs' steps
+    times = ac.solo_phase_times(s)
+    assert times.decode_steps == 2
+    assert times.decode_ms_median == pytest.approx(sorted(r.forward_ms for r in s.records[2:])[0] / 2
+                                                   + sorted(r.forward_ms for r in s.records[2:])[1] / 2)
+    for r in s.records:
+        r.pass_rows = 2
+    assert ac.solo_phase_times(s) is None  # the page then asks for a step, and says only solo steps are timed
+
+
 GIB = 1024 ** 3
 
 
@@ -99,7 +112,8 @@ def test_choosing_a_preset_moves_the_widgets(choices):
     state = {keys.ATT_PRESET: "70B model, 4-bit weights + 16-bit cache, 128K"}
     ac.load_preset(state, choices)
     assert (state[keys.ATT_SEQ], state[keys.ATT_BATCH]) == (131_072, 1)
-    assert (state[keys.ATT_PRECISION], state[keys.ATT_CACHE_PRECISION]) == ("4-bit, Q4_1 (5 bits with its scales)", "float16 / bfloat16")
+    assert (state[keys.ATT_PRECISION], state[keys.ATT_CACHE_PRECISION]) == ("4-bit, Q4_1 (5 bits with its scales)",
+                                                                            "float16 / bfloat16")
     calc = ac.chosen(state, choices)
     assert calc.cache_bytes() == 2 * 80 * 8 * 128 * 131_072 * 2 == 40 * GIB
     assert calc.weight_bytes == round(70_553_706_496 * 5 / 8)  # 4-bit values + Q4_1 block scales
@@ -158,7 +172,8 @@ def test_good_values_are_kept(choices):
 
 def test_unknown_preset_falls_back_to_the_loaded_model(choices):
     state = {keys.ATT_PRESET: "a model another page left", keys.ATT_SEQ: 4096, keys.ATT_BATCH: 4,
-             keys.ATT_PRECISION: "4-bit, Q4_1 (5 bits with its scales)", keys.ATT_CACHE_PRECISION: "4-bit, Q4_1 (5 bits with its scales)"}
+             keys.ATT_PRECISION: "4-bit, Q4_1 (5 bits with its scales)",
+             keys.ATT_CACHE_PRECISION: "4-bit, Q4_1 (5 bits with its scales)"}
     ac.settle(state, choices)
     assert (state[keys.ATT_PRESET], state[keys.ATT_SEQ], state[keys.ATT_PRECISION]) == (
         ac.LOADED, 256, "float32")

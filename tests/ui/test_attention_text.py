@@ -27,14 +27,17 @@ def test_gqa_and_the_worked_example_use_the_model_spec():
 
 
 def _times(prefill_ms_per_token: float, decode_ms: float) -> PhaseTimes:
-    return PhaseTimes(prefill_tokens=20, prefill_ms=20 * prefill_ms_per_token, prefill_ms_per_token=prefill_ms_per_token,
-                      decode_steps=5, decode_ms_median=decode_ms)
+    return PhaseTimes(prefill_tokens=20, prefill_ms=20 * prefill_ms_per_token,
+                      prefill_ms_per_token=prefill_ms_per_token, decode_steps=5, decode_ms_median=decode_ms)
 
 
 def test_phase_text_reads_what_bounds_each_phase_from_the_measured_ratio():
     shared, even, odd = _times(2.0, 10.0), _times(10.0, 12.0), _times(30.0, 10.0)  # ratios 5, 1.2, 1/3
     said = [text.phase_text(t) for t in (shared, even, odd)]
     assert "**2.00 ms per token**" in said[0] and "5.0× the prefill cost per token" in said[0]
+    assert ("Decode step: **10.00 ms** (median of 5 forward passes this tab ran alone, none shared with other tabs' "
+            "steps), 5.0× the prefill cost per token.") in said[0]
+    assert "all $t + 1$ positions $0 … t$, its own included" in text.DECODE_STEP_INTRO
     assert [s.split("\n\n")[1] for s in said] == [
         "The prefill pushes many tokens through each weight matrix at once; a decode step reads every weight and the "
         "whole cache to produce one token. " + text.phase_reading(r) for r in (5.0, 1.2, 1 / 3)]

@@ -3,7 +3,8 @@ from autoreg_ui.classroom import text
 
 
 def test_the_settings_line_names_greedy_or_every_filter_that_is_on():
-    assert text.settings_text({"temperature": 0.0, "max_new_tokens": 32}) == "greedy (temperature 0) · at most 32 new tokens"
+    assert text.settings_text({"temperature": 0.0, "max_new_tokens": 32}) == ("greedy (temperature 0) · at most 32 "
+                                                                             "new tokens")
     line = text.settings_text({"temperature": 0.7, "top_k": 40, "top_p": 0.9, "min_p": 0.0, "seed": 3,
                                "repetition_penalty": 1.2, "max_new_tokens": 64})
     assert line == ("temperature 0.7 · top-k 40 · top-p 0.9 · seed 3 · repetition penalty 1.2 · "
@@ -24,3 +25,12 @@ def test_a_small_probability_never_reads_as_zero():
     assert text.model_chose("·moon", 0.05, 2) == "The model drew ·moon (p = 5.0%, rank 2)."
     assert text.class_best("·Paris", 2, 3, 0.00001) == ("The class's most common guess: ·Paris (2 of 3); its model "
                                                        "probability 0.001%.")
+
+
+def test_the_score_rule_quotes_scores_computed_by_the_scoring_function():
+    from autoreg_core.guess import POINTS_PER_BIT, points
+    from autoreg_ui.glossary_text import term_named
+
+    assert f"minus {POINTS_PER_BIT:.0f} per bit" in text.SCORE_RULE
+    assert f"p = ½ scores {points(0.5):.0f}, p = 1/1024 scores {points(1 / 1024):.0f}." in text.SCORE_RULE
+    assert term_named("Surprisal").meaning.endswith(f"minus {POINTS_PER_BIT:.0f} per bit.")

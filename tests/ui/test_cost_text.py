@@ -1,4 +1,6 @@
 """What the cost page says, with this model's shape and this run's measurements."""
+import pytest
+
 from autoreg_core.cost import CostPoint
 from autoreg_core.spec import PRESETS
 from autoreg_ui.lessons.cost import text
@@ -40,6 +42,51 @@ def test_the_bound_named_follows_the_measured_intensity_and_ridge():
     assert "so it is compute-bound here" in text.memory_bound(low, 40.0)
 
 
+@pytest.mark.parametrize("ratio, reading", [
+    (1.4, "slower than linear (×1.40 per doubling): fixed costs per step still weigh at these lengths"),
+    (1.6, "about linear (×1.60 per doubling)"),
+    (1.97, "about linear (×1.97 per doubling)"),
+    (2.4, "about linear (×2.40 per doubling)"),
+    (2.6, "faster than linear, short of quadratic (×2.60 per doubling)"),
+    (3.4, "faster than linear, short of quadratic (×3.40 per doubling)"),
+    (3.6, "about quadratic (×3.60 per doubling)"),
+    (4.0, "about quadratic (×4.00 per doubling)"),
+])
+def test_growth_is_read_from_the_ratio_per_doubling(ratio, reading):
+    assert text.growth_reading(ratio) == reading
+
+
+def test_naive_growth_sentence_says_the_step_is_linear_and_the_total_quadratic():
+    assert text.naive_growth_sentence(1.97, 512, 1024, 2.29, 0.143) == (
+        "One naive step's time grew **about linear (×1.97 per doubling)** from L = 512 to 1,024, measured. By the "
+        "counts it grows about linear (×2.29 per doubling): a naive step is mostly 2·N_body·L weight FLOPs, and "
+        "causal attention is 14% of its FLOPs at L = 1,024. What is quadratic is the total over T tokens, "
+        r"$\frac{T(T+1)}{2}$ positions, because every one of the T steps is that long.")
+    assert "**about quadratic (×3.90 per doubling)**" in text.naive_growth_sentence(3.9, 512, 1024, 2.29, 0.143)
+    assert "square" not in text.MAX_LENGTH_HELP and "four times" not in text.MAX_LENGTH_HELP
+
+
+def test_batching_raises_intensity_only_until_the_cache_reads_dominate():
+    from autoreg_core.batching import step_budget
+    from autoreg_core.spec import ModelSpec
+
+    smol = ModelSpec.preset("SmolLM2-135M", n_layers=30, n_heads=9, n_kv_heads=3, head_dim=64, hidden=576,
+                            vocab=49_152, n_params=134_515_008, seq_len=8192, weight_bytes=4, cache_bytes=4, tied=True)
+    long = step_budget(smol, 1, 2048, bandwidth=10e9, peak_flops=100e9)  # ridge 10 FLOP/byte
+    assert text.batched_intensity(long, 32) == pytest.approx(step_budget(smol, 32, 2048).intensity)
+    assert text.batched_intensity_sentence(long) == (
+        "Batching shares only the weight reads: each row reads its own KV cache. At L = 2,048, 32 rows do 3.69 "
+        "FLOP/byte, and no batch gets past 4.35 FLOP/byte (a row's FLOPs ÷ its cache bytes), below this machine's "
+        "ridge at 10.0: at this length a batched decode step stays memory-bound however many rows share the weights.")
+    short = step_budget(smol, 1, 128, bandwidth=10e9, peak_flops=100e9)  # the same ridge, a short cache
+    assert text.batched_intensity_sentence(short) == (
+        "Batching shares only the weight reads: each row reads its own KV cache. At L = 128, 32 rows do 12.23 "
+        "FLOP/byte; about 25 rows would reach this machine's ridge at 10.0 (no batch gets past 47.1 FLOP/byte, a "
+        "row's FLOPs ÷ its cache bytes).")
+    assert text.batched_intensity(short, 25) == pytest.approx(10.0, abs=0.2)  # the ridge, where the sentence says
+    assert "the same way" not in text.memory_bound(long, 100.0)
+
+
 def test_the_sections_notice_is_read_from_the_measurement():
     low, high = _budgets()
     assert text.memory_notice(low) == ("At L = 512 a decode step does 0.60 FLOP per byte it reads: 16.7× below this "
@@ -57,4 +104,7 @@ def test_run_prompt_and_the_device_paragraph_follow_what_was_measured():
     cpu, gpu = text.cpu_vs_gpu(False, point), text.cpu_vs_gpu(True, None)
     assert cpu.startswith("Running on the CPU") and cpu.endswith("Here the cache wins 30.0× at L = 1024.")
     assert "ridge point" in cpu and "one after another" not in cpu and "cache's advantage keeps growing" in cpu
+    assert ("Either way the naive total's weight work grows as T² against the cache's T (attention adds a T² term "
+            "to the cached total too, and a T³ one to the naive), so the cache's advantage keeps growing with "
+            "length.") in cpu
     assert gpu.startswith("Running on CUDA") and "Here the cache wins" not in gpu

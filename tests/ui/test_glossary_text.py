@@ -87,11 +87,15 @@ WORDS = {"Query, key, value": ("query",), "GQA (grouped-query attention)": ("gro
 SOURCES = {"start": ("pages/0_start.py", "autoreg_ui/lessons/start/text.py", "autoreg_ui/lessons/start/numbers.py"),
            "step": ("pages/1_step.py", "autoreg_ui/lessons/step/text.py"),
            "tokens": ("pages/8_tokens.py", "autoreg_ui/lessons/tokens/text.py"),
-           "attention": ("pages/2_attention.py", "autoreg_ui/lessons/attention/text.py", "autoreg_ui/lessons/attention/controller.py"),
-           "sampling": ("pages/3_sampling.py", "autoreg_ui/lessons/sampling/text.py", "autoreg_ui/lessons/sampling/controller.py"),
+           "attention": ("pages/2_attention.py", "autoreg_ui/lessons/attention/text.py",
+                         "autoreg_ui/lessons/attention/controller.py"),
+           "sampling": ("pages/3_sampling.py", "autoreg_ui/lessons/sampling/text.py",
+                        "autoreg_ui/lessons/sampling/controller.py"),
            "cost": ("pages/4_cost.py", "autoreg_ui/lessons/cost/text.py", "autoreg_ui/lessons/cost/controller.py"),
-           "inside": ("pages/5_inside.py", "autoreg_ui/lessons/inside/text.py", "autoreg_ui/lessons/inside/controller.py"),
-           "serving": ("pages/6_serving.py", "autoreg_ui/lessons/serving/text.py", "autoreg_ui/lessons/serving/controller.py"),
+           "inside": ("pages/5_inside.py", "autoreg_ui/lessons/inside/text.py",
+                      "autoreg_ui/lessons/inside/controller.py"),
+           "serving": ("pages/6_serving.py", "autoreg_ui/lessons/serving/text.py",
+                       "autoreg_ui/lessons/serving/controller.py"),
            "class": ("pages/9_class.py", "autoreg_ui/classroom/text.py")}
 
 
@@ -114,3 +118,21 @@ def test_the_popover_lists_each_term_with_its_meaning_and_a_link_to_its_entry():
     assert lines == [f"- [**{t.name}**](/glossary#{t.anchor}): {t.meaning}" for t in text.terms_on("cost")]
     assert len(lines) == len(text.PAGE_TERMS["cost"])
     assert text.terms_markdown("no-such-page") == ""
+
+
+def test_the_corrected_entries_say_what_the_engine_does():
+    term_named = text.term_named
+    from autoreg_ui.glossary_text import UNITS
+
+    # SmolLM2-135M's layer: MLP 3 · 576 · 1536 weights, attention 2 · 576² + 2 · 576 · 192 (3 KV heads of 64)
+    mlp, attention, norms = 3 * 576 * 1536, 2 * 576 * 576 + 2 * 576 * 192, 2 * 576
+    assert round(mlp / (mlp + attention + norms), 2) == 0.75
+    assert "(MLP, 3 in 4 of a layer's weights in the embedded SmolLM2)" in term_named("Layer").meaning
+    assert "small feed-forward" not in term_named("Layer").meaning
+    assert "the entropy of each step measures the hesitation" in term_named("Perplexity").meaning
+    assert term_named("Sliding window").meaning.startswith("A cache that keeps only the last W − 1 positions: the new "
+                                                           "token makes W")
+    assert term_named("Speculative decoding").meaning.endswith("so every round yields at least one token.")
+    assert "nearly unchanged" not in term_named("Weight-only quantization").meaning
+    assert "at 4 bits and below the answers move" in term_named("Weight-only quantization").meaning
+    assert "74.5 GiB" not in UNITS and "an 80 GB A100 has 80 GiB" in UNITS

@@ -33,10 +33,24 @@ def test_forcing_a_token_simulates_the_mistake_exposure_bias_is_about_rather_tha
 def test_time_to_first_token_means_one_thing_on_every_page_that_says_it():
     from autoreg_ui import glossary_text
 
-    assert text.TTFT_MEANS == "the prefill over the whole prompt, then choosing the first token"
-    assert f"(TTFT: {text.TTFT_MEANS})" in text.PREFILL_VS_DECODE
+    assert text.TTFT_MEANS == ("from the request's arrival to its first new token: any wait in a queue, then the "
+                               "prefill over the whole prompt, then choosing the first token")
+    assert (f"(TTFT, {text.TTFT_MEANS}; here no queue on this page, so the prefill and the choice)"
+            in text.PREFILL_VS_DECODE)
     assert text.TTFT_MEANS in text.GUIDES["3 · Prefill vs decode, in the units people quote"][0]
     assert text.TTFT_MEANS is glossary_text.TTFT_MEANS  # one definition, kept with the glossary
-    assert glossary_text.term_named("Time to first token").meaning.endswith(text.TTFT_MEANS + ".")
+    assert glossary_text.term_named("Time to first token").meaning == (
+        "From the request's arrival to its first new token: any wait in a queue, then the prefill over the whole "
+        "prompt, then choosing the first token.")
+    from autoreg_ui.lessons.serving import text as serving_text
+    assert serving_text.TTFT_PARTS == "waiting for a row, then its prefill, then the first choice"
+
+
+def test_when_the_cache_runs_out_servers_queue_or_preempt_they_do_not_drop_positions():
+    said = text.CACHE_RUNS_OUT
+    assert "**bound** each request's cache by **evicting**" not in said
+    assert "it does not drop positions" in said and "is for models trained with one" in said
+    assert "StreamingLLM keeps those first tokens beside the window, and so does llama.cpp's context shift" in said
+    assert "no request reserves room for its maximum length, and requests with a common prefix share its blocks" in said
     # what limits each phase is measured by the sweep, not stated before it
     assert "limited by arithmetic" not in text.PREFILL_VS_DECODE and "far cheaper" not in text.PREFILL_VS_DECODE

@@ -151,7 +151,7 @@ def test_measure_keeps_results_and_says_how_it_ended():
     budget = measuring.measure(state, "k", "label", ("a",), lambda f, stop: not stop(), budget_s=-1)
     assert budget.done and not budget.complete
     assert measuring.status(budget, cores=1_000_000) == [
-        "The 150 s time budget ran out (the machine is busy): only part was measured."]
+        "The 150 s time budget ran out before the end: only part was measured."]
     budget.load = 9.5
     assert "busy during this measurement (load average 9.5 on 2 cores)" in measuring.status(budget, cores=2)[1]
 

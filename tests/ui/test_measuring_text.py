@@ -11,7 +11,8 @@ def test_the_line_says_who_runs_and_how_many_wait():
 
 
 def test_endings_and_a_busy_machine():
-    assert text.budget_ran_out(150) == "The 150 s time budget ran out (the machine is busy): only part was measured."
+    assert text.budget_ran_out(150) == "The 150 s time budget ran out before the end: only part was measured."
     assert text.busy_machine(9.5, 2).startswith("The machine was busy during this measurement (load average 9.5 on 2")
-    assert text.failed(ZeroDivisionError("division by zero")) == "The measurement failed: ZeroDivisionError: division by zero"
+    assert text.failed(ZeroDivisionError("division by zero")) == ("The measurement failed: ZeroDivisionError: "
+                                                                  "division by zero")
     assert text.waited_too_long(300, "race").startswith("Waited 300 s for the measurement in progress (race)")

@@ -36,3 +36,18 @@ def test_the_generate_note_tells_max_length_from_max_new_tokens_and_names_stop_s
     assert ("`max_new_tokens` counts only the tokens generated; the older `max_length` counts the prompt too, so a "
             "long prompt leaves it less room.") in said
     assert "The sidebar's stop sequences are generate's `stop_strings` (it needs the tokenizer to find them)." in said
+
+
+def test_the_generate_code_matches_the_page_up_to_batched_rounding():
+    for said in (step_text.GENERATE_CALL, step_text.LOOP_CODE):
+        assert "exactly the tokens" not in said
+    assert ("this code produces the tokens you get here by clicking **Next token** (a test checks it), unless "
+            "rounding tips a near-tie: when other tabs step at the same moment, this server runs their steps and "
+            "yours as one batch, and batched logits differ from solo ones by under 1e-4.") in step_text.GENERATE_CALL
+
+
+def test_the_metric_help_reads_perplexity_as_surprise_and_entropy_as_hesitation():
+    assert "fair choice" not in step_text.PERPLEXITY_HELP
+    assert "For greedy text it understates the model's uncertainty" in step_text.PERPLEXITY_HELP
+    assert step_text.ENTROPY_HELP.endswith("its hesitation, in bits.")
+    assert "carried their rows too" in step_text.LAST_STEP_HELP

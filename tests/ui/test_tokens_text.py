@@ -3,10 +3,37 @@ from autoreg_core.tokens import ScriptCount, TokenView
 from autoreg_ui.lessons.tokens import text
 
 
-def test_scripts_sentence_names_the_costliest_and_cheapest():
-    rows = [ScriptCount("A", "aaaa", 4, 4, 1, 0), ScriptCount("B", "bb", 2, 6, 4, 1), ScriptCount("C", "cc", 2, 2, 1, 0)]
-    assert text.scripts_sentence(rows) == ("Here **B** takes 2.00 tokens per character and **A** 0.25: "
-                                           "8.0× as many for each character.")
+def _rows(**tokens_and_chars):
+    return [ScriptCount(name, "x" * chars, chars, chars, n, 0) for name, (n, chars) in tokens_and_chars.items()]
+
+
+def test_scripts_are_ranked_by_tokens_for_the_same_sentence_not_per_character():
+    # the embedded tokenizer's counts: per character Chinese looks 8× English, for the same sentence it is 2.4×
+    rows = _rows(English=(9, 36), Chinese=(22, 11), Tamil=(54, 30), Code=(10, 31))
+    assert text.scripts_sentence(rows) == ("For the same sentence English takes **9 tokens**. The costliest is "
+                                           "**Tamil**: 54 tokens, **6.0×** English's; Code 1.1×, Chinese 2.4×.")
+    assert [r.name for r in text.ranked_scripts(rows)] == ["English", "Code", "Chinese", "Tamil"]
+    table = text.script_rows(rows)
+    assert [r["script"] for r in table] == ["English", "Code", "Chinese", "Tamil"]
+    assert [r["× English"] for r in table] == [1.0, 1.11, 2.44, 6.0]
+    assert [r["tokens per character (side column)"] for r in table] == [0.25, 0.32, 2.0, 1.8]
+
+
+def test_a_script_cheaper_than_english_is_said_to_be_cheaper():
+    # on each side of the boundary (same count as English): dearer, equal, cheaper read differently
+    dearer = text.scripts_sentence(_rows(English=(9, 36), X=(10, 5)))
+    equal = text.scripts_sentence(_rows(English=(9, 36), X=(9, 5)))
+    cheaper = text.scripts_sentence(_rows(English=(9, 36), X=(8, 5)))
+    assert dearer == ("For the same sentence English takes **9 tokens**. The costliest is **X**: 10 tokens, **1.1×** "
+                      "English's.")
+    assert equal == "For the same sentence English takes **9 tokens**. Every script here takes as many."
+    assert cheaper == "For the same sentence English takes **9 tokens**. Fewer than English: X 8."
+
+
+def test_without_english_the_sentence_compares_the_extremes():
+    assert text.scripts_sentence(_rows(A=(4, 2), B=(2, 4))) == ("For the same sentence **A** takes 4 tokens and "
+                                                                 "**B** 2: 2.0× as many.")
+    assert text.scripts_sentence([]) == ""
 
 
 def test_token_rows_show_partial_characters_as_bytes():

@@ -23,8 +23,9 @@ def no_capture(model_type: str) -> str:
 
 
 # ---------------------------------------------------------------- 1 · where the new token looked
-DECODE_STEP_INTRO = ("With the cache, a decode step computes one query $q_t$ (per head) and reads the cached "
-                     "keys and values of all $t$ positions:")
+DECODE_STEP_INTRO = ("With the cache, a decode step computes one query $q_t$ (per head) for its new position t, "
+                     "adds that position's key and value to the cache, and reads the keys and values of all "
+                     "$t + 1$ positions $0 … t$, its own included:")
 SOFTMAX_LATEX = r"a_t=\operatorname{softmax}\!\Big(\frac{q_t K_{\le t}^{\top}}{\sqrt{d}}\Big)"
 MIX_LATEX = r"o_t = a_t\,V_{\le t}"
 NOT_CAPTURED = ("This row was not captured: the step was taken on a page that does not record attention. "
@@ -37,10 +38,10 @@ def weights_text(head_dim: int, n_rows: int) -> str:
             "not in the cache yet.")
 
 
-STRIP_LEGEND = ("Each token is shaded by the weight the new token's query gave it, pale for little and deeper blue-green "
-                "for more, and has a bar under it that grows with that weight (the full bar marks the row's largest). "
-                "The query is outlined in blue, prompt tokens have a dashed border; hover a token for its exact "
-                "weight. A screen reader reads each token with its weight.")
+STRIP_LEGEND = ("Each token is shaded by the weight the new token's query gave it, pale for little and deeper "
+                "blue-green for more, and has a bar under it that grows with that weight (the full bar marks the "
+                "row's largest). The query is outlined in blue, prompt tokens have a dashed border; hover a token "
+                "for its exact weight. A screen reader reads each token with its weight.")
 
 
 def bar_title(where: str, position: int) -> str:
@@ -132,8 +133,9 @@ def beyond_context(calc) -> str | None:
     if calc.seq_len <= calc.max_positions:
         return None
     return (f"{calc.name} reads at most {calc.max_positions:,} tokens (its context length); {calc.seq_len:,} is "
-            "beyond it. The formula still gives bytes, but this model could not use such a cache: past its context "
-            "it must drop or summarise old tokens (see *When the cache runs out* on the Inside page).")
+            "beyond it. The formula still gives bytes, but this model could not use such a cache: it was not trained "
+            "on positions past its context, so a server refuses or cuts a longer text, and cutting it loses what "
+            "was cut (see *When the cache runs out* on the Inside page).")
 
 
 def cache_vs_weights(calc, cache_bytes: int, without_gqa: int) -> str:
@@ -149,7 +151,8 @@ def long_context_caption(big) -> str:
 
 
 # ---------------------------------------------------------------- 6 · prefill vs decode
-TAKE_A_STEP = "Take a decode step (Next token) to compare its time with the prefill."
+TAKE_A_STEP = ("Take a decode step (Next token) to compare its time with the prefill. Only steps this tab ran alone "
+               "are timed: a pass shared with other tabs' steps carries their rows too.")
 SHORT_PROMPT = "With a very short prompt the prefill has little to share per token; try a longer prompt."
 
 
@@ -179,7 +182,8 @@ def phase_text(times: PhaseTimes) -> str:
     """The measured times, and what their ratio says about what limits each phase on this machine."""
     return (f"Prefill: {times.prefill_ms:.1f} ms for {times.prefill_tokens} prompt tokens = "
             f"**{times.prefill_ms_per_token:.2f} ms per token**. Decode step: **{times.decode_ms_median:.2f} "
-            f"ms** (median of {times.decode_steps} forward passes), {times.ratio:.1f}× the prefill cost per token."
+            f"ms** (median of {times.decode_steps} forward passes this tab ran alone, none shared with other tabs' "
+            f"steps), {times.ratio:.1f}× the prefill cost per token."
             "\n\nThe prefill pushes many tokens through each weight matrix at once; a decode step reads every "
             "weight and the whole cache to produce one token. " + phase_reading(times.ratio))
 

@@ -8,6 +8,7 @@ Every function takes the state as a mapping (``st.session_state`` on the page, a
 """
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, MutableMapping
@@ -18,6 +19,7 @@ from autoreg_core.batching import StepBudget, step_budget
 from autoreg_core.spec import ModelSpec, dtype_name
 from autoreg_ui import keys, measuring, measuring_text, messages
 from autoreg_ui.format import human_bytes, human_count, ms, ratio
+from autoreg_ui.lessons.cost import text
 
 LENGTH_CHOICES = [16, 32, 64, 128, 256, 512, 768, 1024, 1536, 2048]
 NOTHING_MEASURED = "The race was stopped before the first length was measured."
@@ -218,6 +220,32 @@ def attention_share(spec: ModelSpec, L: int) -> float:
     return spec.attention_flops_per_key * L / spec.flops_step(L, True)
 
 
+def naive_attention_share(spec: ModelSpec, L: int) -> float:
+    """Share of a naive step's FLOPs spent on causal attention at length L (L(L+1)/2 keys)."""
+    return spec.attention_flops_per_key * (L * (L + 1) // 2) / spec.flops_step(L, False)
+
+
+def per_doubling(short: float, long: float, short_len: int, long_len: int) -> float:
+    """A ratio of two values at two lengths, as a factor per doubling of the length."""
+    return (long / short) ** (1 / math.log2(long_len / short_len))
+
+
+def naive_growth(spec: ModelSpec, points: list[cost.CostPoint]) -> str | None:
+    """The naive step's measured growth over the longest doubling the race covers, and the counted one."""
+    if len(points) < 2:
+        return None
+    last = max(points, key=lambda p: p.length)
+    shorter = [p for p in points if p.length <= last.length // 2] or [p for p in points if p.length < last.length]
+    if not shorter:
+        return None
+    prev = max(shorter, key=lambda p: p.length)
+    measured = per_doubling(prev.naive_ms, last.naive_ms, prev.length, last.length)
+    counted = per_doubling(spec.flops_step(prev.length, False), spec.flops_step(last.length, False),
+                           prev.length, last.length)
+    return text.naive_growth_sentence(measured, prev.length, last.length, counted,
+                                      naive_attention_share(spec, last.length))
+
+
 def throughputs(spec: ModelSpec, points: list[cost.CostPoint]) -> dict[str, float] | None:
     """FLOPs per ms that best map each count onto its measured times (None before any measurement)."""
     if not points:
@@ -232,7 +260,7 @@ def measured_vs_counted(spec: ModelSpec, points: list[cost.CostPoint]) -> str:
             "The right axes are scaled by one throughput each, chosen to best match the count: the naive steps run "
             f"at about **{scale['naive'] / 1e6:,.1f} GFLOP/s**, the cached steps at only "
             f"**{scale['cached'] / 1e6:,.1f} GFLOP/s**. Same model, same machine: the difference is the subject of "
-            "the next section.")
+            "the next section." + (f"\n\n{growth}" if (growth := naive_growth(spec, points)) else ""))
 
 
 def fit_lines(fitted: dict[str, cost.Fit | None]) -> list[str]:
@@ -267,7 +295,9 @@ def verdict(budget: StepBudget, measured_ms: float | None) -> str:
         return line + (" That is well above both limits: other work on the machine during the race, or the fixed "
                        "cost of launching each small operation (Python, kernel dispatch), weighs more than the bytes.")
     if measured_ms < budget.compute_ms * 2:
-        return line + " Closer to the compute limit than expected: the weights may fit in this machine's caches."
+        return line + (f" That is within 2× of the compute limit: on this machine the measured matmul peak is low "
+                       f"enough that the arithmetic ({budget.compute_ms:,.1f} ms at the peak) weighs as much as "
+                       "streaming the bytes.")
     return line + " Most of a decode step is spent streaming bytes, not doing arithmetic."
 
 

@@ -40,7 +40,7 @@ def step_time_figure(points: list[CostPoint], fits: dict[str, Fit | None] | None
                              hovertemplate="cached %{y:.1f} ms<extra></extra>"))
     if fits and L:
         xs = np.linspace(min(L), max(L), 100)
-        for kind, color, label in (("naive", NAIVE_COLOR, "quadratic fit"), ("cached", CACHED_COLOR, "linear fit")):
+        for kind, color, label in (("naive", NAIVE_COLOR, "fit a + bL + cL²"), ("cached", CACHED_COLOR, "fit a + bL")):
             fit = fits.get(kind)
             if fit is not None:
                 fig.add_trace(go.Scatter(x=xs, y=fit(xs), mode="lines", name=f"{kind}: {label}",

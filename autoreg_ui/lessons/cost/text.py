@@ -58,8 +58,34 @@ def counts_intro(spec: ModelSpec) -> str:
             "counts as 2 FLOPs; the step that produces position L:")
 
 
-MAX_LENGTH_HELP = ("The naive steps' time grows about with the square of the length, so each doubling of the longest "
-                   "length makes the race roughly four times longer; lengths already measured are kept.")
+MAX_LENGTH_HELP = ("A naive step pushes all L positions through the weights, so its time grows at least in proportion "
+                   "to L (attention adds a part that grows with L², a larger share the longer the text): each "
+                   "doubling of the longest length adds steps at least twice as slow as the slowest so far. The "
+                   "race measures the factor. Lengths already measured are kept.")
+
+# Boundaries for reading a measured time ratio per doubling of the length (linear: ×2, quadratic: ×4).
+SUBLINEAR_BELOW, LINEAR_BELOW, QUADRATIC_FROM = 1.5, 2.5, 3.5
+
+
+def growth_reading(ratio_per_doubling: float) -> str:
+    """A growth rate in words, from the measured (or counted) time ratio per doubling of the length."""
+    r = ratio_per_doubling
+    if r < SUBLINEAR_BELOW:
+        return f"slower than linear (×{r:.2f} per doubling): fixed costs per step still weigh at these lengths"
+    if r < LINEAR_BELOW:
+        return f"about linear (×{r:.2f} per doubling)"
+    if r < QUADRATIC_FROM:
+        return f"faster than linear, short of quadratic (×{r:.2f} per doubling)"
+    return f"about quadratic (×{r:.2f} per doubling)"
+
+
+def naive_growth_sentence(measured: float, short: int, long: int, counted: float, attention_share: float) -> str:
+    """How one naive step's time grew from L = ``short`` to ``long``, measured and counted, per doubling;
+    ``attention_share``: causal attention's share of a naive step's FLOPs at ``long`` (from the model's shape)."""
+    return (f"One naive step's time grew **{growth_reading(measured)}** from L = {short:,} to {long:,}, measured. "
+            f"By the counts it grows {growth_reading(counted)}: a naive step is mostly 2·N_body·L weight FLOPs, and "
+            f"causal attention is {attention_share:.0%} of its FLOPs at L = {long:,}. What is quadratic is the "
+            r"total over T tokens, $\frac{T(T+1)}{2}$ positions, because every one of the T steps is that long.")
 
 
 def attention_share(length: int, share: float, crossover: int) -> str:
@@ -107,25 +133,53 @@ def memory_bound(budget, naive_intensity: float) -> str:
     """Which limit a decode step sits under, and a naive step at the same length, from their intensities
     and this machine's measured ridge (``naive_intensity``: ``ModelSpec.arithmetic_intensity(L, cached=False)``)."""
     if budget.intensity < budget.ridge:
-        decode = (f"With {budget.intensity:.2f} FLOP/byte, left of this machine's ridge at {budget.ridge:,.1f}, a decode "
-                  "step is **memory-bound**: it waits on memory, and the processor could do its arithmetic many times "
-                  "over while the weights stream in.")
+        decode = (f"With {budget.intensity:.2f} FLOP/byte, left of this machine's ridge at {budget.ridge:,.1f}, "
+                  "a decode step is **memory-bound**: it waits on memory, and the processor could do its arithmetic "
+                  "many times over while the weights stream in.")
     else:
         decode = (f"With {budget.intensity:.2f} FLOP/byte, at or right of this machine's ridge at {budget.ridge:,.1f}, "
                   "this decode step is **compute-bound** here: the arithmetic, not the bytes, sets its pace (a long "
                   "cache adds FLOPs, or the measured matmul peak is low).")
     bound = "compute-bound" if naive_intensity >= budget.ridge else "still memory-bound"
     naive = (f" A naive step (like a prefill) uses every weight for all {budget.L:,} positions at once: "
-             f"{naive_intensity:,.1f} FLOP/byte, {_side(naive_intensity, budget.ridge)}, so it is {bound} here. "
-             "Batching many sequences raises a decode step's intensity the same way.")
-    return decode + naive
+             f"{naive_intensity:,.1f} FLOP/byte, {_side(naive_intensity, budget.ridge)}, so it is {bound} here. ")
+    return decode + naive + batched_intensity_sentence(budget)
+
+
+BATCH_SHOWN = 32  # the batch the sentence quotes (the serving page's largest)
+
+
+def batched_intensity(budget, batch: int) -> float:
+    """FLOP/byte of a decode step of ``batch`` rows at the budget's length: the weights are read once for all
+    rows, each row reads its own KV cache and does its own FLOPs (from a ``batching.StepBudget``)."""
+    rows = max(1, budget.batch)
+    flops, cache = budget.flops / rows, budget.cache_bytes / rows
+    return batch * flops / (budget.weight_bytes + batch * cache)
+
+
+def batched_intensity_sentence(budget) -> str:
+    """What batching does to a decode step's intensity at this length, from the byte and FLOP counts."""
+    rows = max(1, budget.batch)
+    flops, cache = budget.flops / rows, budget.cache_bytes / rows
+    text = (f"Batching shares only the weight reads: each row reads its own KV cache. At L = {budget.L:,}, "
+            f"{BATCH_SHOWN} rows do {batched_intensity(budget, BATCH_SHOWN):,.2f} FLOP/byte")
+    if cache <= 0:
+        return text + ", and more rows keep raising it."
+    ceiling = flops / cache
+    if ceiling <= budget.ridge:
+        return (text + f", and no batch gets past {ceiling:,.2f} FLOP/byte (a row's FLOPs ÷ its cache bytes), "
+                f"below this machine's ridge at {budget.ridge:,.1f}: at this length a batched decode step stays "
+                "memory-bound however many rows share the weights.")
+    rows_at_ridge = budget.ridge * budget.weight_bytes / (flops - budget.ridge * cache)
+    return (text + f"; about {rows_at_ridge:,.0f} rows would reach this machine's ridge at {budget.ridge:,.1f} "
+            f"(no batch gets past {ceiling:,.1f} FLOP/byte, a row's FLOPs ÷ its cache bytes).")
 
 
 def cpu_vs_gpu(on_cuda: bool, last: CostPoint | None) -> str:
     """Why the measured ratio looks as it does on this device (``last``: the race's longest point, if run)."""
     speed = f" Here the cache wins {ratio(last.speedup)} at L = {last.length}." if last is not None else ""
-    grows = (" Either way the naive total grows as T² against the cache's T, so the cache's advantage keeps growing "
-             "with length.")
+    grows = (" Either way the naive total's weight work grows as T² against the cache's T (attention adds a T² term "
+             "to the cached total too, and a T³ one to the naive), so the cache's advantage keeps growing with length.")
     if on_cuda:
         return ("Running on CUDA: a large GPU has a high ridge point (peak FLOP/s ÷ memory bandwidth), so a naive "
                 "step's L positions run on otherwise idle units and, at short lengths, cost about as much as a cached "

@@ -191,7 +191,8 @@ def lens_target(session, step: int) -> tuple[list[int], int | None]:
 # ---------------------------------------------------------------- prefill vs decode
 def phase_numbers(run: GreedyRun) -> list[Metric]:
     n = len(run.generated_ids)
-    return [("Time to first token", ms(run.first_token_ms), f"Prefill of {run.prompt_len} tokens, then one choice."),
+    return [("Time to first token", ms(run.first_token_ms),
+             f"No queue here: the prefill of {run.prompt_len} tokens, then one choice."),
             ("Tokens per second", f"{run.decode_tokens_per_second:.1f}",
              f"After the first: {n - 1} tokens, one decode pass each."),
             ("Prefill, per prompt token", f"{run.prefill_ms_per_token:.2f} ms", "The prefill pass ÷ prompt tokens."),

@@ -56,8 +56,10 @@ def lens_step_label(n_steps: int) -> str:
 
 
 # ---------------------------------------------------------------- 3 · prefill vs decode
+TTFT_HERE = "no queue on this page, so the prefill and the choice"  # the parts the inside page measures
 PREFILL_VS_DECODE = (
-    f"A server is judged by **time to first token** (TTFT: {TTFT_MEANS}) and **tokens per second** after it "
+    f"A server is judged by **time to first token** (TTFT, {TTFT_MEANS}; here {TTFT_HERE}) and **tokens per "
+    "second** after it "
     "(one decode pass per token). The prefill pushes many positions through each weight matrix at once, so one "
     "read of the weights serves every prompt token; a decode step reads every weight, and the whole cache, to "
     "produce one token. How much cheaper a prompt token is depends on what limits this machine, memory traffic "
@@ -94,14 +96,19 @@ def sweep_sentence(point: PrefillPoint) -> str:
 # ---------------------------------------------------------------- 4 · when the cache runs out
 CACHE_RUNS_OUT = (
     "The cache grows by one position per token per request; on a busy server it, not the weights, fills the "
-    "memory first. A server then can **queue** new requests, **preempt** one (drop its cache and recompute it "
-    "later, or swap it to CPU memory), or **bound** each request's cache by **evicting** old positions: a "
-    "**sliding window** keeps only the last W. (**Paging**, as in vLLM's PagedAttention, stores the cache in "
-    "fixed-size blocks so no memory is lost to gaps between requests; it packs more caches in, it does not "
-    "shrink one.) Below, the same greedy generation twice: with the full cache, and with transformers' "
-    "`DynamicSlidingWindowLayer` keeping W − 1 positions, so each new token sees itself and the last W − 1. "
-    "The prompt itself is still read with full attention in the prefill; the window bites from the first "
-    "decode step on.")
+    "memory first. A server running a full-attention model then **queues** new requests or **preempts** one "
+    "(drops its cache and recomputes it later, or swaps it to CPU memory); it does not drop positions, which "
+    "would change the answer. **Paging**, as in vLLM's PagedAttention, stores the cache in fixed-size blocks "
+    "taken as a request grows, so no request reserves room for its maximum length, and requests with a common "
+    "prefix share its blocks; it packs more caches in, it does not shrink one. A **sliding window** (keep only "
+    "the last W positions) is for models trained with one. Cutting a full-attention model's cache that way "
+    "drops the first tokens too, which hurts most (attention sinks: many heads put much of their weight on the "
+    "first token): StreamingLLM keeps those first tokens beside the window, and so does llama.cpp's context "
+    "shift. Below, what happens to this "
+    "model, trained with full attention, when its cache is cut anyway: the same greedy generation twice, with the "
+    "full cache and with transformers' `DynamicSlidingWindowLayer` keeping W − 1 positions, so each new token "
+    "makes W and sees itself and the last W − 1. The prompt itself is still read with full attention in the "
+    "prefill; the window bites from the first decode step on.")
 
 
 def window_captions(width: int) -> tuple[str, str]:
@@ -147,9 +154,9 @@ def unembed_sentence(u, text_tokens: int) -> str:
     bias = "It has a bias b." if u.has_bias else "This model's head has no bias, so b = 0."
     tied = (" Its W is the token embedding matrix itself (tied weights): the same rows that turn a token into a "
             "vector at the input score it at the output.") if u.tied else ""
-    return (f"Read now over the session's {text_tokens} tokens: h has {u.hidden_size} numbers (|h| = {u.hidden_norm:.2f}); "
-            f"W has {u.vocab:,} rows. {bias}{tied} W·h + b rebuilt from those tensors differs from the model's own "
-            f"logits by at most **{u.largest_gap:.2g}** over the whole vocabulary.")
+    return (f"Read now over the session's {text_tokens} tokens: h has {u.hidden_size} numbers "
+            f"(|h| = {u.hidden_norm:.2f}); W has {u.vocab:,} rows. {bias}{tied} W·h + b rebuilt from those tensors "
+            f"differs from the model's own logits by at most **{u.largest_gap:.2g}** over the whole vocabulary.")
 
 
 # ---------------------------------------------------------------- predict, then check (questions.py)
@@ -193,13 +200,13 @@ GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading o
         "Find the layer where the final token first becomes the top guess, for two different steps.",
         "What do the early layers seem to hold, if not the answer?"),
     "3 · Prefill vs decode, in the units people quote": (
-        f"Time to first token is {TTFT_MEANS}; after that the speed is tokens per second, one decode step per "
-        "token.",
+        f"Time to first token runs {TTFT_MEANS}; on this page there is no queue. After that the speed is tokens "
+        "per second, one decode step per token.",
         "Lengthen the prompt and see which of the two quoted figures changes.",
         "A service advertises 100 tokens per second. What did it leave out?"),
     "4 · When the cache runs out": (
-        "A model has a fixed context; past it, something must be dropped, and the window shows what the model "
-        "can no longer see.",
+        "When cache memory is full a server queues or preempts requests rather than drop positions; the window "
+        "below shows what this full-attention model loses when its cache is cut anyway.",
         "Shrink the window and step: when does the text lose track of the prompt?",
         "What would you keep if you could keep only a few old tokens?"),
     "5 · The whole loop on four tokens": (

@@ -101,7 +101,7 @@ def waits_figure(runs: dict[str, scheduler.ServeRun]) -> go.Figure:
                                  offsetgroup=policy, hovertemplate="%{x} first token at %{y:.2f} s<extra></extra>"))
     fig.update_layout(barmode="group", scattermode="group")
     fig.update_yaxes(title="seconds after the queue arrived", rangemode="tozero")
-    return _layout(fig, "Time to first token (tick) and latency (bar) of every request")
+    return _layout(fig, "Time to first token (tick: queued, prefill, first choice) and latency (bar), per request")
 
 
 # ---------------------------------------------------------------- 3 · speculative decoding

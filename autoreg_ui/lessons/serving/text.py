@@ -17,11 +17,12 @@ def _mean(values: list[float]) -> float:
     return fmean(values) if values else float("nan")
 
 INTRO = (
-    "A decode step reads every weight of the model to produce one token for one sequence: the processor mostly "
-    "waits for memory. Servers win that time back in four ways, each measured below on the loaded model on this "
-    "machine: **batching** (one weight read, many sequences), **continuous batching** (requests join and leave the "
-    "running batch at every step), **speculative decoding** (a cheap draft guesses, the model checks several "
-    "guesses in one pass, the output is unchanged) and **lower precision** (fewer bytes per weight).")
+    "A decode step reads every weight of the model to produce one token for one sequence, so on most hardware the "
+    "processor mostly waits for memory (the Naive vs KV cache page measures it on this machine). Servers win that "
+    "time back in four ways, each measured below on the loaded model on this machine: **batching** (one weight "
+    "read, many sequences), **continuous batching** (requests join and leave the running batch at every step), "
+    "**speculative decoding** (a cheap draft guesses, the model checks several guesses in one pass, every token "
+    "still drawn from the model's own distribution) and **lower precision** (fewer bytes per weight).")
 MEASURED_LIVE = (" Nothing below is precomputed: every number is measured when you press a button. "
                  "Measurements take turns, one at a time per server, because every student here shares the model.")
 
@@ -32,23 +33,29 @@ def measuring_now(label: str) -> str:
 
 BATCHING = (
     "Decode B sequences together and a step still reads every weight once; what grows with B is each row's own KV "
-    "cache on top, and the arithmetic. While the bytes dominate, extra rows are nearly free: the step barely slows "
-    "and B times as many tokens come out. Each sequence still waits one whole step per token, so throughput is "
-    "bought with a little latency.")
+    "cache on top, and the arithmetic. While the weight bytes dominate, a step of B rows takes far less than B "
+    "single-row steps, so up to B times as many tokens come out per second. Each sequence still waits one whole "
+    "step per token, so whatever the step slows is latency every sequence pays: the measurement below gives both "
+    "factors.")
+BATCHED_ROUNDING = ("batched logits differ from solo ones by rounding (under 1e-4 on the embedded model, a test "
+                    "measures it), enough to swap two tokens whose logits are that close")
 CONTINUOUS_BATCHING = (
     "Real requests differ in length. **Static batching** fills the slots and decodes until the longest member is "
     "done: finished rows keep their slot (and keep being computed) while the queue waits. **Continuous batching** "
     "looks at the batch after every step: finished rows leave, queued requests are prefilled and join the running "
-    "batch on the same KV cache (rows of different lengths are left-padded and masked). Both serve the same queue "
-    "greedily here; every request gets exactly the tokens it would get alone.")
+    "batch on the same KV cache (rows of different lengths are left-padded and masked: this app's way to batch; "
+    "vLLM-style servers run ragged batches over a paged cache instead). Both serve the same queue greedily here, "
+    f"and every request gets the tokens it would get alone unless a near-tie tips: {BATCHED_ROUNDING}.")
 SPECULATIVE = (
     "A **draft** guesses the next k tokens; the model reads the last token and all k guesses in **one verify pass** "
     "and so knows its own distribution p at each. Guess d (drafted with probability q) is kept with probability "
     "min(1, p(d)/q(d)); at the first rejection a token is drawn from max(0, p − q), renormalised, and the round "
     "ends; if all are kept the last position adds one more token. Every token then follows p exactly, so the output "
-    "is the model's own; greedy output is token for token that of plain decoding. No second model is embedded, so "
-    "the drafts here are **prompt lookup** (copy what followed the last two tokens earlier in the context) and an "
-    "**early exit** (the first layers of this same model, then its final norm and LM head).")
+    "is the model's own; greedy output is that of plain decoding, unless rounding tips a near-tie: the verify pass "
+    "computes k + 1 positions at once, and its logits differ from one-at-a-time steps by rounding. No second model "
+    "is embedded, so the drafts here are **prompt lookup** (find the last two tokens earlier in the context, or "
+    "failing that the last one, take the earliest match and copy what followed it) and an **early exit** (the "
+    "first layers of this same model, then its final norm and LM head).")
 OTHER_DRAFTS = "Other models of the operator's allowlist can draft if they share the tokenizer."
 SAMPLED_TEXTS_DIFFER = ("Sampling: speculative and plain runs draw different random numbers, so their texts differ; "
                         "what is equal is the distribution every token is drawn from (tested with many draws).")
@@ -62,14 +69,20 @@ PRECISION = (
     "Since a decode step waits for bytes, storing each weight in fewer of them lowers the floor on its time "
     "(bytes read ÷ bandwidth) and the memory a model needs, at the price of rounding every weight. Four real paths, "
     "built from the loaded model and compared with float32 over a fixed text: **bfloat16** (a torch copy); **int8** "
-    "(torch's dynamically quantized Linear layers: int8 weights *and* activations rounded to int8 at every step, "
-    "int8 products); **int8 weights only** (every weight stored as GGUF's Q8_0 stores it, int8 values in blocks of "
-    "32 with a 16-bit scale each, 8.5 bits per weight, while activations and products stay float32: what llama.cpp "
-    "and most servers do with 8-bit weights); and float32 weights with an **fp8 KV cache** (transformers' "
+    "(torch's dynamically quantized Linear layers: int8 weights *and* activations rounded to int8 at every step "
+    "with **one scale per tensor**, int8 products); **int8 weights only** (every weight stored as GGUF's Q8_0 "
+    "stores it, int8 values in blocks of 32 with a 16-bit scale each, 8.5 bits per weight; here the activations "
+    "and products stay float32, a reference for what rounding the weights alone costs); and float32 weights with "
+    "an **fp8 KV cache** (transformers' "
     "`QuantizedCache` with its fp8 backend: one byte per value and one scale per tensor, fixed at the first "
     "update, so new positions are appended as they come. Its 4-bit backends, quanto and HQQ, differ: they keep "
     "the most recent tokens, 128 by default, in full precision and quantize them in chunks, a residual window "
-    "that a bytes-per-value figure leaves out; the cache bytes shown here are measured from whatever is stored).")
+    "that a bytes-per-value figure leaves out; the cache bytes shown here are measured from whatever is stored). "
+    "Real kernels differ from the float32 reference: llama.cpp's CPU kernels for Q8_0 and Q4_1 round each "
+    "activation vector to 8 bits too, in blocks of 32 with a scale of their own, and multiply in integers (the "
+    "embedded Q4_1 file runs that way there); GPU weight-only kernels multiply in fp16 or bf16. What decides the "
+    "damage is the **scale granularity**: one scale per 32 values costs little, one scale per tensor (torch's "
+    "dynamic int8 below) is what collapses.")
 EMBEDDED_WEIGHTS = (
     "The embedded weights were already 4-bit in the GGUF file they ship in (Q4_1: blocks of 32 weights sharing a "
     "16-bit scale and a 16-bit minimum, so 4 + 32/32 = **5 bits per weight** once the scales are counted; the "
@@ -83,7 +96,27 @@ def precision_caption(cache_positions: int, quality_positions: int) -> str:
 
 
 def dial_label(bits: tuple[int, ...]) -> str:
-    return f"Round the weights to {bits[0]}…{bits[-1]} bits"
+    return f"Round the layers' weights to {bits[0]}…{bits[-1]} bits"
+
+
+DIAL_KEEPS = ("The dial rounds the decoder layers' Linear weights only: the token embedding and the LM head (one "
+              "tied matrix in SmolLM2) stay float32.")
+
+
+BARELY_SLOWER = 1.2  # a batched step under this many single-row steps "barely slowed"
+
+
+def step_growth_reading(step_ratio: float, batch: int) -> str:
+    """A batched step's time against a single row's, in words, from the measured ratio."""
+    if step_ratio < BARELY_SLOWER:
+        return f"the step barely slowed (×{step_ratio:,.2f}) for {batch}× the rows"
+    if step_ratio < batching.FREE_SLACK:
+        return f"the step took ×{step_ratio:,.2f} the time for {batch}× the rows: the extra rows cost little"
+    if step_ratio < batch:
+        return (f"the step took ×{step_ratio:,.2f} the time for {batch}× the rows: each row cost less than alone, "
+                "but far from nothing")
+    return (f"the step took ×{step_ratio:,.2f} the time for {batch}× the rows: no gain, the rows cost as much "
+            "together as alone")
 
 
 def batching_sentences(sweep: batching.BatchSweep, spec, bandwidth: float, peak: float) -> list[str]:
@@ -91,44 +124,60 @@ def batching_sentences(sweep: batching.BatchSweep, spec, bandwidth: float, peak:
     one, last = sweep.point(1), (sweep.points[-1] if sweep.points else None)
     if one is None or last is None or last.batch == 1:
         return []
+    slow, gain = last.step_ms / one.step_ms, last.tokens_per_s / one.tokens_per_s
     out = [f"One row: **{one.step_ms:,.0f} ms** per decode step, {one.tokens_per_s:,.0f} tokens/s. "
-           f"{last.batch} rows: **{last.step_ms:,.0f} ms** per step, {last.step_ms / one.step_ms:,.1f}× the time "
-           f"for {last.batch}× the tokens: **{last.tokens_per_s / one.tokens_per_s:,.1f}× the throughput**. "
-           f"Each sequence now waits {last.step_ms:,.0f} ms for every token instead of {one.step_ms:,.0f} ms: the "
-           "server buys throughput with a little latency."]
+           f"{last.batch} rows: **{last.step_ms:,.0f} ms** per step; {step_growth_reading(slow, last.batch)}: "
+           f"**{gain:,.1f}× the throughput**. Each sequence now waits {last.step_ms:,.0f} ms for every token instead "
+           f"of {one.step_ms:,.0f} ms: the server buys {gain:,.1f}× the throughput with {slow:,.1f}× the latency per "
+           "token."]
     free = sweep.nearly_free_until()
-    out.append(f"Up to **batch {free}** a step took less than {batching.FREE_SLACK:g}× a single-row step: "
-               "the extra rows rode along on the same weight read, nearly free.")
+    second = min((p for p in sweep.points if p.batch > 1), key=lambda p: p.batch)
+    if free is None or free <= 1:
+        out.append(f"Already at batch {second.batch} a step took {second.step_ms / one.step_ms:,.2f}× a single-row "
+                   f"step, not less than {batching.FREE_SLACK:g}×: on this machine extra rows were not cheap (other "
+                   "work on the cores, or products too small to run faster batched).")
+    else:
+        at = sweep.point(free)
+        out.append(f"Up to **batch {free}** a step took less than {batching.FREE_SLACK:g}× a single-row step "
+                   f"({at.step_ms / one.step_ms:,.2f}× at batch {free}): the extra rows rode along on the same "
+                   "weight read.")
     ridge = batching.ridge_batch(spec, sweep.context, bandwidth, peak)
     if ridge < 10_000:
         out.append(f"By the counts, at this machine's measured bandwidth and matmul peak the arithmetic would take "
                    f"as long as the bytes at about **B ≈ {ridge:,.0f}**; beyond that every row costs its full "
                    "share of FLOPs." + (" The measured curve bends earlier: a CPU gets nowhere near its matmul peak "
-                                       "on these small products." if free < ridge else ""))
+                                       "on these small products." if (free or 1) < ridge else ""))
     best = max(sweep.points, key=lambda p: p.tokens_per_s)
     if best.batch < last.batch:
-        out.append(f"Throughput peaked at batch {best.batch} ({best.tokens_per_s:,.0f} tokens/s) and fell after "
-                   "it: here the step had become compute-bound (or other work on the machine took the cores), so "
-                   "more rows only made every sequence wait longer.")
+        out.append(f"Throughput peaked at batch {best.batch} ({best.tokens_per_s:,.0f} tokens/s) and fell to "
+                   f"{last.tokens_per_s:,.0f} at batch {last.batch}. Being compute-bound would only flatten it; a fall "
+                   "means each extra row cost more than its share: its own cache reads, larger intermediate tensors "
+                   "that no longer fit the processor's caches, or other work on the machine taking the cores.")
     return out
 
 
+TTFT_PARTS = "waiting for a row, then its prefill, then the first choice"  # what the serving page's TTFT holds
+
+
 def serving_sentences(runs: dict[str, scheduler.ServeRun]) -> list[str]:
-    """The comparison in words, including when continuous batching is not faster and why."""
+    """The comparison in words, each direction ("faster", "sooner") read from the measured numbers."""
     static, continuous = runs.get(scheduler.STATIC), runs.get(scheduler.CONTINUOUS)
     if not (static and continuous and static.done and continuous.done):
         return []
     ttft = [_mean([s.first_token_ms for s in run.finished()]) for run in (static, continuous)]
+    sooner = ttft[1] < ttft[0]
+    why = ("a queued request starts as soon as any row frees up, not when the whole batch ahead of it is done"
+           if sooner else "here the waiting it saved did not pay for the prefills of requests joining the batch")
     out = [f"Continuous batching served the queue at **{continuous.tokens_per_s:,.1f} tokens/s** against "
            f"{static.tokens_per_s:,.1f} for static batches, and the first token came after **{ttft[1] / 1000:,.2f} s** "
-           f"on average instead of {ttft[0] / 1000:,.2f} s: a queued request starts as soon as any row frees up, "
-           f"not when the whole batch ahead of it is done. Static batching spent {static.wasted_rows} row-steps "
-           "computing for requests that had already finished."]
+           f"on average instead of {ttft[0] / 1000:,.2f} s ({'sooner' if sooner else 'later'}; time to first token "
+           f"counts from the moment the queue arrived: {TTFT_PARTS}): {why}. Static batching spent "
+           f"{static.wasted_rows} row-steps computing for requests that had already finished."]
     if continuous.tokens_per_s < static.tokens_per_s:
         out.append(f"Here continuous batching was **slower** in tokens/s: it made {continuous.forward_passes} model "
                    f"passes against {static.forward_passes}, one extra prefill pass each time requests joined, and "
                    "on a CPU every pass carries a fixed cost. With few rows and short answers that outweighs the "
-                   "padding it saves; its win in waiting time stays.")
+                   "padding it saves" + ("; its win in waiting time stays." if sooner else "."))
     return out
 
 
@@ -161,13 +210,28 @@ def speculative_sentence(case, run: speculative.Speculated) -> str:
 SLOWER_BECAUSE = {
     precision.BF16: "this CPU has no fast bfloat16 matrix unit, so the products convert to float32 and back as they "
                     "go: half the bytes, more work per byte",
-    precision.INT8: "dynamic quantization also rounds every activation to int8 at every step and small int8 products "
-                    "have overheads of their own, so a quarter of the weight bytes need not give a quarter of the time",
-    precision.INT8_WEIGHTS: "this build has no fused int8 kernel: each layer unpacks its int8 weight into a float32 copy "
-                            "at every step and multiplies that, so it reads the small weights and then a full-size "
-                            "copy (llama.cpp unpacks inside the product and is faster than float32)",
+    precision.INT8: ("dynamic quantization also rounds every activation to int8 at every step and small int8 "
+                     "products have overheads of their own, so fewer weight bytes need not give proportionally less "
+                     "time"),
+    precision.INT8_WEIGHTS: ("this build has no fused int8 kernel: each layer unpacks its int8 weight into a float32 "
+                             "copy at every step and multiplies that, so it reads the small weights and then a "
+                             "full-size copy (llama.cpp's CPU kernel builds no copy: it rounds the activations to 8 "
+                             "bits in blocks of 32 and multiplies the int8 values in integers)"),
     precision.FP8_CACHE: "transformers' fp8 cache turns the whole cache back into float32 at every step",
 }
+
+
+KEPT_TOP1 = 0.99  # weight-only rounding "lost almost nothing" while top-1 agreement stays at or above this
+
+
+def weights_only_reading(quality: precision.Quality) -> str:
+    """What rounding the weights alone (blocks of 32, a scale each) cost, worded from its measured agreement."""
+    numbers = f"top-1 agreement {quality.top1:.0%}, KL {quality.kl_bits:.2g} bits"
+    if quality.top1 >= KEPT_TOP1:
+        return f"The weights alone, one scale per 32 values, lose almost nothing at 8 bits ({numbers})"
+    if quality.top1 >= COLLAPSE_TOP1:
+        return f"The weights alone, one scale per 32 values, lose a little at 8 bits ({numbers})"
+    return f"Even the weights alone, one scale per 32 values, moved far at 8 bits here ({numbers})"
 
 
 def precision_sentences(rows: list[precision.PrecisionRow]) -> list[str]:
@@ -193,10 +257,10 @@ def precision_sentences(rows: list[precision.PrecisionRow]) -> list[str]:
         out.append(f"- **int8** moved far from float32 (top-1 agreement {int8.quality.top1:.0%}). torch's dynamic "
                    "int8 rounds the activations too, with one scale per activation tensor at every step, and the "
                    "inputs of each MLP's down projection carry a few huge outlier values, a known trait of LLMs: "
-                   "one scale stretched over them leaves the ordinary values only a handful of levels. The weights "
-                   "alone lose almost nothing at 8 bits"
-                   + (f" (the weight-only row: top-1 agreement {q8.quality.top1:.0%}, KL {q8.quality.kl_bits:.2g} bits)"
-                      if (q8 := by_name.get(precision.INT8_WEIGHTS)) is not None else " (the dial below)")
+                   "one scale stretched over them leaves the ordinary values only a handful of levels. "
+                   + (weights_only_reading(q8.quality) if (q8 := by_name.get(precision.INT8_WEIGHTS)) is not None
+                      else "The weights alone, rounded in blocks of 32 with a scale each, are measured by the dial "
+                           "below")
                    + "; production int8 keeps the outlier channels in 16 bits (LLM.int8) or moves the scale into the "
                    "weights (SmoothQuant).")
     return out
@@ -219,7 +283,7 @@ def dial_sentence(curves: dict[str, list[tuple[int, precision.Quality]]]) -> str
             parts.append("8 bits is exact too, since each block's 16 levels are among its 256 (255 = 15 × 17), while "
                          "5 and 6 bits place their levels in between and round the stored values off them: more "
                          "bits is not always closer")
-    return " · ".join(parts) + "."
+    return " · ".join(parts) + ". " + DIAL_KEEPS
 
 
 # ---------------------------------------------------------------- this server, right now
@@ -270,8 +334,9 @@ SERVING_BATCH = ("One decode step for 8 sequences instead of 1, each at 256 toke
                  "does it read?",
                  ("about the same (under 2×)", "about 4×", "about 8×"),
                  "**{ratio:.2f}×**: the {weights} of weights are read once per step whatever the batch; only the "
-                 "caches grow ({cache_1} for one sequence, {cache_8} for eight). That is why batching is nearly free "
-                 "while a step is memory-bound.")
+                 "caches grow ({cache_1} for one sequence, {cache_8} for eight). That is why, while a step is "
+                 "memory-bound, one step for 8 sequences costs far less than 8 steps; the Batching section measures "
+                 "how much less on this machine.")
 SERVING_MEMORY = ("32 users at 2,048 tokens each on this model: what takes more memory, the weights or the KV caches?",
                   ("the weights", "the KV caches"),
                   "Weights **{weights}**, caches **{caches}** (32 × 2,048 positions × {per_token} each). {reading}")
@@ -299,8 +364,9 @@ GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading o
         "Compare the total time and the idle slots of both schedules.",
         "Which users gain most from continuous batching: the short requests or the long ones?"),
     "3 · Speculative decoding": (
-        "A cheap draft proposes several tokens and the model checks them all in one pass; the output follows the "
-        "model exactly, and the speed depends on how many drafted tokens are kept.",
+        "A cheap draft proposes several tokens and the model checks them all in one pass; every token is still "
+        "drawn from the model's own distribution (greedy: the same tokens unless rounding tips a near-tie), and "
+        "the speed depends on how many drafted tokens are kept.",
         "Change the draft and compare its acceptance rate with its speed-up: do the two move together?",
         "Why can a bad draft make generation slower rather than wrong?"),
     "4 · Precision: fewer bytes per weight": (

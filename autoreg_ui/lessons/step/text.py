@@ -9,17 +9,30 @@ LOOP = (
     "values stored in the **KV cache** — one **decode step**."
 )
 CHAIN_RULE = r"P(x_1,\dots,x_T \mid \text{prompt}) = \prod_{t=1}^{T} P(x_t \mid \text{prompt}, x_{<t})"
+NEAR_TIE = ("rounding tips a near-tie: when other tabs step at the same moment, this server runs their steps and "
+            "yours as one batch, and batched logits differ from solo ones by under 1e-4")
 GENERATE_CALL = ("Every sidebar setting maps onto an argument of transformers' `generate`. With the same "
-                 "seed, this code produces exactly the tokens you get here by clicking **Next token** "
-                 "(a test checks it). `use_cache=True` is the KV cache; `pad_token_id` only matters when "
+                 "seed, this code produces the tokens you get here by clicking **Next token** (a test checks "
+                 f"it), unless {NEAR_TIE}. `use_cache=True` is the KV cache; `pad_token_id` only matters when "
                  "several prompts of different lengths run as one batch. `max_new_tokens` counts only "
                  "the tokens generated; the older `max_length` counts the prompt too, so a long prompt "
                  "leaves it less room. The sidebar's stop sequences are generate's `stop_strings` (it "
                  "needs the tokenizer to find them).")
 LOOP_CODE = ("What `generate` does inside, written out: one prefill over the prompt, then one decode step per "
              "token, each feeding only the newest token and reusing the `DynamicCache`. Run it in a notebook: "
-             "with the same seed it prints exactly the tokens this page gives (a test runs this very text). "
-             "Stop sequences are left out to keep it short.")
+             "with the same seed it prints the tokens this page gives (a test runs this very text), unless rounding "
+             "tips a near-tie as above. Stop sequences are left out to keep it short.")
+
+# The step metrics' help texts (the page's metric row).
+LOGPROB_HELP = "Σ log p(token | everything before it): the chain rule, in nats, under the model's raw softmax."
+PERPLEXITY_HELP = ("exp(−mean log-prob of the chosen tokens) under the model's raw softmax (not the filtered one): how "
+                   "surprised the model was by the tokens it got, as a number of equally likely choices. For greedy "
+                   "text it understates the model's uncertainty, since it always took the likeliest token; the "
+                   "entropy measures the hesitation.")
+ENTROPY_HELP = ("How spread out the model's raw softmax was at the last step (before the filters): its hesitation, "
+                "in bits.")
+LAST_STEP_HELP = ("Choosing the token plus one forward pass of one token on the KV cache (if other tabs stepped at the "
+                  "same moment, that pass carried their rows too).")
 
 
 def around_the_loop(n_tokens: int, dtype: str, last_ms: float | None = None) -> str:
@@ -51,7 +64,8 @@ def around_the_loop(n_tokens: int, dtype: str, last_ms: float | None = None) -> 
   appears (set them in the sidebar); in chat mode the model's EOS is its end-of-turn marker.
 - **Making it faster.** *Quantization* stores weights in fewer bits (this very model ships as a 4-bit
   GGUF file, dequantized to {dtype} when loaded); *mixed precision* runs the matrix
-  products in 16-bit floats while keeping softmax, normalisation and sums (accumulation) in 32-bit; *speculative decoding* lets a cheap draft propose several tokens that the model checks in
+  products in 16-bit floats while keeping softmax, normalisation and sums (accumulation) in 32-bit;
+  *speculative decoding* lets a cheap draft propose several tokens that the model checks in
   one pass; *continuous batching* lets a server add and remove requests from a running batch every
   step. The KV cache itself is the first and biggest saving — see **Naive vs KV cache**.
 - **Other ways to write.** Non-autoregressive and diffusion-style models predict many positions at

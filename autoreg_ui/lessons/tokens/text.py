@@ -9,12 +9,16 @@ INTRO = ("The model never sees letters. A tokenizer cuts the text into pieces fr
 BOX = "Text to tokenize"
 TABLE_NOTE = ("**piece** is the vocabulary entry itself (this tokenizer writes a leading space as Ġ and a "
               "newline as Ċ); **bytes** are what it stands for; **text** is the characters it completes. A "
-              "token that ends in the middle of a character shows its bytes in ⟨ ⟩ instead of a broken '�': "
-              "the next token completes the character.")
-SCRIPTS_TITLE = "Other scripts cost more tokens"
-SCRIPTS_INTRO = ("The same short sentence in several scripts, tokenized live. A vocabulary learned mostly from "
-                 "English text has few pieces for other scripts, so they take more tokens per character: "
-                 "more decode steps, more KV cache and more cost for the same meaning.")
+              "token that holds only part of a character shows its bytes in ⟨ ⟩ instead of a broken '�': the "
+              "character's other bytes are in the tokens next to it (a character of 2 to 4 UTF-8 bytes can be "
+              "split over up to as many tokens).")
+SCRIPTS_TITLE = "The same sentence costs more tokens in other scripts"
+SCRIPTS_INTRO = ("The same short sentence in several scripts, tokenized live, ranked by its token count against "
+                 "English's. A vocabulary learned mostly from English text has few pieces for other scripts, so the "
+                 "same sentence takes more tokens there: more decode steps, more KV cache and more cost for the same "
+                 "meaning. Tokens per character is a side column only: a Chinese character carries far more of the "
+                 "meaning than a Latin letter, so per character it cannot compare cost.")
+BASELINE = "English"  # the script every other one is compared with
 # The same idea in each script (our own sentences), plus emoji and code.
 SAMPLES = {
     "English": "The cat is sleeping on the warm mat.",
@@ -34,13 +38,40 @@ def count_sentence(tokens: int, characters: int, utf8_bytes: int) -> str:
             f"{per:.2f} tokens per character.")
 
 
+def versus_baseline(row, rows) -> float:
+    """Tokens for the same sentence relative to English's (``rows``: ``tokens.ScriptCount``; nan without English)."""
+    base = next((r for r in rows if r.name == BASELINE), None)
+    return row.tokens / base.tokens if base is not None and base.tokens else float("nan")
+
+
+def ranked_scripts(rows) -> list:
+    """The scripts by their token count for the same sentence, cheapest first."""
+    return sorted(rows, key=lambda r: r.tokens)
+
+
 def scripts_sentence(rows) -> str:
-    """Which sample costs most and least per character (``rows``: ``tokens.ScriptCount``)."""
-    ranked = sorted(rows, key=lambda r: r.tokens_per_character)
-    low, high = ranked[0], ranked[-1]
-    return (f"Here **{high.name}** takes {high.tokens_per_character:.2f} tokens per character and "
-            f"**{low.name}** {low.tokens_per_character:.2f}: "
-            f"{high.tokens_per_character / max(low.tokens_per_character, 1e-9):.1f}× as many for each character.")
+    """Which script costs most and least for the same sentence, against English (``rows``: ``tokens.ScriptCount``)."""
+    ranked = ranked_scripts(rows)
+    if not ranked:
+        return ""
+    base = next((r for r in rows if r.name == BASELINE), None)
+    if base is None or not base.tokens:
+        low, high = ranked[0], ranked[-1]
+        return (f"For the same sentence **{high.name}** takes {high.tokens} tokens and **{low.name}** {low.tokens}: "
+                f"{high.tokens / max(low.tokens, 1):.1f}× as many.")
+    dearer = [r for r in ranked if r.tokens > base.tokens]
+    cheaper = [r for r in ranked if r.tokens < base.tokens]
+    text = f"For the same sentence {BASELINE} takes **{base.tokens} tokens**."
+    if dearer:
+        high = dearer[-1]
+        text += (f" The costliest is **{high.name}**: {high.tokens} tokens, **{high.tokens / base.tokens:.1f}×** "
+                 f"{BASELINE}'s" + (f"; {', '.join(f'{r.name} {r.tokens / base.tokens:.1f}×' for r in dearer[:-1])}"
+                                   if len(dearer) > 1 else "") + ".")
+    if cheaper:
+        text += " Fewer than English: " + ", ".join(f"{r.name} {r.tokens}" for r in cheaper) + "."
+    if not dearer and not cheaper:
+        text += " Every script here takes as many."
+    return text
 
 
 def token_rows(views) -> list[dict]:
@@ -50,10 +81,11 @@ def token_rows(views) -> list[dict]:
 
 
 def script_rows(rows) -> list[dict]:
-    """The scripts table."""
-    return [{"script": r.name, "text": r.text, "characters": r.characters, "UTF-8 bytes": r.utf8_bytes,
-             "tokens": r.tokens, "tokens per character": round(r.tokens_per_character, 2),
-             "tokens shown as bytes": r.partial_tokens} for r in rows]
+    """The scripts table, ranked by tokens for the same sentence; tokens per character is a side column."""
+    return [{"script": r.name, "text": r.text, "tokens": r.tokens,
+             f"× {BASELINE}": round(versus_baseline(r, rows), 2), "characters": r.characters,
+             "UTF-8 bytes": r.utf8_bytes, "tokens per character (side column)": round(r.tokens_per_character, 2),
+             "tokens shown as bytes": r.partial_tokens} for r in ranked_scripts(rows)]
 
 
 # ---------------------------------------------------------------- vocabulary sizes, with sources
@@ -66,7 +98,8 @@ PUBLISHED_VOCABS = (
     ("GPT-2 (2019)", 50_257, "Radford et al. 2019, and the released tokenizer"),
     ("Llama 2 (2023)", 32_000, "Touvron et al. 2023, Llama 2 paper"),
     ("Llama 3 (2024)", 128_256, "Meta, Llama 3 model card and tokenizer config"),
-    ("GPT-4o (2024)", 200_000, "OpenAI tiktoken, o200k_base encoding: 200,000 merged pieces, plus a few special tokens"),
+    ("GPT-4o (2024)", 200_000,
+     "OpenAI tiktoken, o200k_base encoding: 200,000 merged pieces, plus a few special tokens"),
 )
 
 
@@ -84,7 +117,7 @@ TOKENS_SCRIPT = ("Which needs more tokens for the same sentence: English or Tami
                  ("English", "Tamil", "about the same"),
                  "Tokenized now: English **{en_tokens}** tokens for {en_chars} characters, Tamil **{ta_tokens}** "
                  "for {ta_chars}. A vocabulary learned mostly from English splits other scripts into small pieces, "
-                 "down to single bytes.")
+                 "down to byte pieces.")
 TOKENS_SPACE = ("Are “Paris” and “ Paris” (with a leading space) the same token?",
                 ("yes", "no"),
                 "{reading}: “Paris” is id {plain_ids} and “ Paris” is id {space_ids}.")
@@ -107,9 +140,11 @@ GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading o
         "Type the same word with and without a capital, and with and without a leading space.",
         "Why might a model be bad at counting the letters in a word?"),
     "scripts": (
-        "The same sentence is counted in tokens per character for each script; a character the vocabulary has "
-        "no piece for is spelled out in single bytes.",
-        "Compare tokens per character for English and Tamil.",
+        "The same sentence is counted in tokens for each script and compared with English's; a character the "
+        "vocabulary has no piece for is spelled out in byte pieces, so one character can span several tokens "
+        "(🐈: a 2-byte piece, then two 1-byte pieces).",
+        "Compare the tokens English and Tamil need for the same sentence, then their tokens per character: why do "
+        "the two comparisons differ?",
         "Who pays more for the same message when a service charges per token?"),
     "vocabs": (
         "The loaded model's row is read from its tokenizer now; the other rows are published sizes, with where "

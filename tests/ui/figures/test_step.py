@@ -106,3 +106,13 @@ def test_token_strip_shades_each_chip_by_its_probability(tiny):
         assert f".tokstrip .p{shade}{{background:{palette.prob_color(shade / palette.PROB_STEPS)}}}" in out
     assert [palette.prob_shade(p) for p in (0.0, 0.024, 0.026, 0.5, 1.0, 2.0)] == [0, 0, 1, 10, 20, 20]
     assert len(re.findall(r"\.tokstrip \.p\d+\{", out)) == palette.PROB_STEPS + 1
+
+
+def test_a_chip_holding_part_of_a_character_does_not_say_the_next_token_completes_it():
+    from autoreg_core.tokens import TokenView
+
+    # 🐈 is f0 9f 90 88: a 2-byte piece then two 1-byte pieces, so "half, the rest in the next token" is wrong
+    views = [TokenView(1, "ðŁ", b"\xf0\x9f", ""), TokenView(2, "Ĳ", b"\x90", ""), TokenView(3, "Ī", b"\x88", "🐈")]
+    html = token_strip_html(views, [], 3)
+    assert html.count("part of a UTF-8 character: its other bytes are in the tokens next to it") == 2
+    assert "the rest comes in the next token" not in html
