@@ -135,7 +135,8 @@ def test_calculator_weights_and_cache_precisions_differ(embedded):
     assert at.select_slider(key="att_seq").value == 131_072
     assert (at.selectbox(key="att_precision").value, at.selectbox(key="att_cache_precision").value) == (
         "4-bit, Q4_1 (5 bits with its scales)", "float16 / bfloat16")
-    assert (_metric(at, "KV cache"), _metric(at, "Weights")) == ("40.00 GiB", "41.07 GiB")  # 70.55 B weights × 5/8 byte (4-bit + Q4_1 scales)
+    # 70.55 B weights × 5/8 byte (4-bit + Q4_1 scales)
+    assert (_metric(at, "KV cache"), _metric(at, "Weights")) == ("40.00 GiB", "41.07 GiB")
     at.selectbox(key="att_precision").set_value("float16 / bfloat16").run()  # weights only: the cache stays
     assert (_metric(at, "KV cache"), _metric(at, "Weights")) == ("40.00 GiB", "131.42 GiB")
     at.selectbox(key="att_cache_precision").set_value("int8 / fp8").run()

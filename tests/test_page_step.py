@@ -162,7 +162,8 @@ def test_predict_then_check_answers_only_after_a_choice_with_the_live_numbers(em
     assert answers() == []  # nothing is shown before the learner picks
     at.radio(key="predict_step_top").set_value(0).run()
     assert not at.exception, at.exception
-    p = float(_session(at).next_pipeline(SamplingConfig()).raw_probs.max())  # temperature does not change the raw softmax
+    # temperature does not change the raw softmax
+    p = float(_session(at).next_pipeline(SamplingConfig()).raw_probs.max())
     shown = answers()
     assert len(shown) == 1 and f"p = **{p:.1%}**" in shown[0]
     assert shown[0].startswith("**Right.**" if p > 0.5 else "**Not quite.**")

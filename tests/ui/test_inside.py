@@ -126,7 +126,8 @@ def test_run_sweep_keeps_points_and_reports_progress(tiny):
     state: dict = {}
     ids = tiny.tokenizer("The cat sat on the mat. The dog sat on the log.")["input_ids"]
     seen = []
-    sweep = inside.run_sweep(state, tiny, ids, measuring.stamp(tiny), [4, 8], lambda done, text: seen.append((done, text)))
+    sweep = inside.run_sweep(state, tiny, ids, measuring.stamp(tiny), [4, 8],
+                             lambda done, text: seen.append((done, text)))
     assert state[keys.INSIDE_SWEEP.kept] is sweep and [p.length for p in sweep.points] == [4, 8]
     assert seen == [(0.5, "L = 4 measured"), (1.0, "L = 8 measured")]
     assert not sweep.running and not sweep.stopped

@@ -81,4 +81,5 @@ def test_beam_search_uses_name_translation_and_its_pull_toward_generic_text():
     said = text.BEAM_USES
     assert said.startswith("Beam search is the usual choice where one right answer exists")
     assert "machine translation, speech recognition, summarising" in said
-    assert "pulls towards safe, generic and repetitive phrases" in said and said.endswith("chat models therefore sample.")
+    assert "pulls towards safe, generic and repetitive phrases" in said
+    assert said.endswith("chat models therefore sample.")

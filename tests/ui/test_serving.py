@@ -1,4 +1,5 @@
-"""The serving page's controller without Streamlit: each experiment's work, its tables, and what serving_text says about the results."""
+"""The serving page's controller without Streamlit: each experiment's work, its tables, and what serving_text says
+about the results."""
 from __future__ import annotations
 
 import pytest
@@ -63,7 +64,8 @@ def test_precision_and_dial_work(tiny):
     table = serving.precision_rows(found.result, 10e9, tiny.tokenizer)
     assert [r["stored as"] for r in table] == list(serving.precision.VARIANTS)
     assert table[0]["KL from float32 (bits)"] == 0.0
-    assert len(serving_text.precision_sentences(found.result)) == 4  # one per path other than float32 (no collapse on the tiny model)
+    # one per path other than float32 (no collapse on the tiny model)
+    assert len(serving_text.precision_sentences(found.result)) == 4
     dial = measuring.measure(state, "d", "dial", (), serving.dial_work(tiny, 32, lambda f, t: None))
     assert [bits for bits, _ in dial.result] == list(serving.DIAL_BITS)
     label = next(iter(serving_text.GROUPINGS))

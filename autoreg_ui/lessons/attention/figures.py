@@ -282,7 +282,8 @@ def memory_figure(spec: ModelSpec, max_len: int | None = None) -> go.Figure:
     here = spec.cache_bytes(seq_len, batch)
     traces = [
         dict(type="scatter", x=xs, y=[spec.cache_bytes(x, batch) / GIB for x in xs], mode="lines", name="KV cache",
-             line=dict(color=CACHE_COLOR, width=3), hovertemplate="%{x:,} tokens: %{y:.3f} GiB of cache<extra></extra>"),
+             line=dict(color=CACHE_COLOR, width=3),
+             hovertemplate="%{x:,} tokens: %{y:.3f} GiB of cache<extra></extra>"),
         dict(type="scatter", x=[xs[0], xs[-1]], y=[spec.weight_bytes / GIB] * 2, mode="lines", name="weights",
              line=dict(color=WEIGHT_COLOR, dash="dash"), hovertemplate="weights: %{y:.3f} GiB<extra></extra>"),
         dict(type="scatter", x=[seq_len], y=[here / GIB], mode="markers", name="chosen length",

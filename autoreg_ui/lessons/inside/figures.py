@@ -111,7 +111,8 @@ def template_figure(labels: list[str], cosines: list[float], row_norms: list[flo
     fig = go.Figure(go.Bar(x=[short_label(label) for label in labels], y=cosines, name="cos θ (h vs the token's row)",
                            customdata=row_norms, marker_color=palette.ACCENT,
                            hovertext=escaped(labels),
-                           hovertemplate="%{hovertext}<br>cos θ = %{y:.4f}<br>|W_t| = %{customdata:.3f}<extra></extra>"))
+                           hovertemplate=("%{hovertext}<br>cos θ = %{y:.4f}<br>|W_t| = %{customdata:.3f}"
+                                          "<extra></extra>")))
     fig.update_yaxes(title_text="cos θ")
     fig.update_xaxes(title_text="token", type="category")
     return _layout(fig, "How closely h points along each top token's template", height=300)

@@ -193,7 +193,7 @@ def speculative_work(bundle, drafts: list[str], layers: int, k: int, max_new: in
             for name in drafts:
                 n += 1
 
-                def progress(run: speculative.Speculated, n=n, name=name) -> None:
+                def progress(run: speculative.Speculated, n=n, name=name, label=label) -> None:
                     on_progress(n / total, f"“{label}”: {name}, k = {k}: {len(run.tokens)} tokens, "
                                            f"{run.accepted} of {run.drafted} guesses kept so far")
 

@@ -1,4 +1,5 @@
-"""The attention page's figures: the token strip (escaped, shaded), the bars, heads, triangle and GQA, and the KV cache's figures."""
+"""The attention page's figures: the token strip (escaped, shaded), the bars, heads, triangle and GQA, and the KV
+cache's figures."""
 import re
 
 import numpy as np
