@@ -165,6 +165,9 @@ def publish(state=None) -> None:
         return
     state[VERSION_SEEN] = info.version
     moved_elsewhere = synced is not None and info.recipe != synced[0]
+    if synced is None and mine is not None and info.recipe == mine[0]:
+        state[SYNCED] = (info.recipe, mine)  # a reload whose own address rebuilt the class's text: it is loaded
+        return
     if info.recipe and (synced is None or (moved_elsewhere and mine == synced[1])):
         loaded = load_class_text(code, info)
         if loaded is not None:
@@ -202,6 +205,28 @@ def load_class_text(code: str, info: ClassInfo):
     with _live_lock:
         _live.setdefault(code, (info.recipe, session.snapshot()))
     return session
+
+
+def warm_classes(bundle, limit: int = 20) -> int:
+    """At server start (``serve``), before any tab: every open class's text rebuilt from its recipe and kept
+    here, newest classes first, at most ``limit``; so after a restart neither the teacher's reload nor the
+    first student waits for the rebuild. Returns how many were rebuilt."""
+    classes = ClassStore(default_path(), hours=class_hours())
+    built = 0
+    for code in reversed(classes.codes()[-limit:]):
+        info = classes.info(code)
+        if info is None or not info.recipe:
+            continue
+        try:
+            recipe = recipe_from_dict(info.recipe)
+            session = replay(bundle, recipe)
+            session.next_pipeline(recipe.config_at(max(1, len(session.records))))
+        except (ReplayError, SessionError, ValueError):
+            continue  # the first tab of that class rebuilds it and says why it cannot
+        with _live_lock:
+            _live.setdefault(code, (info.recipe, session.snapshot()))
+        built += 1
+    return built
 
 
 def leads(state) -> bool:
