@@ -138,14 +138,15 @@ def _mine(session, config) -> tuple[dict, bool]:
     return recipe_to_dict(recipe_of(snapshot, config)), snapshot.pending_logits is not None
 
 
-def publish(state=None) -> None:
+def publish(state=None, redraw: bool = True) -> None:
     """The teacher's tab and the class's text kept in step (called after every action on the session, by
     ``controls``, and at the end of every run of a teacher's tab).
 
     Only this tab's own action changes the class's text: a tab that has not yet loaded the class (a reload, a
     bookmark, a second device) or that another teacher tab has moved past first loads the class's current
     text; after that, a change of its own session (a step, Reset, Undo, a new prompt) is published, and this
-    tab leads. A follower sees it within one poll.
+    tab leads. A follower sees it within one poll. ``redraw``: after loading the class's text, run the page
+    again (the caller has drawn nothing yet: False).
     """
     state = st.session_state if state is None else state
     if not is_teacher(state):
@@ -172,6 +173,8 @@ def publish(state=None) -> None:
         loaded = load_class_text(code, info)
         if loaded is not None:
             state[SYNCED] = (info.recipe, _mine(loaded, config))
+            if redraw:  # the page was drawn from the older text (the end of a run, e.g. the step page): again
+                st.rerun()
         return
     if mine is None or (synced is not None and mine == synced[1]):
         return  # nothing of this tab's own changed

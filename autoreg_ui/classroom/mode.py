@@ -119,7 +119,8 @@ def render() -> None:
     their seat (the text, the guess box, the score) comes first and the introduction is folded away below."""
     state = st.session_state
     code = state.get(keys.CLASS_CODE)
-    class_live.publish(state)  # before the counters are read: this page's own publishing must not look like news
+    # before the counters are read: this page's own publishing must not look like news
+    class_live.publish(state, redraw=False)
     info = store().info(code) if code else None
     teacher = info is not None and is_teacher(state)
     seated = info is not None and not teacher and is_student(state)

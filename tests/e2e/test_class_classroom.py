@@ -238,6 +238,13 @@ def test_a_stale_teacher_address_leaves_the_class_text_and_two_tabs_do_not_fight
         time.sleep(4)
         assert _gen(student) == 4 and _gen(teacher) == 4
         teacher.screenshot(path=str(ARTIFACTS / "class-two-teacher-tabs.png"), full_page=True)
+
+        ctx, stale_step = _new(browser)  # the same stale address, on the step page: it shows the class's text
+        contexts.append(ctx)
+        stale_step.goto(re.sub(r"/class\?", "/step?", start_url))
+        stale_step.wait_for_function("document.querySelectorAll('.tokstrip .gen').length === 4", timeout=30_000)
+        time.sleep(3)
+        assert _gen(student) == 4
     finally:
         for ctx in contexts:
             ctx.close()
