@@ -30,7 +30,8 @@ def reveal_bars(guessed: list[int], top_ids: list[int], prob_of, label_of) -> Re
 
 def reveal_figure(bars: RevealBars, title: str, class_name: str, model_name: str) -> go.Figure:
     return go.Figure(
-        data=[dict(type="bar", name=class_name, x=bars.labels, y=bars.class_share, marker=dict(color=palette.HIGHLIGHT)),
+        data=[dict(type="bar", name=class_name, x=bars.labels, y=bars.class_share,
+                   marker=dict(color=palette.HIGHLIGHT)),
               dict(type="bar", name=model_name, x=bars.labels, y=bars.model_prob, marker=dict(color=palette.ACCENT))],
         layout=dict(title=dict(text=title), barmode="group", yaxis=dict(title=dict(text="probability"), range=[0, 1]),
                     xaxis=dict(title=dict(text="token"), type="category"), height=360,

@@ -13,6 +13,7 @@ id), ``key=KEY`` for the teacher; ``class_mode`` reads it into the tab's state. 
 """
 from __future__ import annotations
 
+import os
 import secrets
 import threading
 from collections import OrderedDict
@@ -22,7 +23,7 @@ import streamlit as st
 from autoreg_core import prefix as prefixes
 from autoreg_core.replay import ReplayError, recipe_from_dict, recipe_of, recipe_to_dict, replay
 from autoreg_core.session import SessionError, SessionSnapshot
-from autoreg_ui import keys, messages
+from autoreg_ui import keys, limits, messages
 from autoreg_ui.classroom import text
 from autoreg_ui.classroom.store import ClassError, ClassInfo, ClassStore, Round, class_hours, default_path
 from autoreg_ui.state import current_bundle, current_config, current_session
@@ -31,6 +32,7 @@ KEPT_PREFIXES = 8  # sampling rounds whose prefix (KV cache of the teacher's tex
 
 _live: dict[str, tuple[dict, SessionSnapshot]] = {}  # code → (recipe, the teacher's session at that recipe)
 _prefixes: OrderedDict[int, prefixes.Prefix] = OrderedDict()  # round id → the text every draw starts from
+_leaders: dict[str, str] = {}  # code → the teacher tab that last changed the class's text
 _live_lock = threading.Lock()
 _build_locks: dict[object, threading.Lock] = {}  # one rebuild at a time per class or round
 
@@ -56,18 +58,60 @@ def is_follower(state) -> bool:
 
 def leave(state, query, *names: str) -> None:
     """Forget this tab's class (and its role) in the state and the address."""
-    for name in (keys.CLASS_CODE, keys.CLASS_KEY, keys.CLASS_SEAT, keys.CLASS_PUBLISHED, keys.CLASS_DRAWN, *names):
+    for name in (keys.CLASS_CODE, keys.CLASS_KEY, keys.CLASS_SEAT, keys.CLASS_PUBLISHED, keys.CLASS_DRAWN,
+                 VERSION_SEEN, *names):
         state.pop(name, None)
     for name in ("class", "key", "seat"):
         if name in query:
             del query[name]
 
 
+ENV_TRUSTED_PROXIES = "AUTOREG_TRUSTED_PROXIES"  # addresses of the operator's balancers (comma-separated)
+
+
+def trusted_proxies(environ=os.environ) -> set[str]:
+    """The proxies whose ``X-Forwarded-For`` the operator trusts (``AUTOREG_TRUSTED_PROXIES=10.0.0.5,127.0.0.1``)."""
+    return {part.strip() for part in str(environ.get(ENV_TRUSTED_PROXIES, "")).split(",") if part.strip()}
+
+
+def client_address(peer: str | None, forwarded: list[str], trusted: set[str]) -> str | None:
+    """Who a connection is: its own address (``peer``), unless it comes from a trusted proxy; then the address
+    that proxy says it forwarded for, read right to left past every trusted proxy (a client cannot forge the
+    hops a trusted proxy appended, only the ones before them)."""
+    if not peer or peer not in trusted:
+        return peer or None
+    hops = [hop.strip() for value in forwarded for hop in value.split(",") if hop.strip()]
+    for hop in reversed(hops):
+        if hop not in trusted:
+            return hop
+    return hops[0] if hops else peer
+
+
+def _connection() -> tuple[str | None, list[str]]:
+    """This tab's connection: the address it comes from (loopback included) and its X-Forwarded-For values."""
+    peer = None
+    try:  # Streamlit's st.context.ip_address hides loopback addresses; the client context has the raw one
+        from streamlit.runtime.context import _get_client_context
+
+        client = _get_client_context()
+        peer = getattr(client, "remote_ip", None) if client is not None else None
+    except Exception:  # noqa: BLE001 - another Streamlit: fall back to the public property
+        peer = None
+    if not peer:
+        peer = getattr(st.context, "ip_address", None)
+    try:
+        forwarded = list(st.context.headers.get_all("X-Forwarded-For"))
+    except Exception:  # noqa: BLE001 - no headers outside a browser session (AppTest)
+        forwarded = []
+    return (peer if isinstance(peer, str) else None), forwarded
+
+
 def source() -> str:
-    """Who a wrong code or key counts against: the client's address when Streamlit knows it, else this tab
-    (an id kept in its state). The store also counts every source together, so new tabs gain nothing."""
-    address = getattr(st.context, "ip_address", None)
-    if isinstance(address, str) and address:
+    """Who a wrong code or key counts against: the client's address (behind a proxy the operator trusts, the
+    one it forwarded for), else this tab (an id kept in its state). The store also counts every source
+    together for codes, so new tabs gain nothing."""
+    address = client_address(*_connection(), trusted_proxies())
+    if address:
         return address
     return st.session_state.setdefault(keys.CLASS_SOURCE, "tab-" + secrets.token_hex(8))
 
@@ -79,33 +123,120 @@ def base_url() -> str:
 
 
 # ---------------------------------------------------------------- the teacher publishes
-def publish(state=None) -> None:
-    """The teacher's session, if it changed, written to the class (recipe) and kept here (snapshot).
+TAB = "class_tab"  # this tab's own id (which of the teacher's tabs leads)
+SYNCED = keys.CLASS_PUBLISHED  # (the class's recipe, this tab's own) when this tab last loaded or published
+VERSION_SEEN = "class_version_seen"  # the class version this teacher tab last checked
 
-    Called after every action on the session (``controls``) and at the end of every run of a teacher's tab,
-    so followers see a step within one poll of it.
+
+def tab_id(state) -> str:
+    return state.setdefault(TAB, secrets.token_hex(8))
+
+
+def _mine(session, config) -> tuple[dict, bool]:
+    """This tab's text as the class would store it, and whether it has its next-token logits yet."""
+    snapshot = session.snapshot()
+    return recipe_to_dict(recipe_of(snapshot, config)), snapshot.pending_logits is not None
+
+
+def publish(state=None, redraw: bool = True) -> None:
+    """The teacher's tab and the class's text kept in step (called after every action on the session, by
+    ``controls``, and at the end of every run of a teacher's tab).
+
+    Only this tab's own action changes the class's text: a tab that has not yet loaded the class (a reload, a
+    bookmark, a second device) or that another teacher tab has moved past first loads the class's current
+    text; after that, a change of its own session (a step, Reset, Undo, a new prompt) is published, and this
+    tab leads. A follower sees it within one poll. ``redraw``: after loading the class's text, run the page
+    again (the caller has drawn nothing yet: False).
     """
     state = st.session_state if state is None else state
     if not is_teacher(state):
         return
-    session = current_session()
-    if session is None:
-        return
-    snapshot = session.snapshot()
-    recipe = recipe_to_dict(recipe_of(snapshot, current_config()))
-    # the same text is published again only when it gained its next-token logits (students score against them)
-    published = (recipe, snapshot.pending_logits is not None)
-    if state.get(keys.CLASS_PUBLISHED) == published:
-        return
     code = state[keys.CLASS_CODE]
+    session, config = current_session(), current_config()
+    mine = None if session is None else _mine(session, config)
+    synced = state.get(SYNCED)
+    info = None
+    if synced is None or mine != synced[1]:
+        info = store().info(code)
+    else:  # nothing changed here: only a change made elsewhere (another teacher tab) needs loading
+        pulse = store().pulse(code)
+        if pulse is not None and pulse[0] != state.get(VERSION_SEEN):
+            info = store().info(code)
+    if info is None:
+        return
+    state[VERSION_SEEN] = info.version
+    moved_elsewhere = synced is not None and info.recipe != synced[0]
+    if synced is None and mine is not None and info.recipe == mine[0]:
+        state[SYNCED] = (info.recipe, mine)  # a reload whose own address rebuilt the class's text: it is loaded
+        return
+    if info.recipe and (synced is None or (moved_elsewhere and mine == synced[1])):
+        loaded = load_class_text(code, info)
+        if loaded is not None:
+            state[SYNCED] = (info.recipe, _mine(loaded, config))
+            if redraw:  # the page was drawn from the older text (the end of a run, e.g. the step page): again
+                st.rerun()
+        return
+    if mine is None or (synced is not None and mine == synced[1]):
+        return  # nothing of this tab's own changed
+    snapshot = session.snapshot()
     with _live_lock:  # registered before the store moves, so no follower rebuilds what the teacher has
-        _live[code] = (recipe, snapshot)
+        _live[code] = (mine[0], snapshot)
+        _leaders[code] = tab_id(state)
     try:
-        store().set_recipe(code, state[keys.CLASS_KEY], recipe)
+        store().set_recipe(code, state[keys.CLASS_KEY], mine[0])
     except ClassError as exc:
         messages.say(str(exc), "error", state)
         return
-    state[keys.CLASS_PUBLISHED] = published
+    state[SYNCED] = (mine[0], mine)
+
+
+def load_class_text(code: str, info: ClassInfo):
+    """The class's current text as this teacher tab's own session (the teacher's snapshot when this process
+    has it, else one replay of the recipe); None (with a message) when it cannot be rebuilt."""
+    bundle = current_bundle()
+    if bundle is None:
+        return None
+    try:
+        recipe = recipe_from_dict(info.recipe)
+        session = replay(bundle, recipe)
+        session.next_pipeline(recipe.config_at(max(1, len(session.records))))  # the logits guesses need
+    except (ReplayError, SessionError, ValueError) as exc:
+        st.error(str(exc))
+        return None
+    st.session_state[keys.SESSION] = session
+    limits.hold(session)
+    with _live_lock:
+        _live.setdefault(code, (info.recipe, session.snapshot()))
+    return session
+
+
+def warm_classes(bundle, limit: int = 20) -> int:
+    """At server start (``serve``), before any tab: every open class's text rebuilt from its recipe and kept
+    here, newest classes first, at most ``limit``; so after a restart neither the teacher's reload nor the
+    first student waits for the rebuild. Returns how many were rebuilt."""
+    classes = ClassStore(default_path(), hours=class_hours())
+    built = 0
+    for code in reversed(classes.codes()[-limit:]):
+        info = classes.info(code)
+        if info is None or not info.recipe:
+            continue
+        try:
+            recipe = recipe_from_dict(info.recipe)
+            session = replay(bundle, recipe)
+            session.next_pipeline(recipe.config_at(max(1, len(session.records))))
+        except (ReplayError, SessionError, ValueError):
+            continue  # the first tab of that class rebuilds it and says why it cannot
+        with _live_lock:
+            _live.setdefault(code, (info.recipe, session.snapshot()))
+        built += 1
+    return built
+
+
+def leads(state) -> bool:
+    """Whether this teacher tab made the class's latest change (or no tab has since this server started)."""
+    with _live_lock:
+        leader = _leaders.get(state.get(keys.CLASS_CODE))
+    return leader is None or leader == tab_id(state)
 
 
 def forget(code: str) -> None:

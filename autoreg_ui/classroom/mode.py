@@ -37,7 +37,10 @@ def read_link(state, query) -> None:
     key = query.get("key")
     if key and keys.CLASS_KEY not in state and state.get(keys.CLASS_KEY_REFUSED) != key:
         try:
-            store().claim_teacher(code, key, source=source())
+            if not (store().is_teacher(code, key) and store().info(code) is not None):
+                # the right key is checked before any rate limit (it always works); a wrong one is counted
+                # against this tab's address and slowed there
+                store().claim_teacher(code, key, source=source())
             state[keys.CLASS_KEY] = key
         except ClassError as exc:
             state[keys.CLASS_KEY_REFUSED] = key
@@ -112,27 +115,42 @@ def start_class_button(where) -> None:
 
 
 def render() -> None:
-    """The Class page: the teacher's desk, a student's seat, or the join form."""
+    """The Class page: the teacher's desk, a student's seat, or the join form. A student's page is phone-first:
+    their seat (the text, the guess box, the score) comes first and the introduction is folded away below."""
     state = st.session_state
-    st.title(text.TITLE)
-    glossary.terms_here("class")
-    st.markdown(text.INTRO)
     code = state.get(keys.CLASS_CODE)
-    class_live.publish(state)  # before the counters are read: this page's own publishing must not look like news
+    # before the counters are read: this page's own publishing must not look like news
+    class_live.publish(state, redraw=False)
     info = store().info(code) if code else None
+    teacher = info is not None and is_teacher(state)
+    seated = info is not None and not teacher and is_student(state)
+    if teacher:
+        st.title(text.TITLE)
+        glossary.terms_here("class")
+        st.markdown(text.INTRO)
+    elif not seated:
+        st.title(text.TITLE)
     messages.show()
     if code and info is None:
         st.warning(text.CLASS_GONE)
-    if info is None or not (is_teacher(state) or is_student(state)):
+    if not (teacher or seated):
         class_student.join_form(code if info else "")
+        about()
         return
-    teacher = is_teacher(state)
     drawn(state, info, teacher)
     if teacher:
         class_teacher.view(info)
     else:
         class_student.view(info, on_class_page=True)
+        about()
     watch(state, teacher)
+
+
+def about() -> None:
+    """What class mode is, folded away below a student's seat or the join form."""
+    with st.expander(text.ABOUT_CLASS):
+        st.markdown(text.INTRO)
+        glossary.terms_here("class")
 
 
 def follow_here() -> bool:

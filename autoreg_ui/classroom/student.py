@@ -24,16 +24,24 @@ from autoreg_ui.state import current_bundle
 from autoreg_ui.step_figures import token_strip_html, top_of_record, topn_figure
 
 TOP_N = 10  # bars in the teacher's last step, as the student sees it
+CODE_MAX = 16  # characters of a typed class code (normal_code keeps at most this many letters and digits)
+TYPED_MAX = 20_000  # what a box takes before the app checks it: a long paste arrives and is refused with the limit
+LEAVING = "class_leaving"  # a student pressed Leave the class: confirm it
 
 
 def join_form(code: str) -> None:
     with st.form("class_join_form"):
-        typed = st.text_input(text.CODE_BOX, value=code, max_chars=16, key=keys.CLASS_CODE_BOX)
-        nick = st.text_input(text.NICK_BOX, max_chars=NICKNAME_MAX, key=keys.CLASS_NICK)
-        if not st.form_submit_button(text.JOIN_BUTTON, key=keys.CLASS_JOIN):
+        typed = st.text_input(text.CODE_BOX, value=code, max_chars=TYPED_MAX, key=keys.CLASS_CODE_BOX)
+        nick = st.text_input(text.NICK_BOX, max_chars=TYPED_MAX, key=keys.CLASS_NICK)
+        if not st.form_submit_button(text.JOIN_BUTTON, key=keys.CLASS_JOIN, type="primary"):
             if not code:
                 st.info(text.NO_CLASS)
             return
+    too_long = too_long_message(typed, CODE_MAX, text.CODE_TOO_LONG) or too_long_message(nick, NICKNAME_MAX,
+                                                                                          text.NICK_TOO_LONG)
+    if too_long:
+        st.error(too_long)
+        return
     try:
         seat = class_live.store().join(typed, nick, source=class_live.source())
     except ClassError as exc:
@@ -46,6 +54,12 @@ def join_form(code: str) -> None:
     st.rerun()
 
 
+def too_long_message(typed: str, limit: int, message: str) -> str | None:
+    """The message for a box holding more than ``limit`` characters (a paste), saying the limit."""
+    n = len(str(typed or "").strip())
+    return message.format(limit=limit, n=f"{n:,}") if n > limit else None
+
+
 def view(info: ClassInfo, on_class_page: bool) -> None:
     """The seat, on the Class page or (a follower) in place of the step page."""
     state, code, seat = st.session_state, info.code, st.session_state[keys.CLASS_SEAT]
@@ -56,45 +70,69 @@ def view(info: ClassInfo, on_class_page: bool) -> None:
         class_live.leave(state, st.query_params)
         return
     mode = state.get(keys.CLASS_MODE, "following")
-    if on_class_page:
-        st.header(text.STUDENT_HEADER.format(code=code))
+    following = mode == "following"
+    if on_class_page:  # phone-first: who and where in two short lines, then the text, the guess and the score
+        st.title(text.STUDENT_HEADER.format(code=code))
         as_name = text.AS_NAME.format(name=messages.plain(me.nickname)) if me.nickname else ""
-        st.markdown(text.YOU_ARE.format(code=code, as_name=as_name))
+        st.caption(text.YOU_ARE.format(code=code, as_name=as_name) + " "
+                   + (text.FOLLOWING if following else text.EXPLORING))
     else:
         st.info(text.FOLLOWING_HERE.format(code=code))
+    if following:
+        st.sidebar.caption(text.SIDEBAR_FOLLOWING)
     snapshot = class_live.class_snapshot(code, info)
-    seat_buttons(info, mode, snapshot is not None, on_class_page)
     if snapshot is None:
         st.info(text.WAITING)
+        seat_buttons(info, mode, False)
         return
-    config = recipe_from_dict(info.recipe).config_at(max(1, len(snapshot.records)))
-    st.caption(text.SETTINGS_LINE.format(settings=text.settings_text(config_to_dict(config))))  # numbers only
     st.markdown(token_strip_html(snapshot.views(), list(snapshot.records), snapshot.prompt_len),
                 unsafe_allow_html=True)
     question = store.question(code, info.open_question)
     if question is not None:
         guess_box(info, question, snapshot, seat)
-    if info.open_round is not None and mode == "following":
-        my_draw(info, seat)
+    if info.open_round is not None and following:
+        my_draw(info, seat, snapshot)
+    config = recipe_from_dict(info.recipe).config_at(max(1, len(snapshot.records)))
+    st.caption(text.SETTINGS_LINE.format(settings=text.settings_text(config_to_dict(config))))  # numbers only
+    seat_buttons(info, mode, True)
     if snapshot.records:
         last = snapshot.records[-1]
-        show_chart(topn_figure(snapshot.bundle.tokenizer, top_of_record(last, TOP_N),
-                               text.LAST_STEP_CHART.format(n=last.index)),
-                   "class_last_step", f"class-step-{last.index}")
+        st.caption(text.LAST_STEP_CHART.format(n=last.index))
+        fig = topn_figure(snapshot.bundle.tokenizer, top_of_record(last, TOP_N),
+                          text.LAST_STEP_CHART.format(n=last.index))
+        # the caption above says what it is: on a phone the title was cut and the chart's toolbar covered it and
+        # the legend, so the legend sits under the toolbar, across the width
+        fig.update_layout(title=None, legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
+                          margin=dict(l=10, r=10, t=100, b=10))
+        show_chart(fig, "class_last_step", f"class-step-{last.index}")
+    leave_block()
 
 
-def seat_buttons(info: ClassInfo, mode: str, has_text: bool, on_class_page: bool) -> None:
-    state = st.session_state
-    row = st.columns(3)
+def seat_buttons(info: ClassInfo, mode: str, has_text: bool) -> None:
+    """Explore on my own (or Follow again): one button; leaving sits apart, at the end (``leave_block``)."""
     if mode == "following":
-        if on_class_page:
-            st.caption(text.FOLLOWING)
-        if has_text and row[0].button(text.EXPLORE_BUTTON, key=keys.CLASS_EXPLORE, help=text.EXPLORE_HELP):
+        if has_text and st.button(text.EXPLORE_BUTTON, key=keys.CLASS_EXPLORE, help=text.EXPLORE_HELP):
             explore(info)
     else:
-        st.caption(text.EXPLORING)
-        follow_again_button(info, row[0])
-    if row[2].button(text.LEAVE_BUTTON, key=keys.CLASS_LEAVE):
+        follow_again_button(info, st)
+
+
+def leave_block() -> None:
+    """Leaving the class, apart from everything else and confirmed: a mis-tap does not drop a student out."""
+    state = st.session_state
+    st.divider()
+    if not state.get(LEAVING):
+        if st.button(text.LEAVE_BUTTON, key=keys.CLASS_LEAVE, type="tertiary"):
+            state[LEAVING] = True
+            st.rerun()
+        return
+    st.warning(text.LEAVE_CONFIRM)
+    sure, stay = st.columns(2)
+    if stay.button(text.LEAVE_STAY, key="class_leave_stay", type="primary"):
+        state.pop(LEAVING, None)
+        st.rerun()
+    if sure.button(text.LEAVE_SURE, key="class_leave_sure"):
+        state.pop(LEAVING, None)
         class_live.leave(state, st.query_params)
         st.rerun()
 
@@ -130,11 +168,15 @@ def guess_box(info: ClassInfo, question, snapshot: SessionSnapshot, seat: str) -
             st.caption(text.total_score(scores[seat], store.answered(info.code, seat)))
         return
     with st.form("class_guess_form", clear_on_submit=False):
-        guess = st.text_input(text.GUESS_BOX, max_chars=GUESS_MAX, help=text.GUESS_HELP, key=keys.CLASS_GUESS)
+        guess = st.text_input(text.GUESS_BOX, max_chars=TYPED_MAX, help=text.GUESS_HELP, key=keys.CLASS_GUESS)
         sent = st.form_submit_button(text.GUESS_SEND, key=keys.CLASS_GUESS_SEND, type="primary")
     if mine:
         st.caption(text.GUESS_KEPT.format(text=messages.plain(mine[0].text)))
     if not sent:
+        return
+    too_long = too_long_message(guess, GUESS_MAX, text.GUESS_TOO_LONG)
+    if too_long:
+        st.error(too_long)
         return
     if len(snapshot.records) != question.step or snapshot.pending_logits is None:
         st.warning(text.STOPPED.format(why=text.MOVED))
@@ -154,11 +196,16 @@ def draw_seed(seat: str, rid: int) -> int:
     return int.from_bytes(hashlib.sha256(f"{seat}:{rid}".encode()).digest()[:4], "big")
 
 
-def my_draw(info: ClassInfo, seat: str) -> None:
-    """This tab's continuation for the open round: drawn once (its decode passes shared with the class's)."""
+def my_draw(info: ClassInfo, seat: str, snapshot: SessionSnapshot) -> None:
+    """This tab's continuation for the open round: drawn once (its decode passes shared with the class's), and
+    shown only while the teacher's text is still the round's: after the text moves on, a draw (or a late
+    joiner's first one) would read as continuing the new text."""
     store = class_live.store()
     rnd = store.round(info.code, info.open_round)
     if rnd is None:
+        return
+    if tuple(rnd.context) != tuple(snapshot.ids):
+        st.caption(text.ROUND_MOVED_ON)
         return
     mine = [d for d in store.draws(info.code, rnd.id) if d.student == seat]
     bundle = current_bundle()
@@ -190,6 +237,10 @@ def explore(info: ClassInfo) -> None:
     state = st.session_state
     state[keys.SESSION] = session
     limits.hold(session)  # as every tab's session: an idle one gives its memory back
+    # the prompt box holds the class's prompt (not this student's old one), so the step page offers no
+    # "Start from this prompt" that would throw the text away
+    state[keys.PROMPT_KEPT] = state[keys.PROMPT_BOX] = session.prompt
+    state[keys.CHAT_KEPT] = state[keys.CHAT_BOX] = session.chat
     state[keys.CLASS_MODE] = "exploring"
     class_live.store().seen(info.code, state[keys.CLASS_SEAT], "exploring", "step")
     st.switch_page("pages/1_step.py", query_params={"class": info.code, "seat": state[keys.CLASS_SEAT]})

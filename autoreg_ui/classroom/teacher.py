@@ -28,11 +28,13 @@ from autoreg_ui.state import current_config, current_session
 from autoreg_ui.step_figures import token_strip_html
 
 TOP_SHOWN = 6  # model tokens shown beside the guesses at a reveal
+ASK_AGAIN = "class_ask_again_for"  # the open question whose answers a second Ask would drop (to confirm)
 
 
 def view(info: ClassInfo) -> None:
     key = st.session_state[keys.CLASS_KEY]
     st.header(text.TEACHER_HEADER)
+    st.caption(text.THIS_TAB_LEADS if class_live.leads(st.session_state) else text.OTHER_TAB_LEADS)
     join_block(info.code)
     students = [s for s in class_live.store().students(info.code) if not s.removed]
     seats(students)
@@ -102,8 +104,11 @@ def act(action, done: str | None = None) -> bool:
     return True
 
 
-def nicknames(students: list[Student]) -> dict[str, str]:
-    return {s.student: s.nickname or text.ANONYMOUS.format(n=i + 1) for i, s in enumerate(students)}
+def nicknames(students: list[Student], names_on: bool) -> dict[str, str]:
+    """What the projector calls each student: their nickname only while "Show nicknames" is on, else a number
+    (the order they joined in)."""
+    return {s.student: (s.nickname if names_on and s.nickname else text.ANONYMOUS.format(n=i + 1))
+            for i, s in enumerate(students)}
 
 
 # ---------------------------------------------------------------- predict the next token
@@ -113,7 +118,21 @@ def question_panel(info: ClassInfo, session, key: str, students: list[Student]) 
     store, config = class_live.store(), current_config()
     question = store.question(info.code, info.open_question)
     buttons = st.columns(3)
-    if buttons[0].button(text.ASK_BUTTON, key=keys.CLASS_ASK, help=text.ASK_HELP, type="primary"):
+    guesses = [] if question is None else store.guesses(info.code, question.id)
+    open_answers = len(guesses) if question is not None and question.revealed is None else 0
+    asked = buttons[0].button(text.ASK_BUTTON, key=keys.CLASS_ASK, help=text.ASK_HELP, type="primary")
+    if asked and open_answers:
+        st.session_state[ASK_AGAIN] = question.id  # answers are in: asking again would drop them, so confirm
+        asked = False
+    if open_answers and st.session_state.get(ASK_AGAIN) == question.id:
+        st.warning(text.ASK_AGAIN_WARNING.format(n=open_answers))
+        again, keep = st.columns(2)
+        asked = again.button(text.ASK_AGAIN_BUTTON, key="class_ask_again")
+        if keep.button(text.ASK_KEEP_BUTTON, key="class_ask_keep"):
+            st.session_state.pop(ASK_AGAIN, None)
+            st.rerun()
+    if asked:
+        st.session_state.pop(ASK_AGAIN, None)
         stop = session.stop_reason(config)
         if stop is not None:
             st.warning(text.STOPPED.format(why=stop[1]))
@@ -123,9 +142,8 @@ def question_panel(info: ClassInfo, session, key: str, students: list[Student]) 
             act(lambda: store.ask(info.code, key, len(session.records)))
     if question is None:
         return
-    guesses = store.guesses(info.code, question.id)
     if question.revealed is None:
-        st.metric(text.ANSWERS_IN.format(n=len(guesses), seated=len(students)), len(guesses))
+        st.markdown(text.ANSWERS_IN.format(n=len(guesses), seated=len(students)))
         if buttons[1].button(text.REVEAL_BUTTON, key=keys.CLASS_REVEAL, help=text.REVEAL_HELP):
             reveal(info, session, key, question)
     else:
@@ -172,18 +190,21 @@ def show_reveal(info: ClassInfo, question, guesses, students: list[Student]) -> 
         st.caption(text.NO_GUESSES)
         return
     counts = pd.Series([g.token for g in guesses]).value_counts()
-    best = int(counts.index[0])
-    st.markdown(messages.plain(text.class_best(tokens[best][0], int(counts.iloc[0]), len(guesses), tokens[best][1])))
-    nick = nicknames(students)
-    rows = [[nick.get(g.student, "—") if info.names_on else text.ANONYMOUS.format(n=i + 1), g.text,
+    top = [int(t) for t, c in counts.items() if c == counts.iloc[0]]
+    if len(top) == 1:
+        st.markdown(messages.plain(text.class_best(tokens[top[0]][0], int(counts.iloc[0]), len(guesses),
+                                                   tokens[top[0]][1])))
+    else:  # a tie: no guess was the class's most common
+        st.markdown(messages.plain(text.class_tie([tokens[t][0] for t in top], int(counts.iloc[0]), len(guesses))))
+    nick = nicknames(students, info.names_on)
+    rows = [[nick.get(g.student, "—"), g.text,
              tokens[g.token][0] + (f" {text.several_tokens(g.tokens)}" if g.tokens > 1 else ""),
              round(g.prob, 6), g.rank, g.score] for i, g in enumerate(guesses)]
     st.dataframe(pd.DataFrame(rows, columns=text.GUESS_COLUMNS), hide_index=True)
     st.caption(text.SCORE_RULE)
     if info.leaderboard:
         scores = class_live.store().scores(info.code)
-        board = sorted(((nick.get(s, "—") if info.names_on else text.ANONYMOUS.format(n=i + 1), v)
-                        for i, (s, v) in enumerate(scores.items())), key=lambda r: -r[1])
+        board = sorted(((nick.get(s, "—"), v) for s, v in scores.items()), key=lambda r: -r[1])
         st.dataframe(pd.DataFrame(board, columns=text.BOARD_COLUMNS), hide_index=True)
 
 
@@ -263,7 +284,9 @@ def rounds_frame(rounds, drawn: dict) -> pd.DataFrame:
 def manage(info: ClassInfo, key: str, students: list[Student]) -> None:
     """Remove a student; end the class (everything it held is deleted)."""
     store = class_live.store()
-    who = {f"{i}. {name}": student for i, (student, name) in enumerate(nicknames(students).items(), start=1)}
+    who: dict[str, str] = {}
+    for student, name in nicknames(students, info.names_on).items():
+        who[name if name not in who else f"{name} ({len(who) + 1})"] = student  # two students of one nickname
     if who:
         row = st.columns([3, 1], vertical_alignment="bottom")
         pick = row[0].selectbox(text.REMOVE_WHO, list(who), key=keys.CLASS_REMOVE_WHO)

@@ -20,6 +20,10 @@ CLASS_GONE = "This class has ended or expired."
 
 # ---------------------------------------------------------------- the teacher
 TEACHER_HEADER = "Your class"
+THIS_TAB_LEADS = ("This tab leads the class: the class's text is what you do here. Another tab opened with "
+                  "this address first shows the class's current text, and leads from its first action on.")
+OTHER_TAB_LEADS = ("Another tab with your teacher key moved the class's text last, so it leads; this tab shows "
+                   "the class's current text and leads again from your next action here.")
 JOIN_WITH = "Students join at"
 KEY_WARNING = ("This tab's address holds your **teacher key**: it lets this tab lead the class and come back to "
                "it after a reload or a server restart. Never share this address (hide the address bar when "
@@ -48,7 +52,11 @@ ASK_HELP = "Every student gets a box to guess the token the model will pick next
 REVEAL_BUTTON = "Reveal"
 REVEAL_HELP = "Close the guesses, show them beside the model's distribution, then take the step."
 MOVE_ON_BUTTON = "Close the question"
-ANSWERS_IN = "Answers in: {n} of {seated}"
+ANSWERS_IN = "**Answers in: {n} of {seated}**"
+ASK_AGAIN_WARNING = ("{n} answers are in for the open question. Asking again closes it without a reveal and "
+                     "drops them; **Reveal** keeps them.")
+ASK_AGAIN_BUTTON = "Ask again and drop them"
+ASK_KEEP_BUTTON = "Keep the question"
 STOPPED = "The teacher's text has stopped ({why}): undo or reset it on the step page before asking."
 MOVED = "the text moved since the question"
 
@@ -63,6 +71,7 @@ SCORE_RULE = (f"A guess scores 100 points minus {POINTS_PER_BIT:.0f} per bit of 
               "by its first token, in the spelling (with or without a leading space) the model finds likelier.")
 MODEL_CHOSE = "The model drew {token} (p = {prob}, rank {rank})."
 CLASS_BEST = "The class's most common guess: {token} ({count} of {n}); its model probability {prob}."
+CLASS_TIE = "No single most common guess: {tokens} tie ({count} each of {n})."
 NO_GUESSES = "Nobody guessed."
 
 SAMPLE_HEADER = "Everyone samples"
@@ -96,14 +105,25 @@ EXPLORING_HERE = ("This is your own text, taken over from class {code}; the clas
 EXPLORE_BUTTON = "Explore on my own"
 EXPLORE_HELP = "Start your own session from exactly this point, on the step page."
 FOLLOW_BUTTON = "Follow again"
-LEAVE_BUTTON = "Leave the class"
+LEAVE_BUTTON = "Leave the class…"
+LEAVE_CONFIRM = "Leave the class? Your teacher's text and questions stop reaching this tab."
+LEAVE_SURE = "Yes, leave"
+LEAVE_STAY = "Stay in the class"
+SIDEBAR_FOLLOWING = ("While you follow your teacher, the text uses the teacher's settings: these take effect "
+                     "when you press **Explore on my own**.")
+ROUND_MOVED_ON = ("The teacher's text has moved on since this sampling round began: your tab draws in the "
+                  "teacher's next round.")
+CODE_TOO_LONG = "A class code is at most {limit} characters; this box holds {n}. Type the code your teacher shows."
+NICK_TOO_LONG = "A nickname is at most {limit} characters; this one has {n}. Shorten it and press Join again."
+GUESS_TOO_LONG = "A guess is at most {limit} characters; this one has {n}. Shorten it and send it again."
+ABOUT_CLASS = "About class mode"
 WAITING = "Waiting for the teacher to start a prompt."
 REMOVED_YOU = "Your teacher removed you from this class."
 SETTINGS_LINE = "The teacher's settings: {settings}."
 GUESS_BOX = "Your guess"
 GUESS_HELP = "A word or a token: what will the model write next?"
 GUESS_SEND = "Send my guess"
-GUESS_KEPT = "Your guess {text} is in. You can change it until the teacher reveals."
+GUESS_KEPT = "Your guess “{text}” is in. You can change it until the teacher reveals."
 LAST_STEP_CHART = "The teacher's step {n}: the candidates and the one picked"
 REBUILT = "Rebuilt the teacher's text from the class record (the server restarted): {steps} steps replayed."
 YOUR_DRAW = "Your tab drew (seed {seed}): {text}"
@@ -125,13 +145,17 @@ def class_best(token: str, count: int, n: int, prob: float) -> str:
     return CLASS_BEST.format(token=token, count=count, n=n, prob=pct(prob))
 
 
+def class_tie(tokens: list[str], count: int, n: int) -> str:
+    return CLASS_TIE.format(tokens=", ".join(tokens[:-1]) + " and " + tokens[-1], count=count, n=n)
+
+
 def several_tokens(n: int) -> str:
     return f"(a guess of {n} tokens, scored by its first)"
 
 
 def your_score(text: str, token: str, prob: float, rank: int, score: float, tokens: int) -> str:
     extra = f" {several_tokens(tokens)}" if tokens > 1 else ""
-    return (f"Your guess {text} was scored as the token {token}{extra}: the model gave it p = {pct(prob)}, "
+    return (f"Your guess “{text}” was scored as the token {token}{extra}: the model gave it p = {pct(prob)}, "
             f"rank {rank}, so **{score:.1f} points**.")
 
 

@@ -1,6 +1,9 @@
 """A class in Chromium: a teacher and three students, follow, a question round, explore and follow again,
 hostile input, and the server restarted mid-class with every guess kept."""
+import json
+import os
 import re
+import time
 
 import pytest
 
@@ -28,7 +31,8 @@ def _idle(page) -> None:
 
 
 TREE_VALUES = """() => [...document.querySelectorAll('.js-plotly-plot')]
-    .map(d => d.data && d.data[0] && d.data[0].type === 'icicle' ? {values: d.data[0].values, parents: d.data[0].parents} : null)
+    .map(d => d.data && d.data[0] && d.data[0].type === 'icicle'
+         ? {values: d.data[0].values, parents: d.data[0].parents} : null)
     .filter(Boolean)"""
 
 
@@ -96,7 +100,7 @@ def test_a_class_round_in_the_browser(browser, tmp_path):
         teacher.get_by_role("button", name="Reveal").click()
         teacher.get_by_text("The class's guesses beside the model's probabilities").wait_for()
         teacher.get_by_text(re.compile("The model drew")).first.wait_for()
-        teacher.get_by_text(re.compile(r"most common guess: .* of 3\)")).wait_for()
+        teacher.get_by_text(re.compile(r"No single most common guess: .* each of 3\)")).wait_for()
         teacher.screenshot(path=str(ARTIFACTS / "class-teacher-reveal.png"), full_page=True)
         for page in students:
             page.get_by_text(re.compile(r"points")).first.wait_for(timeout=15_000)
@@ -141,10 +145,20 @@ def test_a_class_round_in_the_browser(browser, tmp_path):
         # the server restarts mid-class: the same file, the same port; tabs reconnect to their class
         stop_server(proc)
         proc, _ = start_server("streamlit-class.log", port=port, env=env)
+        gen = _gen(teacher)
+        started = time.monotonic()
         teacher.reload()
         teacher.get_by_role("heading", name="Your class").wait_for()
+        teacher.wait_for_function(f"document.querySelectorAll('.tokstrip .gen').length === {gen}")
+        reload_s = time.monotonic() - started  # the server loads the model and rebuilds the class before it answers
+        (ARTIFACTS / "class-restart-reload.json").write_text(json.dumps({"teacher_reload_s": round(reload_s, 2),
+                                                                        "load_average": os.getloadavg()[0]}))
+        # about 2 s on a quiet machine (6.8-15 s before the server warmed up before answering): under 3 s, scaled
+        # by how busy a shared machine is (3.6 s at a load average of 11 on 2 cores, 6.5 s at 15)
+        busy = max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+        assert reload_s < 3.0 * busy, f"the teacher's reload after a restart took {reload_s:.1f} s (load ×{busy:.1f})"
         teacher.get_by_text("The class's guesses beside the model's probabilities").wait_for()
-        teacher.get_by_text(re.compile(r"most common guess: .* of 3\)")).wait_for()  # every guess kept
+        teacher.get_by_text(re.compile(r"No single most common guess: .* each of 3\)")).wait_for()  # every guess kept
         assert _tree(teacher)["values"][0] == 3  # and every draw
         for page in students[1:]:
             page.reload()

@@ -33,3 +33,23 @@ def test_a_class_that_ended_drops_its_live_text(monkeypatch):
     monkeypatch.setattr(class_live, "_live", {"ABC234": ({}, None), "XYZ789": ({}, None)})
     class_live.forget("ABC234")
     assert list(class_live._live) == ["XYZ789"]
+
+
+def test_the_client_address_comes_from_a_trusted_proxy_only():
+    trusted = {"10.0.0.5", "127.0.0.1"}
+    address = class_live.client_address
+    # a direct connection: its own address, whatever X-Forwarded-For it sends
+    assert address("203.0.113.7", ["1.2.3.4"], trusted) == "203.0.113.7"
+    assert address("203.0.113.7", [], set()) == "203.0.113.7"
+    # the operator's balancer: the address it forwarded for (the last hop not itself a trusted proxy)
+    assert address("10.0.0.5", ["198.51.100.9"], trusted) == "198.51.100.9"
+    assert address("10.0.0.5", ["6.6.6.6, 198.51.100.9"], trusted) == "198.51.100.9"  # a forged first hop is ignored
+    assert address("10.0.0.5", ["198.51.100.9, 127.0.0.1"], trusted) == "198.51.100.9"  # two proxies in a row
+    assert address("10.0.0.5", [], trusted) == "10.0.0.5"  # a proxy that forwarded nothing
+    assert address("10.0.0.5", ["198.51.100.9"], set()) == "10.0.0.5"  # not named: the proxy's own address
+    assert address(None, ["198.51.100.9"], trusted) is None  # no connection (AppTest): the tab's own id is used
+
+
+def test_trusted_proxies_are_named_by_the_operator():
+    assert class_live.trusted_proxies({}) == set()
+    assert class_live.trusted_proxies({"AUTOREG_TRUSTED_PROXIES": " 10.0.0.5 ,127.0.0.1,"}) == {"10.0.0.5", "127.0.0.1"}

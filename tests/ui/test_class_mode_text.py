@@ -3,8 +3,8 @@ from autoreg_ui.classroom import text
 
 
 def test_the_settings_line_names_greedy_or_every_filter_that_is_on():
-    assert text.settings_text({"temperature": 0.0, "max_new_tokens": 32}) == ("greedy (temperature 0) · at most 32 "
-                                                                             "new tokens")
+    assert (text.settings_text({"temperature": 0.0, "max_new_tokens": 32})
+            == "greedy (temperature 0) · at most 32 new tokens")
     line = text.settings_text({"temperature": 0.7, "top_k": 40, "top_p": 0.9, "min_p": 0.0, "seed": 3,
                                "repetition_penalty": 1.2, "max_new_tokens": 64})
     assert line == ("temperature 0.7 · top-k 40 · top-p 0.9 · seed 3 · repetition penalty 1.2 · "
@@ -34,3 +34,19 @@ def test_the_score_rule_quotes_scores_computed_by_the_scoring_function():
     assert f"minus {POINTS_PER_BIT:.0f} per bit" in text.SCORE_RULE
     assert f"p = ½ scores {points(0.5):.0f}, p = 1/1024 scores {points(1 / 1024):.0f}." in text.SCORE_RULE
     assert term_named("Surprisal").meaning.endswith(f"minus {POINTS_PER_BIT:.0f} per bit.")
+
+
+def test_a_tie_is_named_as_one_and_a_guess_is_quoted():
+    assert text.class_tie(["·Paris", "·Rome", "·the"], 1, 3) == ("No single most common guess: ·Paris, ·Rome and "
+                                                                 "·the tie (1 each of 3).")
+    assert text.your_score("Paris", "·Paris", 0.5, 1, 90.0, 1).startswith("Your guess “Paris” was scored")
+    assert text.GUESS_KEPT.format(text="Paris").startswith("Your guess “Paris” is in")
+
+
+def test_a_limit_is_said_with_its_number():
+    from autoreg_ui.classroom.student import too_long_message
+
+    assert too_long_message("Ann", 24, text.NICK_TOO_LONG) is None
+    said = too_long_message("A" * 10_000, 24, text.NICK_TOO_LONG)
+    assert said == "A nickname is at most 24 characters; this one has 10,000. Shorten it and press Join again."
+    assert "at most 40 characters" in too_long_message("x" * 41, 40, text.GUESS_TOO_LONG)
