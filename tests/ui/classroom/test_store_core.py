@@ -10,6 +10,8 @@ from autoreg_ui.classroom.store.core import DEFAULT_HOURS, StoreCore, class_hour
 def test_the_file_comes_from_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("AUTOREG_CLASS_DB", str(tmp_path / "x.sqlite3"))
     assert default_path() == tmp_path / "x.sqlite3"
+    monkeypatch.setenv("AUTOREG_CLASS_DB", "postgresql://u@db:5432/classes")
+    assert default_path() == "postgresql://u@db:5432/classes"  # a URL is kept as it is, not made a path
     monkeypatch.delenv("AUTOREG_CLASS_DB")
     assert default_path().name == "classes.sqlite3"
 
@@ -29,8 +31,8 @@ def test_the_file_and_its_folder_are_made_on_first_use(tmp_path, clock):
         assert db.execute("SELECT COUNT(*) FROM classes").fetchone()[0] == 0
 
 
-def test_a_write_commits_or_rolls_back_whole(tmp_path, clock):
-    core = StoreCore(tmp_path / "c.sqlite3", clock=clock)
+def test_a_write_commits_or_rolls_back_whole(class_db, clock):
+    core = StoreCore(class_db, clock=clock)
     with core._tx() as db:
         db.execute("INSERT INTO attempts (source, kind, at) VALUES ('kept', 'k', 1)")
     with pytest.raises(KeyError), core._tx() as db:
