@@ -18,8 +18,10 @@ from autoreg_ui.classroom.store.sqlite import Connection
 
 ENV_DB = "AUTOREG_CLASS_DB"
 ENV_HOURS = "AUTOREG_CLASS_HOURS"
+ENV_SEATS = "AUTOREG_CLASS_SEATS"  # students per class (a lecture on PostgreSQL across replicas: 100-300)
 DEFAULT_HOURS = 6.0  # a class expires this long after its last teacher action
-MAX_STUDENTS = 60  # per class
+MAX_STUDENTS = 60  # per class, unless AUTOREG_CLASS_SEATS says otherwise
+SEATS_CAP = 1000  # the most AUTOREG_CLASS_SEATS may ask for
 MAX_CLASSES = 50  # open classes per server
 
 
@@ -41,16 +43,26 @@ def class_hours(environ=os.environ) -> float:
     return hours if hours > 0 else DEFAULT_HOURS
 
 
+def class_seats(environ=os.environ) -> int:
+    """Students per class: ``AUTOREG_CLASS_SEATS`` (1 to 1000), else ``MAX_STUDENTS``."""
+    try:
+        seats = int(environ.get(ENV_SEATS, MAX_STUDENTS))
+    except ValueError:
+        return MAX_STUDENTS
+    return seats if 1 <= seats <= SEATS_CAP else MAX_STUDENTS
+
+
 class StoreCore:
     """Every class of this server, in one SQLite file (WAL: readers never wait for the one writer), or of every
     replica, in one PostgreSQL database (``path`` is then its ``postgresql://`` URL; see ``dialect``)."""
 
     def __init__(self, path: Path | str, clock: Callable[[], float] = time.time, hours: float = DEFAULT_HOURS,
-                 max_classes: int = MAX_CLASSES, max_students: int = MAX_STUDENTS):
+                 max_classes: int = MAX_CLASSES, max_students: int | None = None):
         self.backend = open_backend(path)
         self.path = path if is_postgres(path) else Path(path)
         self.clock, self.hours = clock, hours
-        self.max_classes, self.max_students = max_classes, max_students
+        self.max_classes = max_classes
+        self.max_students = class_seats() if max_students is None else max_students
         self._write = threading.Lock()  # one writer at a time in this process (SQLite would make us wait anyway)
         with self._db() as db:
             self.backend.create_tables(db)

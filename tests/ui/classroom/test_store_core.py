@@ -4,7 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from autoreg_ui.classroom.store.core import DEFAULT_HOURS, StoreCore, class_hours, default_path
+from autoreg_ui.classroom.store.core import (
+    DEFAULT_HOURS,
+    MAX_STUDENTS,
+    StoreCore,
+    class_hours,
+    class_seats,
+    default_path,
+)
 
 
 def test_the_file_comes_from_the_environment(monkeypatch, tmp_path):
@@ -21,6 +28,14 @@ def test_class_hours_fall_back_on_a_bad_value():
     assert class_hours({"AUTOREG_CLASS_HOURS": "1.5"}) == 1.5
     assert class_hours({"AUTOREG_CLASS_HOURS": "soon"}) == DEFAULT_HOURS
     assert class_hours({"AUTOREG_CLASS_HOURS": "-2"}) == DEFAULT_HOURS
+
+
+def test_seats_per_class_come_from_the_environment_within_bounds(monkeypatch, class_db):
+    assert class_seats({}) == MAX_STUDENTS == 60
+    assert class_seats({"AUTOREG_CLASS_SEATS": "150"}) == 150
+    assert [class_seats({"AUTOREG_CLASS_SEATS": v}) for v in ("0", "-3", "1001", "many")] == [60] * 4
+    monkeypatch.setenv("AUTOREG_CLASS_SEATS", "120")
+    assert StoreCore(class_db).max_students == 120 and StoreCore(class_db, max_students=7).max_students == 7
 
 
 def test_the_file_and_its_folder_are_made_on_first_use(tmp_path, clock):
