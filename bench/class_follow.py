@@ -133,12 +133,14 @@ async def run(url: str | list[str], db: Path | str, n_students: int, seconds: fl
     polls_idle = sum(f.polls for f in followers)
 
     steps: list[tuple[float, list[int]]] = []  # (click time, the teacher's generated ids after it)
+    pressed: list[float] = []  # how long each Next token took to answer the teacher
     cpu1, t1 = _cpu(pids), time.perf_counter()
     stop_at = t1 + seconds
     shown = opened.tokens or []
     while time.perf_counter() < stop_at:
         clicked = time.perf_counter()
         result = await teacher.press("step_next")
+        pressed.append(time.perf_counter() - clicked)
         errors += result.exceptions
         if result.tokens is not None and result.tokens == shown:  # the text has stopped (EOS, max new tokens)
             clicked = time.perf_counter()
@@ -154,7 +156,9 @@ async def run(url: str | list[str], db: Path | str, n_students: int, seconds: fl
     cpu_steps, steps_elapsed = ((_cpu(pids) - cpu1) if pids else None), time.perf_counter() - t1
     for c in [teacher] + [f.client for f in followers]:
         await c.close()
-    return report(steps, followers, errors, cpu_idle, idle_elapsed, polls_idle, cpu_steps, steps_elapsed)
+    out = report(steps, followers, errors, cpu_idle, idle_elapsed, polls_idle, cpu_steps, steps_elapsed)
+    out["teacher_next_token"] = latency(pressed)
+    return out
 
 
 def report(steps, followers, errors, cpu_idle, idle_s, polls_idle, cpu_steps, steps_s) -> dict:
@@ -176,6 +180,9 @@ def report(steps, followers, errors, cpu_idle, idle_s, polls_idle, cpu_steps, st
                 hit = after[0]
             delays.append(hit[0] - clicked)
             by_replica.setdefault(f.replica, []).append(hit[0] - clicked)
+    states = {tuple(ids) for _, ids in steps}
+    alien = sum(1 for f in followers for t, seen in f.updates if steps and t >= steps[0][0]
+                and tuple(seen) not in states)
     updates = len(delays)
     poll_rate = cpu_idle / idle_s if cpu_idle is not None and idle_s else None
     known = cpu_steps is not None and updates and poll_rate is not None
@@ -183,6 +190,8 @@ def report(steps, followers, errors, cpu_idle, idle_s, polls_idle, cpu_steps, st
     return {
         "followers": len(followers), "teacher_steps": len(steps),
         "follower_updates": updates, "missed_updates": missed, "strips_not_equal_to_the_teachers": wrong,
+        # of those: strips that are no text the teacher ever had (the rest skipped to a later step)
+        "strips_matching_no_teacher_step": alien,
         "delay_click_to_follower_page": latency(delays),
         "delay_per_replica": {f"r{r + 1}": latency(d) for r, d in sorted(by_replica.items())},
         "errors": len(errors) + sum(len(f.errors) for f in followers),

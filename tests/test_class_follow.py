@@ -19,6 +19,7 @@ def test_the_report_measures_each_change_to_each_followers_first_equal_strip():
     out = class_follow.report(steps, [on_time, skipped, wrong], [], 0.2, 10.0, 10, 4.0, 20.0)
     assert out["teacher_steps"] == 3 and out["follower_updates"] == 9 and out["missed_updates"] == 0
     assert out["strips_not_equal_to_the_teachers"] == 3  # skipped's first, wrong's first two
+    assert out["strips_matching_no_teacher_step"] == 2  # wrong's [7] and [7, 6]; skipped only skipped
     assert out["delay_click_to_follower_page"]["max_ms"] == pytest.approx(4500.0)  # skipped: its next strip
     assert out["server_cpu"]["idle_polling_s_per_s"] == 0.02
     assert out["server_cpu"]["per_follower_update_ms"] == pytest.approx((4.0 - 0.02 * 20.0) / 9 * 1000, abs=0.1)
