@@ -82,3 +82,29 @@ def test_a_change_from_another_process_wakes_a_waiter_here(class_db, clock):
     assert other.returncode == 0 and found == version + 1
     assert woke - float(out) < 1.0  # woken by the NOTIFY, not by a recheck (5 s) or the timeout (30 s)
     assert store.info(code).recipe == {"prompt": "x"}
+
+
+def test_the_listener_reconnects_when_its_connection_is_cut(class_db):
+    store = ClassStore(class_db)
+    code, key = store.create()
+    version = store.version(code)
+    heard = postgres.listener(class_db)
+    assert heard.listening.wait(5)
+    before = _listeners(store)
+    with store._db() as db:  # the server drops the LISTEN connection (a restart, a network cut)
+        assert db.execute("SELECT pg_terminate_backend(?)", (before[0],)).fetchone() == (True,)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not (len(_listeners(store)) == 1 and _listeners(store) != before):
+        time.sleep(0.1)
+    assert len(_listeners(store)) == 1 and _listeners(store) != before, "the listener did not come back"
+    threading.Timer(0.3, lambda: store.set_recipe(code, key, {"prompt": "x"})).start()
+    start = time.monotonic()
+    assert store.wait_for_change(code, version, timeout=30) == version + 1
+    assert time.monotonic() - start < 2.0 and postgres.listener(class_db) is heard and heard.heard >= 1
+
+
+def _listeners(store) -> list[int]:
+    """The server processes of this database's LISTEN connections."""
+    with store._db() as db:
+        return [r[0] for r in db.execute("SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN %' "
+                                         "AND datname = current_database()")]
