@@ -385,7 +385,7 @@ def _throwaway_postgres():
     module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # (its dataclass looks itself up)
     spec.loader.exec_module(module)
     if module.server_bin() is None:
-        raise RuntimeError("PostgreSQL's server (initdb, pg_ctl) is not installed (Debian: apt-get install postgresql)")
+        sys.exit("PostgreSQL's server (initdb, pg_ctl) is not installed (Debian: apt-get install postgresql)")
     return module.start_cluster()
 
 
