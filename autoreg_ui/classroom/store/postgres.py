@@ -53,7 +53,9 @@ class Connection:
         self.conn = conn
 
     def execute(self, sql: str, params=()) -> psycopg.Cursor:
-        return self.conn.execute(placeholders(sql), tuple(params) if params else None)
+        if not params:  # no parameters: psycopg sends the text as it is (no % to escape)
+            return self.conn.execute(sql)
+        return self.conn.execute(placeholders(sql), tuple(params))
 
     def executemany(self, sql: str, rows) -> None:
         with self.conn.cursor() as cur:

@@ -19,6 +19,9 @@ pytestmark = pytest.mark.parametrize("class_db", ["postgres"], indirect=True)
 def test_question_marks_become_psycopg_parameters(class_db):
     assert postgres.placeholders("SELECT a FROM t WHERE b = ? AND c = ?") == "SELECT a FROM t WHERE b = %s AND c = %s"
     assert postgres.placeholders("SELECT 5 % 2 WHERE x = ?") == "SELECT 5 %% 2 WHERE x = %s"
+    with ClassStore(class_db)._db() as db:
+        assert db.execute("SELECT 7 % 4").fetchone() == (3,)
+        assert db.execute("SELECT 7 % ?, ?", (4, "a?b")).fetchone() == (3, "a?b")
 
 
 def test_the_schema_is_created_once_with_the_same_tables_and_exact_times(class_db, clock):
