@@ -16,6 +16,16 @@ must equal the teacher's (whole sequence and length).
 Printed as JSON: the delays (p50/p95/max), steps and updates counted, strips that differed, errors, and the
 server's CPU: per second while idle polling, and per follower update once the polling is taken out.
 Bounded and local: 127.0.0.1 only, at most 15 minutes, and the server it starts is stopped.
+
+A lecture across replicas (issue 28's goal: 120 followers in one class across 2 replicas plus PostgreSQL, every
+teacher step reaching every follower with the same text, follow delay p95 at most 2 s):
+
+    python -m bench.class_follow --replicas 2 --class-db postgres --students 120 --seconds 120
+
+starts a throwaway PostgreSQL (``tests/postgres.py``), ``--replicas`` servers on it, the teacher's tab on the
+first and the followers dealt round-robin over all of them (as the balancer's cookie would pin them), and adds
+the delays per replica, the machine's solo decode step (the embedded model, one tab, measured first in this
+process: the yardstick the goals are read against) and the goal's verdict.
 """
 from __future__ import annotations
 
@@ -38,6 +48,8 @@ from bench.classroom import AppClient, latency  # noqa: E402
 from bench.server import cpu_seconds, free_port, local_url, start_server, stop_server  # noqa: E402
 
 MAX_SECONDS = 900
+ARRIVING_TOGETHER = 8  # followers opening their page at once
+GOAL_FOLLOWERS, GOAL_P95_S = 120, 2.0  # issue 28: 120 followers across 2 replicas + PostgreSQL, p95 <= 2 s
 PROMPT = "The capital of France is"
 CLASS_PAGE, STEP_PAGE = "class", "step"
 
@@ -51,6 +63,7 @@ class Follower:
     updates: list[tuple[float, list[int]]] = field(default_factory=list)  # (when, generated ids) per new strip
     errors: list[str] = field(default_factory=list)
     polls: int = 0
+    replica: int = 0  # which server (index into the run's urls) serves this follower
 
 
 async def follow(f: Follower, stop: asyncio.Event) -> None:
@@ -76,40 +89,58 @@ async def follow(f: Follower, stop: asyncio.Event) -> None:
             f.updates.append((time.perf_counter(), list(result.tokens)))
 
 
-async def run(url: str, db: Path, n_students: int, seconds: float, period: float, idle_s: float,
-              pid: int | None) -> dict:
+def _cpu(pids: list[int]) -> float | None:
+    return sum(cpu_seconds(p) for p in pids) if pids else None
+
+
+async def run(url: str | list[str], db: Path | str, n_students: int, seconds: float, period: float, idle_s: float,
+              pid: int | list[int] | None) -> dict:
+    """One class: the teacher on the first of ``url`` (one address, or one per replica), followers dealt over all
+    of them; ``pid`` the servers' process ids (their CPU is summed)."""
     from autoreg_ui.classroom.store import ClassStore
 
-    store = ClassStore(db)
+    urls = [url] if isinstance(url, str) else list(url)
+    pids = [pid] if isinstance(pid, int) else [p for p in (pid or []) if p]
+    store = ClassStore(db, max_students=max(60, n_students))
     code, key = store.create()
     seats = [store.join(code, f"s{i}", source=f"bench-{i}") for i in range(n_students)]
+    store.close()
+    url = urls[0]
     teacher = AppClient(url, STEP_PAGE, urllib.parse.urlencode({"prompt": PROMPT, "cfg_temperature": "0",
                                                                 "class": code, "key": key}))
     await teacher.connect()
     opened = await teacher.open()
     errors = list(opened.exceptions)
-    followers = [Follower(i, seat, AppClient(url, CLASS_PAGE, urllib.parse.urlencode({"class": code, "seat": seat})))
+    followers = [Follower(i, seat, AppClient(urls[i % len(urls)], CLASS_PAGE,
+                                             urllib.parse.urlencode({"class": code, "seat": seat})),
+                          replica=i % len(urls))
                  for i, seat in enumerate(seats)]
-    for f in followers:
+
+    async def arrive(f: Follower) -> None:
         await f.client.connect()
         first = await f.client.open()
         f.errors += first.exceptions
         f.seen = first.tokens or []
+
+    for batch in range(0, len(followers), ARRIVING_TOGETHER):
+        await asyncio.gather(*(arrive(f) for f in followers[batch:batch + ARRIVING_TOGETHER]))
     stop = asyncio.Event()
     tasks = [asyncio.create_task(follow(f, stop)) for f in followers]
 
-    cpu0, t0 = (cpu_seconds(pid) if pid else None), time.perf_counter()
+    cpu0, t0 = _cpu(pids), time.perf_counter()
     await asyncio.sleep(idle_s)  # the class sits still: polling only
-    cpu_idle, idle_elapsed = ((cpu_seconds(pid) - cpu0) if pid else None), time.perf_counter() - t0
+    cpu_idle, idle_elapsed = ((_cpu(pids) - cpu0) if pids else None), time.perf_counter() - t0
     polls_idle = sum(f.polls for f in followers)
 
     steps: list[tuple[float, list[int]]] = []  # (click time, the teacher's generated ids after it)
-    cpu1, t1 = (cpu_seconds(pid) if pid else None), time.perf_counter()
+    pressed: list[float] = []  # how long each Next token took to answer the teacher
+    cpu1, t1 = _cpu(pids), time.perf_counter()
     stop_at = t1 + seconds
     shown = opened.tokens or []
     while time.perf_counter() < stop_at:
         clicked = time.perf_counter()
         result = await teacher.press("step_next")
+        pressed.append(time.perf_counter() - clicked)
         errors += result.exceptions
         if result.tokens is not None and result.tokens == shown:  # the text has stopped (EOS, max new tokens)
             clicked = time.perf_counter()
@@ -122,10 +153,12 @@ async def run(url: str, db: Path, n_students: int, seconds: float, period: float
     await asyncio.sleep(3.0)  # the last step reaches everyone
     stop.set()
     await asyncio.gather(*tasks)
-    cpu_steps, steps_elapsed = ((cpu_seconds(pid) - cpu1) if pid else None), time.perf_counter() - t1
+    cpu_steps, steps_elapsed = ((_cpu(pids) - cpu1) if pids else None), time.perf_counter() - t1
     for c in [teacher] + [f.client for f in followers]:
         await c.close()
-    return report(steps, followers, errors, cpu_idle, idle_elapsed, polls_idle, cpu_steps, steps_elapsed)
+    out = report(steps, followers, errors, cpu_idle, idle_elapsed, polls_idle, cpu_steps, steps_elapsed)
+    out["teacher_next_token"] = latency(pressed)
+    return out
 
 
 def report(steps, followers, errors, cpu_idle, idle_s, polls_idle, cpu_steps, steps_s) -> dict:
@@ -133,6 +166,7 @@ def report(steps, followers, errors, cpu_idle, idle_s, polls_idle, cpu_steps, st
     (whole sequence and length). A follower whose next strip after the click was another one (it skipped
     this change, or showed other tokens) counts as not equal, with that strip's delay; none at all, missed."""
     delays, wrong, missed = [], 0, 0
+    by_replica: dict[int, list[float]] = {}
     for n, (clicked, ids) in enumerate(steps):
         until = steps[n + 1][0] if n + 1 < len(steps) else float("inf")
         for f in followers:
@@ -145,6 +179,10 @@ def report(steps, followers, errors, cpu_idle, idle_s, polls_idle, cpu_steps, st
                 wrong += 1
                 hit = after[0]
             delays.append(hit[0] - clicked)
+            by_replica.setdefault(f.replica, []).append(hit[0] - clicked)
+    states = {tuple(ids) for _, ids in steps}
+    alien = sum(1 for f in followers for t, seen in f.updates if steps and t >= steps[0][0]
+                and tuple(seen) not in states)
     updates = len(delays)
     poll_rate = cpu_idle / idle_s if cpu_idle is not None and idle_s else None
     known = cpu_steps is not None and updates and poll_rate is not None
@@ -152,7 +190,10 @@ def report(steps, followers, errors, cpu_idle, idle_s, polls_idle, cpu_steps, st
     return {
         "followers": len(followers), "teacher_steps": len(steps),
         "follower_updates": updates, "missed_updates": missed, "strips_not_equal_to_the_teachers": wrong,
+        # of those: strips that are no text the teacher ever had (the rest skipped to a later step)
+        "strips_matching_no_teacher_step": alien,
         "delay_click_to_follower_page": latency(delays),
+        "delay_per_replica": {f"r{r + 1}": latency(d) for r, d in sorted(by_replica.items())},
         "errors": len(errors) + sum(len(f.errors) for f in followers),
         "error_examples": (errors + [e for f in followers for e in f.errors])[:5],
         "server_cpu": {
@@ -164,29 +205,86 @@ def report(steps, followers, errors, cpu_idle, idle_s, polls_idle, cpu_steps, st
     }
 
 
+def solo_decode_step_ms(steps: int = 16) -> float:
+    """The machine's own decode step: the embedded model, one tab alone, greedy, median of ``steps`` steps, with
+    the server's torch threads."""
+    import torch
+
+    from autoreg_core import SamplingConfig, Session, load_model
+    from autoreg_ui.state import torch_threads
+
+    torch.set_num_threads(torch_threads())
+    session = Session(load_model(), PROMPT, batched=False)
+    records = session.generate(steps + 1, SamplingConfig(temperature=0.0, max_new_tokens=steps + 1))
+    times = sorted(r.time_ms for r in records[1:])  # the first step also pays the prefill
+    return round(times[len(times) // 2], 1)
+
+
+def _throwaway_postgres():
+    """tests/postgres.py's cluster: initdb in a temp folder (as the postgres user when root), a free port."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("autoreg_test_postgres", ROOT / "tests" / "postgres.py")
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if module.server_bin() is None:
+        raise SystemExit("PostgreSQL's server (initdb, pg_ctl) is not installed (Debian: apt-get install postgresql)")
+    return module.start_cluster()
+
+
+def goal(out: dict, replicas: int, class_db: str) -> dict:
+    """Issue 28's goal, read off this run: every step reached every follower with the same text, p95 <= 2 s."""
+    p95_ms = out["delay_click_to_follower_page"].get("p95_ms")
+    p95 = None if p95_ms is None else p95_ms / 1000
+    everyone = out["teacher_steps"] > 0 and out["missed_updates"] == 0 and out["strips_not_equal_to_the_teachers"] == 0
+    return {"goal": f"{GOAL_FOLLOWERS} followers, 2 replicas + PostgreSQL, every step to every follower, "
+                    f"p95 <= {GOAL_P95_S} s",
+            "this_run": f"{out['followers']} followers, {replicas} replica(s) + {class_db}",
+            "every_step_reached_every_follower_with_the_same_text": everyone,
+            "p95_within_goal": p95 is not None and p95 <= GOAL_P95_S,
+            "met": everyone and p95 is not None and p95 <= GOAL_P95_S and out["errors"] == 0
+            and out["followers"] >= GOAL_FOLLOWERS and replicas >= 2 and class_db == "postgres"}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=30)
     parser.add_argument("--seconds", type=float, default=180.0, help="how long the teacher steps")
     parser.add_argument("--period", type=float, default=3.0, help="seconds between the teacher's steps")
     parser.add_argument("--idle", type=float, default=15.0, help="seconds of polling before the first step")
+    parser.add_argument("--replicas", type=int, default=1, help="servers sharing the class (1 to 4)")
+    parser.add_argument("--class-db", choices=("sqlite", "postgres"), default="sqlite",
+                        help="postgres: a throwaway PostgreSQL shared by the replicas (sqlite: one file they share)")
     args = parser.parse_args(argv)
     if not 1 <= args.students <= 200:
         parser.error("--students must lie between 1 and 200")
     if not 1 <= args.seconds + args.idle <= MAX_SECONDS:
         parser.error(f"--seconds plus --idle must lie between 1 and {MAX_SECONDS}")
-    with tempfile.TemporaryDirectory(prefix="autoreg-class-bench-") as tmp:
-        db = Path(tmp) / "classes.sqlite3"
-        server = start_server(ROOT / "app.py", free_port(), env={"AUTOREG_CLASS_DB": str(db),
-                                                                 "AUTOREG_MAX_SESSIONS": "0"})
-        try:
+    if not 1 <= args.replicas <= 4:
+        parser.error("--replicas must lie between 1 and 4")
+    solo_ms = solo_decode_step_ms()
+    cluster = _throwaway_postgres() if args.class_db == "postgres" else None
+    servers = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="autoreg-class-bench-") as tmp:
+            db = cluster.dsn if cluster else Path(tmp) / "classes.sqlite3"
+            for _ in range(args.replicas):
+                servers.append(start_server(ROOT / "app.py", free_port(), env={
+                    "AUTOREG_CLASS_DB": str(db), "AUTOREG_MAX_SESSIONS": "0",
+                    "AUTOREG_CLASS_SEATS": str(max(60, args.students))}))
             load = tuple(round(x, 2) for x in os.getloadavg())
-            out = asyncio.run(run(local_url(server), db, args.students, args.seconds, args.period, args.idle,
-                                  server.pid))
-        finally:
+            out = asyncio.run(run([local_url(s) for s in servers], db, args.students, args.seconds, args.period,
+                                  args.idle, [s.pid for s in servers]))
+    finally:
+        for server in servers:
             stop_server(server)
+        if cluster is not None:
+            cluster.stop()
+    out["solo_decode_step_ms"] = solo_ms
+    out["goal"] = goal(out, args.replicas, args.class_db)
     out["load_average_at_start"] = load
     out["settings"] = {"period_s": args.period, "seconds": args.seconds, "idle_s": args.idle,
+                       "replicas": args.replicas, "class_db": args.class_db, "cores": os.cpu_count(),
                        "autoreg_batch": os.environ.get("AUTOREG_BATCH", "1")}
     print(json.dumps(out, indent=2))
     return 0

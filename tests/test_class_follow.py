@@ -19,11 +19,28 @@ def test_the_report_measures_each_change_to_each_followers_first_equal_strip():
     out = class_follow.report(steps, [on_time, skipped, wrong], [], 0.2, 10.0, 10, 4.0, 20.0)
     assert out["teacher_steps"] == 3 and out["follower_updates"] == 9 and out["missed_updates"] == 0
     assert out["strips_not_equal_to_the_teachers"] == 3  # skipped's first, wrong's first two
+    assert out["strips_matching_no_teacher_step"] == 2  # wrong's [7] and [7, 6]; skipped only skipped
     assert out["delay_click_to_follower_page"]["max_ms"] == pytest.approx(4500.0)  # skipped: its next strip
     assert out["server_cpu"]["idle_polling_s_per_s"] == 0.02
     assert out["server_cpu"]["per_follower_update_ms"] == pytest.approx((4.0 - 0.02 * 20.0) / 9 * 1000, abs=0.1)
     missing = class_follow.report(steps, [_follower([])], [], None, 1.0, 0, None, 1.0)
     assert missing["missed_updates"] == 3 and missing["follower_updates"] == 0
+
+
+def test_delays_per_replica_and_the_lecture_goal():
+    steps = [(10.0, [5]), (13.0, [5, 6])]
+    near = class_follow.Follower(0, "a", client=None, updates=[(10.5, [5]), (13.5, [5, 6])], replica=0)
+    far = class_follow.Follower(1, "b", client=None, updates=[(11.0, [5]), (15.5, [5, 6])], replica=1)
+    out = class_follow.report(steps, [near, far], [], None, 1.0, 0, None, 1.0)
+    assert out["delay_per_replica"]["r1"]["max_ms"] == pytest.approx(500.0)
+    assert out["delay_per_replica"]["r2"]["max_ms"] == pytest.approx(2500.0)
+    verdict = class_follow.goal(out, 2, "postgres")
+    assert verdict["every_step_reached_every_follower_with_the_same_text"] and not verdict["p95_within_goal"]
+    assert not verdict["met"]  # 2.5 s > 2 s, and 2 followers are not 120
+    out["delay_click_to_follower_page"]["p95_ms"] = 1900.0
+    assert class_follow.goal(out, 2, "postgres")["p95_within_goal"]
+    assert not class_follow.goal(out | {"followers": 120}, 2, "sqlite")["met"]
+    assert class_follow.goal(out | {"followers": 120}, 2, "postgres")["met"]
 
 
 @pytest.mark.integration

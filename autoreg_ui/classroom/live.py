@@ -24,7 +24,7 @@ from autoreg_core import prefix as prefixes
 from autoreg_core.replay import ReplayError, recipe_from_dict, recipe_of, recipe_to_dict, replay
 from autoreg_core.session import SessionError, SessionSnapshot
 from autoreg_ui import keys, limits, messages
-from autoreg_ui.classroom import text
+from autoreg_ui.classroom import replica_text, text
 from autoreg_ui.classroom.store import ClassError, ClassInfo, ClassStore, Round, class_hours, default_path
 from autoreg_ui.state import current_bundle, current_config, current_session
 
@@ -243,6 +243,7 @@ def forget(code: str) -> None:
     """A class that ended: its live snapshot goes."""
     with _live_lock:
         _live.pop(code, None)
+    replica_text.texts().forget(code)
 
 
 # ---------------------------------------------------------------- what the class shares in this process
@@ -267,17 +268,15 @@ def class_snapshot(code: str, info: ClassInfo) -> SessionSnapshot | None:
             held = _live.get(code)
         if held is not None and held[0] == info.recipe:
             return held[1]
-        try:
-            recipe = recipe_from_dict(info.recipe)
-            session = replay(bundle, recipe)
-            session.next_pipeline(recipe.config_at(max(1, len(session.records))))  # the logits guesses need
+        try:  # rebuilt once per replica, then extended as the teacher steps (replica_text)
+            snapshot, how = replica_text.texts().snapshot(bundle, code, info.recipe)
         except (ReplayError, SessionError, ValueError) as exc:
             st.error(str(exc))
             return None
-        snapshot = session.snapshot()
         with _live_lock:
             _live[code] = (info.recipe, snapshot)
-        st.info(text.REBUILT.format(steps=len(snapshot.records)))
+        if how == replica_text.REPLAYED:
+            st.info(text.REBUILT.format(steps=len(snapshot.records)))
         return snapshot
 
 

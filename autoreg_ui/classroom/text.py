@@ -125,7 +125,8 @@ GUESS_HELP = "A word or a token: what will the model write next?"
 GUESS_SEND = "Send my guess"
 GUESS_KEPT = "Your guess “{text}” is in. You can change it until the teacher reveals."
 LAST_STEP_CHART = "The teacher's step {n}: the candidates and the one picked"
-REBUILT = "Rebuilt the teacher's text from the class record (the server restarted): {steps} steps replayed."
+REBUILT = ("Rebuilt the teacher's text from the class record (this server restarted, or the teacher's tab is on "
+           "another replica): {steps} steps replayed.")
 YOUR_DRAW = "Your tab drew (seed {seed}): {text}"
 DRAW_FAILED = "Your tab could not draw: {why}"
 

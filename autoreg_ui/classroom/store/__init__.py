@@ -1,6 +1,6 @@
-"""A class kept in SQLite: its join code, the teacher's key (hashed), students, the teacher's steps, questions
-and guesses. Pure Python (stdlib ``sqlite3``), no Streamlit: tests drive it with a temporary file and a fake
-clock.
+"""A class kept in SQLite (or PostgreSQL: ``AUTOREG_CLASS_DB=postgresql://…``): its join code, the teacher's key
+(hashed), students, the teacher's steps, questions and guesses. Pure Python (stdlib ``sqlite3``), no Streamlit:
+tests drive it with a temporary file and a fake clock.
 
 Why SQLite: a class must outlive the server process. A server restarted in the middle of a lesson reopens
 the same file, and every tab that comes back (teacher or student) finds its class, its place and every
@@ -20,12 +20,13 @@ page watches it, so thirty guesses do not redraw thirty followers thirty times.
 
 Operators: ``python -m autoreg_ui.classroom.store list`` and ``python -m autoreg_ui.classroom.store delete CODE``.
 
-The package, one idea a module: ``sqlite`` (all that is SQLite's own: schema, connection, write transaction,
-upsert), ``core`` (file, clock, caps, the ways in), ``records`` (errors and rows), ``codes`` (class codes,
-replica tag, nicknames), ``rates`` (rate limits, source hashes), ``teacher`` (the teacher's and operator's
-transactions), ``seats`` (a student's writes), ``reads`` (every read), ``class_store`` (``ClassStore``, the
-three composed), ``cli`` (the operator's command line). This module re-exports their public names.
-"""
+The package, one idea a module: ``dialect`` (the one schema, and what a back end supplies), ``sqlite`` (all that is
+SQLite's own: column types, connection, write transaction, upsert), ``postgres`` (PostgreSQL's own: a pool, ``%s``
+parameters, an advisory-lock write transaction, the upsert, ``LISTEN/NOTIFY``), ``core`` (file, clock, caps, the
+ways in), ``records`` (errors and rows), ``codes`` (class codes, replica tag, nicknames), ``rates`` (rate limits,
+source hashes), ``teacher`` (the teacher's and operator's transactions), ``seats`` (a student's writes), ``reads``
+(every read), ``class_store`` (``ClassStore``, the three composed), ``cli`` (the operator's command line). This
+module re-exports their public names."""
 from autoreg_ui.classroom.store.class_store import ClassStore
 from autoreg_ui.classroom.store.cli import main
 from autoreg_ui.classroom.store.codes import (
@@ -42,10 +43,12 @@ from autoreg_ui.classroom.store.core import (
     DEFAULT_HOURS,
     ENV_DB,
     ENV_HOURS,
+    ENV_SEATS,
     MAX_CLASSES,
     MAX_STUDENTS,
     StoreCore,
     class_hours,
+    class_seats,
     default_path,
 )
 from autoreg_ui.classroom.store.rates import (
@@ -80,10 +83,11 @@ from autoreg_ui.classroom.store.teacher import (
 )
 
 __all__ = [
-    "ALL_JOIN_FAILS_PER_MINUTE", "ALPHABET", "CODE_LENGTH", "DEFAULT_HOURS", "ENV_DB", "ENV_HOURS", "ENV_REPLICA_TAG",
-    "EVERYONE", "GUESSES_PER_MINUTE", "GUESS_MAX", "JOIN_FAILS_PER_MINUTE", "KEY_FAILS_PER_MINUTE", "MAX_CLASSES",
-    "MAX_CONTEXT", "MAX_DRAW_TOKENS", "MAX_QUESTIONS", "MAX_ROUNDS", "MAX_STUDENTS", "MODES", "NICKNAME_MAX", "SCHEMA",
-    "ClassError", "ClassInfo", "ClassReads", "ClassStore", "Draw", "Guess", "NotTeacher", "Question", "RateLimited",
-    "Round", "SeatActions", "StoreCore", "Student", "TeacherActions", "class_hours", "clean_nickname", "default_path",
-    "key_hash", "main", "new_code", "normal_code", "replica_tag", "source_hash",
+    "ALL_JOIN_FAILS_PER_MINUTE", "ALPHABET", "CODE_LENGTH", "DEFAULT_HOURS", "ENV_DB", "ENV_HOURS",
+    "ENV_REPLICA_TAG", "ENV_SEATS", "EVERYONE", "GUESSES_PER_MINUTE", "GUESS_MAX", "JOIN_FAILS_PER_MINUTE",
+    "KEY_FAILS_PER_MINUTE", "MAX_CLASSES", "MAX_CONTEXT", "MAX_DRAW_TOKENS", "MAX_QUESTIONS", "MAX_ROUNDS",
+    "MAX_STUDENTS", "MODES", "NICKNAME_MAX", "SCHEMA", "ClassError", "ClassInfo", "ClassReads", "ClassStore",
+    "Draw", "Guess", "NotTeacher", "Question", "RateLimited", "Round", "SeatActions", "StoreCore", "Student",
+    "TeacherActions", "class_hours", "class_seats", "clean_nickname", "default_path", "key_hash", "main",
+    "new_code", "normal_code", "replica_tag", "source_hash",
 ]

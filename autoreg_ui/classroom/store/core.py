@@ -13,20 +13,23 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from autoreg_ui.classroom.store import sqlite
+from autoreg_ui.classroom.store.dialect import is_postgres, open_backend
 from autoreg_ui.classroom.store.sqlite import Connection
 
 ENV_DB = "AUTOREG_CLASS_DB"
 ENV_HOURS = "AUTOREG_CLASS_HOURS"
+ENV_SEATS = "AUTOREG_CLASS_SEATS"  # students per class (a lecture on PostgreSQL across replicas: 100-300)
 DEFAULT_HOURS = 6.0  # a class expires this long after its last teacher action
-MAX_STUDENTS = 60  # per class
+MAX_STUDENTS = 60  # per class, unless AUTOREG_CLASS_SEATS says otherwise
+SEATS_CAP = 1000  # the most AUTOREG_CLASS_SEATS may ask for
 MAX_CLASSES = 50  # open classes per server
 
 
-def default_path() -> Path:
+def default_path() -> Path | str:
+    """``AUTOREG_CLASS_DB``: a SQLite file (a path), or a PostgreSQL URL (``postgresql://…``, kept as it is)."""
     env = os.environ.get(ENV_DB)
     if env:
-        return Path(env)
+        return env if is_postgres(env) else Path(env)
     from autoreg_core.loading import cache_dir
 
     return cache_dir() / "classes.sqlite3"
@@ -40,25 +43,40 @@ def class_hours(environ=os.environ) -> float:
     return hours if hours > 0 else DEFAULT_HOURS
 
 
+def class_seats(environ=os.environ) -> int:
+    """Students per class: ``AUTOREG_CLASS_SEATS`` (1 to 1000), else ``MAX_STUDENTS``."""
+    try:
+        seats = int(environ.get(ENV_SEATS, MAX_STUDENTS))
+    except ValueError:
+        return MAX_STUDENTS
+    return seats if 1 <= seats <= SEATS_CAP else MAX_STUDENTS
+
+
 class StoreCore:
-    """Every class of this server, in one SQLite file (WAL: readers never wait for the one writer)."""
+    """Every class of this server, in one SQLite file (WAL: readers never wait for the one writer), or of every
+    replica, in one PostgreSQL database (``path`` is then its ``postgresql://`` URL; see ``dialect``)."""
 
     def __init__(self, path: Path | str, clock: Callable[[], float] = time.time, hours: float = DEFAULT_HOURS,
-                 max_classes: int = MAX_CLASSES, max_students: int = MAX_STUDENTS):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+                 max_classes: int = MAX_CLASSES, max_students: int | None = None):
+        self.backend = open_backend(path)
+        self.path = path if is_postgres(path) else Path(path)
         self.clock, self.hours = clock, hours
-        self.max_classes, self.max_students = max_classes, max_students
+        self.max_classes = max_classes
+        self.max_students = class_seats() if max_students is None else max_students
         self._write = threading.Lock()  # one writer at a time in this process (SQLite would make us wait anyway)
         with self._db() as db:
-            sqlite.create_tables(db)
+            self.backend.create_tables(db)
 
     def _db(self):
-        """A connection for reads (and the schema), closed on leaving."""
-        return sqlite.connection(self.path)
+        """A connection for reads (and the schema), closed (or given back to the pool) on leaving."""
+        return self.backend.connection()
 
     @contextmanager
     def _tx(self) -> Iterator[Connection]:
         """The one write transaction at a time of this process: committed, or rolled back on an exception."""
-        with self._write, self._db() as db, sqlite.write_transaction(db):
+        with self._write, self._db() as db, self.backend.write_transaction(db):
             yield db
+
+    def close(self) -> None:
+        """Give back what the back end holds open (PostgreSQL: this process's pool and listener)."""
+        self.backend.close()

@@ -7,6 +7,7 @@ gone even before a sweep has deleted it.
 from __future__ import annotations
 
 import json
+import time
 
 from autoreg_ui.classroom.store.codes import normal_code
 from autoreg_ui.classroom.store.core import StoreCore
@@ -36,6 +37,21 @@ class ClassReads(StoreCore):
             row = db.execute("SELECT version, activity, expires FROM classes WHERE code = ?",
                              (normal_code(code),)).fetchone()
         return None if row is None or row[2] <= self.clock() else (row[0], row[1])
+
+    def wait_for_change(self, code: str, version: int | None, timeout: float) -> int | None:
+        """Block until the class's version is not ``version`` (or ``timeout`` seconds passed); the version then
+        (None: the class is gone). On PostgreSQL a teacher's change wakes the waiter at once (``NOTIFY``, one
+        listener thread per process fanning out to every waiter); on SQLite the waiter reads the version every
+        ``recheck_s``. Either way it also reads it every ``recheck_s``, so nothing is missed for longer."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        with self.backend.watch(normal_code(code)) as woken:
+            while True:
+                now = self.version(code)
+                left = deadline - time.monotonic()
+                if now != version or left <= 0:
+                    return now
+                woken.wait(min(left, self.backend.recheck_s))
+                woken.clear()
 
     def codes(self) -> list[str]:
         """Open classes, oldest first (for the operator)."""
@@ -69,7 +85,8 @@ class ClassReads(StoreCore):
         with self._db() as db:
             rows = db.execute("SELECT g.student, g.text, g.token, g.tokens, g.prob, g.rank, g.score FROM guesses g "
                               "JOIN questions q ON q.id = g.question WHERE q.code = ? AND g.question = ? "
-                              "ORDER BY g.at, g.rowid", (normal_code(code), int(qid))).fetchall()
+                              f"ORDER BY g.at, g.{self.backend.tiebreak}",
+                              (normal_code(code), int(qid))).fetchall()
         return [Guess(*r) for r in rows]
 
     def scores(self, code: str) -> dict[str, float]:
@@ -106,6 +123,6 @@ class ClassReads(StoreCore):
     def draws(self, code: str, rid: int) -> list[Draw]:
         with self._db() as db:
             rows = db.execute("SELECT d.student, d.tokens, d.seed FROM draws d JOIN rounds r ON r.id = d.round "
-                              "WHERE r.code = ? AND d.round = ? ORDER BY d.at, d.rowid",
+                              f"WHERE r.code = ? AND d.round = ? ORDER BY d.at, d.{self.backend.tiebreak}",
                               (normal_code(code), int(rid))).fetchall()
         return [Draw(r[0], tuple(json.loads(r[1])), r[2]) for r in rows]

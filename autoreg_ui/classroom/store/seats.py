@@ -12,7 +12,7 @@ from autoreg_ui.classroom.store import rates
 from autoreg_ui.classroom.store.codes import clean_nickname, normal_code
 from autoreg_ui.classroom.store.core import StoreCore
 from autoreg_ui.classroom.store.records import ClassError
-from autoreg_ui.classroom.store.sqlite import REPLACE_GUESS, Connection
+from autoreg_ui.classroom.store.sqlite import Connection
 
 GUESS_MAX = 40  # characters of a guess
 MODES = ("following", "exploring")
@@ -75,8 +75,8 @@ class SeatActions(StoreCore):
                 raise ClassError("The answer has been revealed: guesses are closed for this question.")
             rates.refuse_if_busy(db, self.clock(), student, "guess", rates.GUESSES_PER_MINUTE, "guesses")
             rates.count(db, now, "guess", student)
-            db.execute(REPLACE_GUESS, (int(qid), student, str(text)[:GUESS_MAX], int(token), int(tokens), float(prob),
-                                       int(rank), float(score), now))
+            db.execute(self.backend.replace_guess, (int(qid), student, str(text)[:GUESS_MAX], int(token), int(tokens),
+                                                    float(prob), int(rank), float(score), now))
             self._stir(db, code)
 
     def add_draw(self, code: str, student: str, rid: int, tokens: list[int], seed: int) -> None:

@@ -1,49 +1,26 @@
-"""What is SQLite's own in the class store: the schema, opening the file (WAL, busy timeout), the write
-transaction, and the one upsert.
+"""What is SQLite's own in the class store: the schema's column types, opening the file (WAL, busy timeout),
+the write transaction, the one upsert, and ``rowid`` as the order of arrival. ``Backend`` puts them behind the
+names every back end has (``dialect``); ``postgres`` is the other one.
 
-Kept in one module so that another back end (PostgreSQL) can be put behind the same names. The queries in
-the other modules are plain SQL with ``?`` parameters, save two SQLite habits a port must also change: new ids
-are read from ``cursor.lastrowid`` (teacher.py) and ties are ordered by ``rowid`` (reads.py).
+Followers of a class on SQLite learn of a change by reading its version (one indexed read): ``watch`` gives an
+event that is never set, so a waiter polls every ``recheck_s``.
 """
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from autoreg_ui.classroom.store import dialect
+
 Connection = sqlite3.Connection
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS classes (
-    code TEXT PRIMARY KEY, teacher_hash TEXT NOT NULL, created REAL NOT NULL, touched REAL NOT NULL,
-    expires REAL NOT NULL, recipe TEXT NOT NULL DEFAULT '', version INTEGER NOT NULL DEFAULT 0,
-    names_on INTEGER NOT NULL DEFAULT 0, leaderboard INTEGER NOT NULL DEFAULT 0,
-    open_question INTEGER, activity INTEGER NOT NULL DEFAULT 0, open_round INTEGER);
-CREATE TABLE IF NOT EXISTS students (
-    code TEXT NOT NULL, student TEXT NOT NULL, nickname TEXT NOT NULL, joined REAL NOT NULL,
-    seen REAL NOT NULL, mode TEXT NOT NULL DEFAULT 'following', page TEXT NOT NULL DEFAULT '',
-    removed INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (code, student));
-CREATE TABLE IF NOT EXISTS questions (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, code TEXT NOT NULL, step INTEGER NOT NULL, asked REAL NOT NULL,
-    revealed REAL, model TEXT NOT NULL DEFAULT '');
-CREATE TABLE IF NOT EXISTS guesses (
-    question INTEGER NOT NULL, student TEXT NOT NULL, text TEXT NOT NULL, token INTEGER NOT NULL,
-    tokens INTEGER NOT NULL, prob REAL NOT NULL, rank INTEGER NOT NULL, score REAL NOT NULL, at REAL NOT NULL,
-    PRIMARY KEY (question, student));
-CREATE TABLE IF NOT EXISTS rounds (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, code TEXT NOT NULL, step INTEGER NOT NULL, tokens INTEGER NOT NULL,
-    config TEXT NOT NULL, context TEXT NOT NULL, created REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS draws (
-    round INTEGER NOT NULL, student TEXT NOT NULL, tokens TEXT NOT NULL, seed INTEGER NOT NULL, at REAL NOT NULL,
-    PRIMARY KEY (round, student));
-CREATE TABLE IF NOT EXISTS attempts (source TEXT NOT NULL, kind TEXT NOT NULL, at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS attempts_by_source ON attempts (source, kind, at);
-"""
+SCHEMA = dialect.schema(real="REAL", int="INTEGER", id="INTEGER PRIMARY KEY AUTOINCREMENT", seq="")
 
 # A student's guess for a question; a new guess replaces their earlier one (the key is question, student).
-REPLACE_GUESS = ("INSERT OR REPLACE INTO guesses (question, student, text, token, tokens, prob, rank, score, at) "
-                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+REPLACE_GUESS = "INSERT OR REPLACE " + dialect.GUESS_VALUES
 
 
 @contextmanager
@@ -73,3 +50,33 @@ def write_transaction(db: Connection) -> Iterator[Connection]:
     except BaseException:
         db.execute("ROLLBACK")
         raise
+
+
+class Backend:
+    """A class file: the SQLite dialect behind the names every back end has."""
+
+    name = "sqlite"
+    schema = SCHEMA
+    tiebreak = "rowid"
+    replace_guess = REPLACE_GUESS
+    recheck_s = 0.2  # a waiter reads the version this often (one indexed read of a local file)
+
+    def __init__(self, path: Path):
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def connection(self):
+        return connection(self.path)
+
+    create_tables = staticmethod(create_tables)
+    write_transaction = staticmethod(write_transaction)
+
+    def changed(self, db: Connection, code: str) -> None:
+        """Nothing to say: followers read the version."""
+
+    @contextmanager
+    def watch(self, code: str) -> Iterator[threading.Event]:
+        yield threading.Event()  # never set: the waiter polls
+
+    def close(self) -> None:
+        """Nothing held open: each use opens and closes its connection."""

@@ -18,7 +18,7 @@ from autoreg_ui.classroom.store import rates
 from autoreg_ui.classroom.store.codes import new_code, normal_code, replica_tag
 from autoreg_ui.classroom.store.core import StoreCore
 from autoreg_ui.classroom.store.records import ClassError, NotTeacher
-from autoreg_ui.classroom.store.sqlite import Connection
+from autoreg_ui.classroom.store.sqlite import Connection  # or postgres.Connection: the same execute
 
 MAX_QUESTIONS = 200  # per class
 MAX_ROUNDS = 100  # sampling rounds per class
@@ -98,6 +98,7 @@ class TeacherActions(StoreCore):
         now = self.clock()
         db.execute("UPDATE classes SET version = version + 1, touched = ?, expires = ? WHERE code = ?",
                    (now, now + self.hours * 3600, code))
+        self.backend.changed(db, code)  # PostgreSQL: NOTIFY at commit
 
     # ------------------------------------------------------------ what the class shows
     def set_recipe(self, code: str, key: str, recipe: dict) -> int:
@@ -129,11 +130,11 @@ class TeacherActions(StoreCore):
             asked = db.execute("SELECT COUNT(*) FROM questions WHERE code = ?", (code,)).fetchone()[0]
             if asked >= MAX_QUESTIONS:
                 raise ClassError(f"This class has asked {asked} questions, its limit: start a new class.")
-            cur = db.execute("INSERT INTO questions (code, step, asked) VALUES (?, ?, ?)",
-                             (code, int(step), self.clock()))
-            db.execute("UPDATE classes SET open_question = ? WHERE code = ?", (cur.lastrowid, code))
+            qid = db.execute("INSERT INTO questions (code, step, asked) VALUES (?, ?, ?) RETURNING id",
+                             (code, int(step), self.clock())).fetchall()[0][0]
+            db.execute("UPDATE classes SET open_question = ? WHERE code = ?", (qid, code))
             self._bump(db, code)
-            return cur.lastrowid
+            return qid
 
     def reveal(self, code: str, key: str, qid: int, model: dict) -> None:
         """Close the question with what the model said (its choice and top tokens)."""
@@ -163,13 +164,13 @@ class TeacherActions(StoreCore):
             held = db.execute("SELECT COUNT(*) FROM rounds WHERE code = ?", (code,)).fetchone()[0]
             if held >= MAX_ROUNDS:
                 raise ClassError(f"This class has sampled {held} times, its limit: start a new class.")
-            cur = db.execute("INSERT INTO rounds (code, step, tokens, config, context, created) "
-                             "VALUES (?, ?, ?, ?, ?, ?)",
+            rid = db.execute("INSERT INTO rounds (code, step, tokens, config, context, created) "
+                             "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
                              (code, int(step), int(tokens), json.dumps(config), json.dumps([int(t) for t in context]),
-                              self.clock()))
-            db.execute("UPDATE classes SET open_round = ? WHERE code = ?", (cur.lastrowid, code))
+                              self.clock())).fetchall()[0][0]
+            db.execute("UPDATE classes SET open_round = ? WHERE code = ?", (rid, code))
             self._bump(db, code)
-            return cur.lastrowid
+            return rid
 
     def close_round(self, code: str, key: str) -> None:
         """The teacher moves on: students stop drawing (the rounds and their trees are kept)."""
@@ -191,14 +192,14 @@ class TeacherActions(StoreCore):
             self._delete(db, code)
         return existed
 
-    @staticmethod
-    def _delete(db: Connection, code: str) -> None:
+    def _delete(self, db: Connection, code: str) -> None:
         db.execute("DELETE FROM guesses WHERE question IN (SELECT id FROM questions WHERE code = ?)", (code,))
         db.execute("DELETE FROM questions WHERE code = ?", (code,))
         db.execute("DELETE FROM draws WHERE round IN (SELECT id FROM rounds WHERE code = ?)", (code,))
         db.execute("DELETE FROM rounds WHERE code = ?", (code,))
         db.execute("DELETE FROM students WHERE code = ?", (code,))
         db.execute("DELETE FROM classes WHERE code = ?", (code,))
+        self.backend.changed(db, code)
 
     def _expire(self, db: Connection, now: float) -> None:
         """Sweep expired classes (and old rate-limit attempts) out of the file."""

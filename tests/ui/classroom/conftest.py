@@ -1,4 +1,5 @@
-"""A fake clock and a class store on a temporary file, for the store's module tests."""
+"""A fake clock and a class store on a temporary file or database (``class_db``: SQLite and PostgreSQL), for
+the store's module tests."""
 import pytest
 
 from autoreg_ui.classroom.store import ClassStore
@@ -18,5 +19,5 @@ def clock():
 
 
 @pytest.fixture
-def store(tmp_path, clock):
-    return ClassStore(tmp_path / "classes.sqlite3", clock=clock, hours=2)
+def store(class_db, clock):
+    return ClassStore(class_db, clock=clock, hours=2)

@@ -12,8 +12,8 @@ from autoreg_ui.classroom.store.cli import main
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def test_list_shows_each_open_class_with_its_seated_students(tmp_path, capsys):
-    db = tmp_path / "ops.sqlite3"
+def test_list_shows_each_open_class_with_its_seated_students(class_db, capsys):
+    db = class_db
     store = ClassStore(db)
     code, key = store.create()
     store.join(code)
@@ -29,8 +29,8 @@ def test_delete_needs_a_code(tmp_path, capsys):
     assert exited.value.code == 2 and "needs the class code" in capsys.readouterr().err
 
 
-def test_python_dash_m_lists_and_deletes_the_class_file_named_in_the_environment(tmp_path):
-    db = tmp_path / "env.sqlite3"
+def test_python_dash_m_lists_and_deletes_the_class_file_named_in_the_environment(class_db):
+    db = class_db
     code, _ = ClassStore(db).create()
     env = {**os.environ, "AUTOREG_CLASS_DB": str(db), "PYTHONPATH": str(ROOT)}
 

@@ -2,14 +2,13 @@
 only as hashes, attempts forgotten after an hour."""
 import pytest
 
-from autoreg_ui.classroom.store import rates, sqlite
+from autoreg_ui.classroom.store import ClassStore, rates
 from autoreg_ui.classroom.store.records import RateLimited
 
 
 @pytest.fixture
-def db(tmp_path):
-    with sqlite.connection(tmp_path / "c.sqlite3") as db:
-        sqlite.create_tables(db)
+def db(class_db):
+    with ClassStore(class_db)._db() as db:
         yield db
 
 

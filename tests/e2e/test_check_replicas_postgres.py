@@ -1,0 +1,62 @@
+"""deploy/check_replicas.py --class-db postgres, run as an operator would: a throwaway PostgreSQL, two replicas
+on it, HAProxy with deploy/haproxy-shared.cfg (cookie stickiness, no class routing). One class: the teacher on
+one replica, four students pinned two to each; every student follows, guesses and draws; the replica without
+the teacher restarts mid-lesson, its students come back to the same seat, and everyone follows the next step;
+PostgreSQL holds every seat, guess and draw it held before."""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import ARTIFACTS, CHROMIUM
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "deploy" / "check_replicas.py"
+HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
+
+
+def test_one_class_across_both_replicas_on_postgresql_survives_a_restart():
+    sys.path.insert(0, str(ROOT / "tests"))
+    import postgres
+
+    if postgres.server_bin() is None:
+        pytest.skip("PostgreSQL's server is not installed: Debian's 'postgresql' (make test installs it when it can)")
+    if not Path(HAPROXY).exists():
+        pytest.skip("haproxy is not installed: Debian's 'haproxy' package (make test installs it when it can)")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Chromium not found at {CHROMIUM}")
+    done = subprocess.run([sys.executable, str(SCRIPT), "--class-db", "postgres", "--class-students", "4"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=400)
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "replicas-postgres.json").write_text(done.stdout)
+    assert done.stdout.strip(), done.stderr[-2000:]
+    out = json.loads(done.stdout)
+    assert out["failed_step"] is None, out["failed_step"]
+    lesson = out["lesson"]
+    teacher, restarted = lesson["teacher"]["replica"], lesson["restarted"]
+    assert {teacher, restarted} == {"r1", "r2"}  # the restarted replica is the one without the teacher
+    assert lesson["per_replica"] == {"r1": 2, "r2": 2} and lesson["students_on_both_replicas"]
+    assert lesson["teacher"]["sees"].startswith("4 joined · 4 following")
+    students = lesson["students"]
+    assert len(students) == 4 and all(s["joined"] and s["refused_with"] is None for s in students)
+    for s in students:
+        # every student's session stays on the replica its cookie names, before and after the restart
+        assert s["cookie"] == s["websocket_to"] == s["replica_after"] == s["came_with_cookie"]
+        assert s["before_restart"] == {"tokens_seen": 2, "same_text_as_teacher": True}
+        assert s["after_restart"] == {"tokens_seen": lesson["teacher"]["steps"], "same_text_as_teacher": True}
+        assert s["guessed"] and s["drew"]
+        assert s.get("same_seat_after_restart", True) and ("same_seat_after_restart" in s) == (
+            s["websocket_to"] == restarted)
+    before, after = lesson["stored_before"], lesson["stored_after"]
+    assert len(before["seats"]) == 4 and after["seats"] == before["seats"]
+    assert len(before["guesses"]) == 4 and after["guesses"] == before["guesses"]
+    assert len(before["draws"]) == 4 and after["draws"] == before["draws"]
+    # the teacher's last step (taken after the restart) is in the class's recipe, and everything before it
+    assert after["steps"] == lesson["teacher"]["steps"] >= 3 and before["steps"] < after["steps"]
+    assert after["version"] > before["version"]
+    assert lesson["nothing_lost"] and lesson["every_student_followed"] and out["ok"] is True
