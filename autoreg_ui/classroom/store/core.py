@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from autoreg_ui.classroom.store.dialect import is_postgres, open_backend
+from autoreg_ui.classroom.store.dialect import is_postgres
 from autoreg_ui.classroom.store.sqlite import Connection
 
 ENV_DB = "AUTOREG_CLASS_DB"
@@ -50,6 +50,17 @@ def class_seats(environ=os.environ) -> int:
     except ValueError:
         return MAX_STUDENTS
     return seats if 1 <= seats <= SEATS_CAP else MAX_STUDENTS
+
+
+def open_backend(where: Path | str):
+    """The back end for ``where``: a PostgreSQL URL, else the path of a SQLite file."""
+    if is_postgres(where):
+        from autoreg_ui.classroom.store import postgres
+
+        return postgres.Backend(where)
+    from autoreg_ui.classroom.store import sqlite
+
+    return sqlite.Backend(Path(where))
 
 
 class StoreCore:

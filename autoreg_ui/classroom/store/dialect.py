@@ -17,6 +17,8 @@ A back end (``sqlite.Backend`` for a file, ``postgres.Backend`` for ``postgresql
   process; SQLite: never, the waiter polls), with ``recheck_s``, how often a waiter reads the version anyway;
 - ``close()``.
 
+``core.open_backend`` picks the back end from ``AUTOREG_CLASS_DB``; this module imports neither.
+
 New ids are read with ``INSERT … RETURNING id`` on both (SQLite has had it since 3.35).
 """
 from __future__ import annotations
@@ -63,13 +65,3 @@ def schema(*, real: str, int: str, id: str, seq: str) -> str:  # noqa: A002 (the
 def is_postgres(where: Path | str) -> bool:
     return isinstance(where, str) and where.startswith(POSTGRES_PREFIXES)
 
-
-def open_backend(where: Path | str):
-    """The back end for ``where``: a PostgreSQL URL, else the path of a SQLite file."""
-    if is_postgres(where):
-        from autoreg_ui.classroom.store import postgres
-
-        return postgres.Backend(where)
-    from autoreg_ui.classroom.store import sqlite
-
-    return sqlite.Backend(Path(where))
