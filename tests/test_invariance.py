@@ -71,3 +71,15 @@ def test_a_search_finds_a_flip_when_the_shared_pass_moves_a_near_tie():
     flip = search.found
     assert flip.rows == 2 and flip.batched_top != flip.solo_top and flip.gap < 0.5
     assert search.steps >= 1 and search.passes == search.steps
+
+
+@pytest.mark.integration
+def test_on_the_embedded_model_a_shared_pass_is_within_the_benchs_tolerance(embedded):
+    from bench.batch_exactness import TOLERANCE
+
+    def ids(text):
+        return list(embedded.tokenizer(text)["input_ids"])
+    others = [ids(t) for t in ("Hi there", "Water boils at", "def fibonacci(n):", "Once upon a time, a small robot")]
+    found = invariance.step_invariance(embedded, ids("The capital of France is Paris, and"), others, sizes=(2, 4))
+    assert [s.rows for s in found.sizes] == [2, 4]
+    assert 0 <= found.max_delta < TOLERANCE and found.gap > 0

@@ -95,3 +95,23 @@ def test_a_left_padded_row_needs_its_own_position_ids():
     assert padded.max_delta_column > 0.1  # columns counted: ten positions too far
     with pytest.raises(ValueError):
         positions.padded_positions(bundle, [5], long)
+
+
+@pytest.mark.integration
+def test_on_the_embedded_model_rotation_cached_key_and_off_by_one(embedded):
+    rope = positions.rope_of(embedded.config)
+    assert (rope.base, rope.head_dim, rope.rope_type) == (100000.0, 64, "default")
+    gen = torch.Generator().manual_seed(0)
+    q, k = torch.randn(1, 9, 5, 64, generator=gen), torch.randn(1, 3, 5, 64, generator=gen)
+    pos = torch.tensor([[0, 4, 17, 300, 2047]])
+    cos, sin = embedded.model.model.rotary_emb(q, position_ids=pos)
+    q_ref, k_ref = apply_rotary_pos_emb(q, k, cos, sin)
+    tolerance = 1e-5 + 2e-7 * 2047  # transformers' angles are float32: pos × inv_freq rounds by ~pos × 1e-7 rad
+    assert float((positions.rotate(q, pos[0], rope) - q_ref).abs().max()) < tolerance
+    assert float((positions.rotate(k, pos[0], rope) - k_ref).abs().max()) < tolerance
+    assert float((positions.rotate(k, pos[0] + 1, rope) - k_ref).abs().max()) > 0.01  # one position off fails
+    ids = list(embedded.tokenizer("The cat sat on the mat and looked at the door.")["input_ids"])
+    check = positions.check_cached_key(embedded, ids, 6, layer=29, kv_head=2)
+    assert check.gap < 1e-4 and check.gap_unrotated > 1e-2 and check.gap_other_position > 1e-2
+    shifted = positions.shifted_step(embedded, ids)
+    assert shifted.max_delta_last > 1e-2 and shifted.max_delta_all < 1e-3

@@ -86,3 +86,23 @@ def test_batch_and_search_sentences():
     assert "2, 4 and 8 rows" in text.search_bounds(6, 8, 48, 90, (2, 4, 8)) and "of 2 rows" in text.search_bounds(
         6, 8, 48, 90, (2,))
     assert text.step_label(False, 0).startswith("the next step")
+
+
+def test_the_questions_choices_on_both_sides_of_each_boundary():
+    from autoreg_ui.lessons.hood import questions as q
+
+    assert [q.parts_choice(6.0, 1.0), q.parts_choice(1.0, 6.0), q.parts_choice(1.0, 1.1), q.parts_choice(1.0, 1.1001),
+            q.parts_choice(1.1001, 1.0)] == [0, 1, 2, 1, 0]
+    assert [q.perplexity_choice(p) for p in (9.99, 10.0, 100.0, 100.01)] == [0, 1, 1, 2]
+    assert [q.diff_choice(d) for d in (0.0, 1e-9, 9.99e-4, 1e-3)] == [0, 1, 1, 2]
+    assert [q.diff_choice(d) // 2 for d in (0.0, 9.99e-4, 1e-3)] == [0, 0, 1]  # the whole-shift question's two
+
+
+def test_could_flip_is_a_gap_within_twice_the_difference():
+    from autoreg_core.invariance import SizeResult, StepInvariance
+
+    def step(gap, delta, top=1):
+        return StepInvariance(1, 2, gap, [SizeResult(2, delta, top)])
+    assert step(2e-4, 1e-4).could_flip and not step(2.0001e-4, 1e-4).could_flip
+    assert step(0.0, 0.0).could_flip and not step(1e-9, 0.0).could_flip
+    assert step(1.0, 0.0, top=2).flipped and not step(1.0, 0.0).flipped

@@ -11,6 +11,23 @@ from autoreg_ui.lessons.hood import text
 from autoreg_ui.predict import Checked, Live, Question, answer
 
 
+def parts_choice(prompt: float, generated: float) -> int:
+    """0: the prompt's mean is higher, 1: the generated one's, 2: within 10% of each other."""
+    if max(prompt, generated) <= 1.1 * min(prompt, generated):
+        return 2
+    return 0 if prompt > generated else 1
+
+
+def perplexity_choice(perplexity: float) -> int:
+    """0: fewer than 10, 1: 10 to 100, 2: more than 100."""
+    return 0 if perplexity < 10 else (1 if perplexity <= 100 else 2)
+
+
+def diff_choice(delta: float) -> int:
+    """0: exactly 0, 1: above 0 but below 0.001, 2: 0.001 or more."""
+    return 0 if delta == 0 else (1 if delta < 1e-3 else 2)
+
+
 def _ids(live: Live) -> list[int]:
     ids = list(live.session.ids)[-hood.MAX_READ:]
     if len(ids) < 2:
@@ -24,15 +41,15 @@ def loss_parts(live: Live) -> Checked:
     prompt, generated = hood.mean_or_nan(scored.prompt_losses), hood.mean_or_nan(scored.generated_losses)
     if not scored.generated_losses or math.isnan(prompt):
         raise ValueError(text.NEED_STEP)
-    right = 2 if max(prompt, generated) <= 1.1 * min(prompt, generated) else (0 if prompt > generated else 1)
-    return Checked(right, answer(text.Q_LOSS_PARTS, sentence=text.parts_sentence(
+    right = parts_choice(prompt, generated)
+    close = text.LOSS_CLOSE if right == 2 else ""
+    return Checked(right, answer(text.Q_LOSS_PARTS, sentence=close + text.parts_sentence(
         prompt, generated, len(scored.generated_losses))))
 
 
 def perplexity(live: Live) -> Checked:
     scored = text_loss(live.bundle, _ids(live), live.session.prompt_len)
-    ppl = scored.perplexity
-    return Checked(0 if ppl < 10 else (1 if ppl <= 100 else 2),
+    return Checked(perplexity_choice(scored.perplexity),
                    answer(text.Q_PERPLEXITY, loss=scored.loss, perplexity=scored.perplexity))
 
 
@@ -50,7 +67,7 @@ def next_position(live: Live) -> Checked:
 
 def whole_shift(live: Live) -> Checked:
     shifted = shifted_step(live.bundle, _ids(live))
-    return Checked(0 if shifted.max_delta_all < 1e-3 else 1,
+    return Checked(diff_choice(shifted.max_delta_all) // 2,  # below 0.001 (or 0) → "hardly at all"
                    answer(text.Q_WHOLE_SHIFT, delta=shifted.max_delta_all, kl=shifted.kl_all_bits))
 
 
@@ -58,7 +75,7 @@ def batch_diff(live: Live) -> Checked:
     ids, _ = hood.last_step(live.session)
     found = step_invariance(live.bundle, ids, hood.other_rows(live.bundle))
     delta = found.max_delta
-    right = 0 if delta == 0 else (1 if delta < 1e-3 else 2)
+    right = diff_choice(delta)
     reading = (text.DIFF_ZERO, text.DIFF_SMALL, text.DIFF_LARGE)[right]
     return Checked(right, answer(text.Q_BATCH_DIFF, delta=delta, rows=len(found.sizes), reading=reading))
 

@@ -207,6 +207,7 @@ def search_none(texts: int, steps: int, passes: int, stopped: bool, gap: float, 
 
 
 # ---------------------------------------------------------------- predict, then check (questions.py)
+LOSS_CLOSE = "**About the same**: the two means are within 10% of each other. "
 NEED_TOKENS = "this text needs at least two tokens."
 NEED_STEP = "press Next token first: the question is about the last generated step."
 Q_LOSS_PARTS = ("In this text, which tokens have the higher mean loss (−log p): the {prompt:,} prompt tokens or "
