@@ -81,7 +81,8 @@ def batch_diff(live: Live) -> Checked:
 
 
 def _flip_fill(live: Live) -> dict:
-    return {"gap": hood.recorded_gap(live.session) if live.session is not None else float("nan")}
+    gap = hood.recorded_gap(live.session) if live.session is not None else math.nan
+    return {"gap": "…" if math.isnan(gap) else f"{gap:.3g}"}
 
 
 def could_flip(live: Live) -> Checked:

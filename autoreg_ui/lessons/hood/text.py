@@ -230,7 +230,7 @@ Q_BATCH_DIFF = ("Your last step computed alone, then as one row of a shared pass
                 "largest difference between the two sets of logits?",
                 ("exactly 0", "above 0 but below 0.001", "0.001 or more"),
                 "Computed now: at most **{delta:.1e}** over {rows} pass sizes. {reading}")
-Q_FLIP = ("Your last step's top two logits are {gap:.3g} apart. Could running it in a shared pass change its "
+Q_FLIP = ("Your last step's top two logits are {gap} apart. Could running it in a shared pass change its "
           "greedy token?", ("yes", "no"), "{sentence}")
 DIFF_ZERO = "The shared passes happened to add in the same order as the solo one."
 DIFF_SMALL = "Float rounding: the same sums, added in another order."
