@@ -142,7 +142,7 @@ def draw_positions(bundle, session) -> None:
     explain(text.ROPE_EXPLAIN)
     st.latex(text.ROPE_LATEX)
     rope = positions.rope_of(bundle.config)
-    st.caption(text.rope_sentence(rope.base, rope.head_dim, rope.rope_type))
+    st.markdown(text.rope_sentence(rope.base, rope.head_dim, rope.rope_type))  # code in a caption fails contrast
     ids = list(session.ids)[-MAX_READ:]
     st.subheader(text.POSITION_IDS_TITLE)
     st.markdown(text.positions_sentence(session.prompt_len, len(session.ids)))
