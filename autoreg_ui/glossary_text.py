@@ -31,10 +31,12 @@ class Term:
 
 START, STEP, TOKENS, ATTENTION, SAMPLING, COST, INSIDE, SERVING, CLASS = (
     "start", "step", "tokens", "attention", "sampling", "cost", "inside", "serving", "class")
+HOOD = "hood"
 # in the navigation's order
 PAGE_TITLES = {START: "Start here", STEP: "Step through generation", TOKENS: "Tokens",
                ATTENTION: "Attention and the KV cache", SAMPLING: "Sampling lab", COST: "Naive vs KV cache",
-               INSIDE: "Inside generation", SERVING: "How servers go fast", CLASS: "Class"}
+               INSIDE: "Inside generation", SERVING: "How servers go fast", CLASS: "Class",
+               HOOD: "Under the hood"}
 
 GROUPS: dict[str, tuple[Term, ...]] = {
     "The loop": (
@@ -185,6 +187,21 @@ GROUPS: dict[str, tuple[Term, ...]] = {
         Term("Prefix tree", "Many continuations of the same text merged by their shared beginnings: every branch "
              "is a token after the tokens to its left, counted by how many continuations took it.", CLASS),
     ),
+    "Under the hood": (
+        Term("Cross-entropy loss", "What training makes small: the mean of −log p over the actual next tokens of "
+             "a text, in nats. exp(loss) is the perplexity.", HOOD),
+        Term("Rotary position embedding (RoPE)", "How Llama-style models know order: each query and key is "
+             "rotated, pair of dimensions i by the angle pos · base^(−2i/d), so attention sees the distance "
+             "between two tokens.", HOOD),
+        Term("Position id", "The number a token's rotation is computed from: 0 for the first token, and the "
+             "cache's length for the token a decode step feeds.", HOOD),
+        Term("Left padding", "Rows of different lengths in one batch are aligned at the right, with pad columns "
+             "on the left that the attention mask hides; each row keeps its own position ids.", HOOD),
+        Term("Batch invariance", "Getting the same numbers for a request whatever else shares its forward pass. "
+             "Floating-point sums in another order break it by a little, enough to swap a near-tie.", HOOD),
+        Term("Near-tie", "Two top tokens whose logits are so close that a tiny change in the arithmetic can swap "
+             "which one greedy decoding picks.", HOOD),
+    ),
 }
 
 # Every term each page uses, so its "Terms on this page" popover reaches them all (a term may be on
@@ -228,6 +245,10 @@ PAGE_TERMS: dict[str, tuple[str, ...]] = {
     CLASS: LOOP_WORDS + (
         "Softmax", "Temperature", "Seed", "Greedy", "Top-k", "Top-p (nucleus)", "Min-p", "Repetition penalty",
         "max_new_tokens", "Surprisal", "Prefix tree", "Batch"),
+    HOOD: ("Token", "Prefill", "Decode step", "Forward pass", "Logits", "Softmax", "Log-prob", "Perplexity", "Entropy",
+           "Teacher forcing", "Causal mask", "Greedy", "Temperature", "Batch", "KL divergence", "Layer",
+           "Query, key, value", "Cross-entropy loss", "Rotary position embedding (RoPE)", "Position id",
+           "Left padding", "Batch invariance", "Near-tie"),
 }
 
 

@@ -96,7 +96,8 @@ SOURCES = {"start": ("pages/0_start.py", "autoreg_ui/lessons/start/text.py", "au
                       "autoreg_ui/lessons/inside/controller.py"),
            "serving": ("pages/6_serving.py", "autoreg_ui/lessons/serving/text.py",
                        "autoreg_ui/lessons/serving/controller.py"),
-           "class": ("pages/9_class.py", "autoreg_ui/classroom/text.py")}
+           "class": ("pages/9_class.py", "autoreg_ui/classroom/text.py"),
+           "hood": ("pages/10_hood.py", "autoreg_ui/lessons/hood/text.py", "autoreg_ui/lessons/hood/controller.py")}
 
 
 def _used_on(page: str) -> set[str]:

@@ -16,7 +16,15 @@ def _order(path) -> list[str]:
 
 
 def test_two_paths_of_about_45_and_90_minutes():
-    assert [text.path_minutes(p) for p in text.PATHS.values()] == [45, 90]
+    assert [text.path_minutes(p) for p in text.PATHS.values()][:2] == [45, 90]
+    assert list(text.PATHS)[:2] == ["A 45-minute lesson", "A 90-minute lesson"]
+
+
+def test_an_advanced_path_after_the_two_lists_the_lessons_beyond_them():
+    assert list(text.PATHS)[2:] == [text.ADVANCED_NAME] and text.PATHS_TITLE == "Three paths through the app"
+    advanced = text.PATHS[text.ADVANCED_NAME]
+    assert "hood" in [stop.page for stop in advanced] and text.path_minutes(advanced) == sum(
+        stop.long_minutes for stop in advanced) > 0
 
 
 def test_paths_follow_the_teaching_order():

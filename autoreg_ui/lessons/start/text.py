@@ -179,3 +179,17 @@ GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading o
         "Which question below would you ask the class before they touch the app, and what do you expect them "
         "to answer?"),
 }
+
+
+# ---------------------------------------------------------------- an advanced path (issue 29): appended blocks
+# Each lesson beyond the 90 minutes appends its stops here; the Start page draws every entry of PATHS.
+ADVANCED_NAME = "An advanced path, after the 90 minutes"
+HOOD_STOPS = (
+    Stop("Under the hood: loss, positions, determinism", "hood", CAPITAL + (("steps", "6"),), 0, 20,
+         "Compute the loss of the text in one pass and set each token's term beside the log-prob its step "
+         "recorded; feed the last token one position late and watch the logits move; then compute your last "
+         "step alone and in a shared batch, and compare the difference with the gap between the top two tokens."),
+)
+PATHS[ADVANCED_NAME] = PATHS.get(ADVANCED_NAME, ()) + HOOD_STOPS
+COUNT_WORDS = ("One", "Two", "Three", "Four", "Five", "Six")
+PATHS_TITLE = f"{COUNT_WORDS[len(PATHS) - 1]} paths through the app" if len(PATHS) <= len(COUNT_WORDS) else PATHS_TITLE

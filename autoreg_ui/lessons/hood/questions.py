@@ -1,0 +1,104 @@
+"""The "Under the hood" page's predict-then-check questions, two per section, each answered by the engine now."""
+from __future__ import annotations
+
+import math
+
+from autoreg_core.invariance import step_invariance
+from autoreg_core.loss import text_loss
+from autoreg_core.positions import shifted_step
+from autoreg_ui.lessons.hood import controller as hood
+from autoreg_ui.lessons.hood import text
+from autoreg_ui.predict import Checked, Live, Question, answer
+
+
+def parts_choice(prompt: float, generated: float) -> int:
+    """0: the prompt's mean is higher, 1: the generated one's, 2: within 10% of each other."""
+    if max(prompt, generated) <= 1.1 * min(prompt, generated):
+        return 2
+    return 0 if prompt > generated else 1
+
+
+def perplexity_choice(perplexity: float) -> int:
+    """0: fewer than 10, 1: 10 to 100, 2: more than 100."""
+    return 0 if perplexity < 10 else (1 if perplexity <= 100 else 2)
+
+
+def diff_choice(delta: float) -> int:
+    """0: exactly 0, 1: above 0 but below 0.001, 2: 0.001 or more."""
+    return 0 if delta == 0 else (1 if delta < 1e-3 else 2)
+
+
+def _ids(live: Live) -> list[int]:
+    ids = list(live.session.ids)[-hood.MAX_READ:]
+    if len(ids) < 2:
+        raise ValueError(text.NEED_TOKENS)
+    return ids
+
+
+def loss_parts(live: Live) -> Checked:
+    s = live.session
+    scored = text_loss(live.bundle, _ids(live), s.prompt_len)
+    prompt, generated = hood.mean_or_nan(scored.prompt_losses), hood.mean_or_nan(scored.generated_losses)
+    if not scored.generated_losses or math.isnan(prompt):
+        raise ValueError(text.NEED_STEP)
+    right = parts_choice(prompt, generated)
+    close = text.LOSS_CLOSE if right == 2 else ""
+    return Checked(right, answer(text.Q_LOSS_PARTS, sentence=close + text.parts_sentence(
+        prompt, generated, len(scored.generated_losses))))
+
+
+def perplexity(live: Live) -> Checked:
+    scored = text_loss(live.bundle, _ids(live), live.session.prompt_len)
+    return Checked(perplexity_choice(scored.perplexity),
+                   answer(text.Q_PERPLEXITY, loss=scored.loss, perplexity=scored.perplexity))
+
+
+def _position_fill(live: Live) -> dict:
+    n = len(live.session.ids) if live.session is not None else 0
+    return {"n": n, "before": n - 1, "after": n + 1}
+
+
+def next_position(live: Live) -> Checked:
+    ids = _ids(live)
+    shifted = shifted_step(live.bundle, ids)  # its last token sits at len(ids) − 1: the step that made ids
+    return Checked(1, answer(text.Q_POSITION, n=len(ids), before=len(ids) - 1, delta=shifted.max_delta_last,
+                             kl=shifted.kl_last_bits, changed="changed" if shifted.top_changed_last else "unchanged"))
+
+
+def whole_shift(live: Live) -> Checked:
+    shifted = shifted_step(live.bundle, _ids(live))
+    return Checked(diff_choice(shifted.max_delta_all) // 2,  # below 0.001 (or 0) → "hardly at all"
+                   answer(text.Q_WHOLE_SHIFT, delta=shifted.max_delta_all, kl=shifted.kl_all_bits))
+
+
+def batch_diff(live: Live) -> Checked:
+    ids, _ = hood.last_step(live.session)
+    found = step_invariance(live.bundle, ids, hood.other_rows(live.bundle))
+    delta = found.max_delta
+    right = diff_choice(delta)
+    reading = (text.DIFF_ZERO, text.DIFF_SMALL, text.DIFF_LARGE)[right]
+    return Checked(right, answer(text.Q_BATCH_DIFF, delta=delta, rows=len(found.sizes), reading=reading))
+
+
+def _flip_fill(live: Live) -> dict:
+    gap = hood.recorded_gap(live.session) if live.session is not None else math.nan
+    return {"gap": "…" if math.isnan(gap) else f"{gap:.3g}"}
+
+
+def could_flip(live: Live) -> Checked:
+    ids, _ = hood.last_step(live.session)
+    found = step_invariance(live.bundle, ids, hood.other_rows(live.bundle))
+    return Checked(0 if found.could_flip else 1,
+                   answer(text.Q_FLIP, sentence=text.flip_sentence(found.gap, found.max_delta)))
+
+
+QUESTIONS: tuple[Question, ...] = (
+    Question("loss_parts", text.Q_LOSS_PARTS, loss_parts,
+             fill=lambda live: {"prompt": live.session.prompt_len if live.session else 0,
+                                "generated": len(live.session.records) if live.session else 0}),
+    Question("perplexity", text.Q_PERPLEXITY, perplexity),
+    Question("position", text.Q_POSITION, next_position, fill=_position_fill),
+    Question("whole_shift", text.Q_WHOLE_SHIFT, whole_shift, fill=_position_fill),
+    Question("batch_diff", text.Q_BATCH_DIFF, batch_diff),
+    Question("flip", text.Q_FLIP, could_flip, fill=_flip_fill),
+)

@@ -1,0 +1,108 @@
+"""The "Under the hood" sentences: each picks its words from the numbers it is given, on both sides of every
+boundary."""
+from __future__ import annotations
+
+import math
+
+from autoreg_ui.lessons.hood import text
+
+
+def test_loss_sentence_says_terms_loss_and_perplexity():
+    said = text.loss_sentence(17, 2.418, 11.2, 13)
+    assert "**16** next-token terms" in said and "**2.418 nats**" in said and "**11.2**" in said
+    assert "at 13 of the 16 positions" in said
+
+
+def test_parts_sentence_both_directions_and_the_empty_cases():
+    assert "lower than the prompt's **6.455**" in text.parts_sentence(6.455, 1.073, 12)
+    assert "surprise it less" in text.parts_sentence(6.455, 1.073, 12)
+    assert "higher than the prompt's **1.000**" in text.parts_sentence(1.0, 2.0, 3)
+    assert "can surprise it more" in text.parts_sentence(1.0, 2.0, 3)
+    assert text.parts_sentence(2.0, math.nan, 0).startswith("Nothing generated yet")
+    assert text.parts_sentence(math.nan, 1.5, 4).startswith("The prompt is one token")
+
+
+def test_records_sentence_agrees_only_below_the_tolerance():
+    assert "equals −(the log-prob the step recorded) to **2.0e-05" in text.records_sentence(2e-5, 12)
+    assert "more than float rounding" in text.records_sentence(text.AGREE, 12)
+    assert "more than float rounding" in text.records_sentence(0.5, 12)
+    assert text.records_sentence(0.0, 0).startswith("No generated token")
+
+
+def test_rope_positions_and_angles_sentences():
+    assert "`rope_theta` = 100,000, head dimension d = 64, so 32 pairs" in text.rope_sentence(1e5, 64, "default")
+    assert "rescaled" in text.rope_sentence(5e5, 128, "llama3")
+    assert "rescaled" not in text.rope_sentence(1, 2, "default")
+    said = text.positions_sentence(5, 17)
+    assert "positions 0 … 4" in said and "uses position **17**" in said
+    assert "17.00 rad (2.71 full turns)" in text.angles_sentence(17, 17.0, 2.44e-4, 32)
+    assert "pair 31 by 2.44e-04 rad" in text.angles_sentence(17, 17.0, 2.44e-4, 32)
+
+
+def test_key_sentence_equal_or_not():
+    same = text.key_sentence(2.4e-6, 1.92, 3.68, 3, 0)
+    assert "equals the cache entry to **2.4e-06**" in same and "1.92 away" in same and "3.68" in same
+    assert "differs from the cache entry by **1.0e-04**" in text.key_sentence(text.AGREE, 1.9, 3.7, 3, 0)
+
+
+def test_shift_sentence_top_changed_or_not_and_the_whole_shift():
+    kept = text.shift_sentence(1, 1.31, 0.0639, False, 3.4e-5, 4.6e-12)
+    assert "up to **1.31**" in kept and "the top token stays the same" in kept and "changes almost nothing" in kept
+    moved = text.shift_sentence(1, 17.2, 0.98, True, 1e-3, 1e-6)
+    assert "the top token **changes**" in moved and "changes a little too" in moved
+    assert "changes almost nothing" in text.shift_sentence(1, 1, 1, True, 9.9e-4, 0)
+
+
+def test_pad_sentence_positions_and_both_readings():
+    said = text.pad_sentence([17, 33], 33, 1e-5, 12.5, True)
+    assert "16 pad columns" in said and "position **17**" in said and "sit at 33, 16 positions too far" in said
+    assert "the same as alone" in said and "its top token changes" in said
+    other = text.pad_sentence([17, 33], 33, 1e-3, 0.5, False)
+    assert "close to alone" in other and "top token happens to stay" in other
+
+
+def test_flip_sentence_on_both_sides_of_twice_the_difference():
+    assert "could swap" in text.flip_sentence(2e-4, 1e-4)
+    assert "could swap" not in text.flip_sentence(2.0001e-4, 1e-4)
+    far = text.flip_sentence(2.0, 1e-4)
+    assert "**2.0e-04**" in far and "10,000× further apart" in far
+    assert text.flip_sentence(0.5, 0.0).startswith("The shared passes gave exactly")
+    assert "exact" in text.api_sentence(0.0, 1.0) and "about 1e-04" in text.api_sentence(1e-4, 2.0)
+    assert "(2) is wider, so it repeats" in text.api_sentence(1e-4, 2.0)
+    assert "is within that, so it can go either way" in text.api_sentence(1e-4, 2e-4)
+    assert "is wider" in text.api_sentence(1e-4, 2.001e-4)
+
+
+def test_batch_and_search_sentences():
+    said = text.batch_sentence("step 3 (the one that chose its token)", 6.1e-5, 2.57, [2, 4, 8])
+    assert "2, 4, 8-row passes" in said and "**6.1e-05**" in said and "**2.57** apart" in said
+    assert "(bit for bit the same)" in text.batch_sentence("x", 0.0, 1.0, [2])
+    none = text.search_none(6, 48, 144, False, 0.016, 9e-5)
+    assert "Searched 6 texts, 48 greedy steps, 144 shared passes." in none and "1.60e-02 apart" in none
+    assert "stopped" not in none and "It stopped" in text.search_none(3, 20, 60, True, math.inf, 1e-4)
+    assert "closest" not in text.search_none(0, 0, 0, True, math.inf, 0.0)
+    found = text.search_found(4, "a", "b", 1e-5, 3e-5, "x y")
+    assert "a 4-row pass picks “b”" in found and "1.00e-05 apart" in found
+    assert "2, 4 and 8 rows" in text.search_bounds(6, 8, 48, 90, (2, 4, 8)) and "of 2 rows" in text.search_bounds(
+        6, 8, 48, 90, (2,))
+    assert text.step_label(False, 0).startswith("the next step")
+
+
+def test_the_questions_choices_on_both_sides_of_each_boundary():
+    from autoreg_ui.lessons.hood import questions as q
+
+    assert [q.parts_choice(6.0, 1.0), q.parts_choice(1.0, 6.0), q.parts_choice(1.0, 1.1), q.parts_choice(1.0, 1.1001),
+            q.parts_choice(1.1001, 1.0)] == [0, 1, 2, 1, 0]
+    assert [q.perplexity_choice(p) for p in (9.99, 10.0, 100.0, 100.01)] == [0, 1, 1, 2]
+    assert [q.diff_choice(d) for d in (0.0, 1e-9, 9.99e-4, 1e-3)] == [0, 1, 1, 2]
+    assert [q.diff_choice(d) // 2 for d in (0.0, 9.99e-4, 1e-3)] == [0, 0, 1]  # the whole-shift question's two
+
+
+def test_could_flip_is_a_gap_within_twice_the_difference():
+    from autoreg_core.invariance import SizeResult, StepInvariance
+
+    def step(gap, delta, top=1):
+        return StepInvariance(1, 2, gap, [SizeResult(2, delta, top)])
+    assert step(2e-4, 1e-4).could_flip and not step(2.0001e-4, 1e-4).could_flip
+    assert step(0.0, 0.0).could_flip and not step(1e-9, 0.0).could_flip
+    assert step(1.0, 0.0, top=2).flipped and not step(1.0, 0.0).flipped
