@@ -153,10 +153,8 @@ def test_a_class_round_in_the_browser(browser, tmp_path):
         reload_s = time.monotonic() - started  # the server loads the model and rebuilds the class before it answers
         (ARTIFACTS / "class-restart-reload.json").write_text(json.dumps({"teacher_reload_s": round(reload_s, 2),
                                                                         "load_average": os.getloadavg()[0]}))
-        # about 2 s on a quiet machine (6.8-15 s before the server warmed up before answering): under 3 s, scaled
-        # by how busy a shared machine is (3.6 s at a load average of 11 on 2 cores, 6.5 s at 15)
-        busy = max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
-        assert reload_s < 3.0 * busy, f"the teacher's reload after a restart took {reload_s:.1f} s (load ×{busy:.1f})"
+        # recorded, not asserted (a speed is a measurement, not a test on a shared machine): about 2 s on a quiet
+        # machine, 6.8-15 s before the server warmed up before answering
         teacher.get_by_text("The class's guesses beside the model's probabilities").wait_for()
         teacher.get_by_text(re.compile(r"No single most common guess: .* each of 3\)")).wait_for()  # every guess kept
         assert _tree(teacher)["values"][0] == 3  # and every draw

@@ -212,10 +212,12 @@ def test_wrong_teacher_keys_are_refused_and_slowed(store, clock):
         with pytest.raises(NotTeacher):
             store.claim_teacher(code, "guess", source="guesser")
     with pytest.raises(RateLimited):
-        store.claim_teacher(code, key, source="guesser")  # slowed, even with the right key
+        store.claim_teacher(code, "guess", source="guesser")  # the next wrong key is slowed
+    store.claim_teacher(code, key, source="guesser")  # the right key always works, from the same source too
     store.claim_teacher(code, key, source="t")
     clock.now += 61
-    store.claim_teacher(code, key, source="guesser")
+    with pytest.raises(NotTeacher):
+        store.claim_teacher(code, "guess", source="guesser")  # a minute later a wrong key is only refused
 
 
 def test_sources_are_kept_only_as_hashes(store, stored_bytes):

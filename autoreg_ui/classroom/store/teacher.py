@@ -63,16 +63,17 @@ class TeacherActions(StoreCore):
     def claim_teacher(self, code: str, key: str, source: str = "") -> None:
         """A tab that presents a teacher key (in its address): accepted, or refused with a message.
 
-        Wrong keys count against ``source`` and are slowed like wrong codes, so a key cannot be guessed.
+        The right key always works, whatever came before it from the same address (a school's students share
+        one); only wrong keys count against ``source`` and are slowed like wrong codes.
         """
         code = normal_code(code)
         with self._tx() as db:
-            rates.refuse_if_busy(db, self.clock(), source, "key-fail", rates.KEY_FAILS_PER_MINUTE,
-                                 "wrong teacher keys")
             try:
                 self._teacher(db, code, key)
                 return
             except NotTeacher:
+                rates.refuse_if_busy(db, self.clock(), source, "key-fail", rates.KEY_FAILS_PER_MINUTE,
+                                     "wrong teacher keys")
                 rates.count(db, self.clock(), "key-fail", source)
         raise NotTeacher("This address carries a teacher key that is not this class's: it was refused, and this "
                          "tab can only join as a student.")
