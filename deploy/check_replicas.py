@@ -22,9 +22,9 @@ first request landed on the other replica, so the second class's code carries th
 staying whole shows routing by the code, not luck.
 
 ``--without-affinity`` drops the cookie rules and ``--without-class-routing`` the class rules
-(``ignore-persist``, ``use-server`` and the class link's Set-Cookie), to show what breaks without them. Prints JSON: which replica each student
-landed on, the token counts each saw, the downloads, the classes (per student: the replica, joined or
-refused, the teacher's tokens seen or not) and the verdicts; a step that does not happen in time (the page
+(``ignore-persist``, ``use-server`` and the class link's Set-Cookie), to show what breaks without them. Prints
+JSON: which replica each student landed on, the token counts each saw, the downloads, the classes (per student:
+the replica, joined or refused, the teacher's tokens seen or not) and the verdicts; a step that does not happen in time (the page
 changed?) ends the check within seconds, named in ``failed_step`` (exit 1). Everything runs on 127.0.0.1, is
 bounded in count and time, and stops its processes by itself.
 """
@@ -142,7 +142,7 @@ def student(browser, url: str, clicks: int, number: int, downloads: int = 2) -> 
         for i in range(1, clicks + 1):
             step(who, f"click {i}: the Next token button", lambda t: page.get_by_role(
                 "button", name="Next token").first.click(timeout=t))
-            step(who, f"click {i}: token {i} appearing in the strip", lambda t: page.wait_for_function(
+            step(who, f"click {i}: token {i} appearing in the strip", lambda t, i=i: page.wait_for_function(
                 f"document.querySelectorAll('.tokstrip .gen').length >= {i}", timeout=t))
             seen.append(page.locator(".tokstrip .gen").count())
         replica = next((c["value"] for c in ctx.cookies() if c["name"] == COOKIE), None)
@@ -218,13 +218,13 @@ def token_ids(page) -> list[int]:
 def open_teacher(browser, url: str, who: str, avoid: str | None, started: float, attempts: int = 6) -> Tab:
     """A teacher tab on the step page; with ``avoid``, fresh tabs until one's first request lands on the other
     replica (the balancer alternates new visitors, so this takes one or two tries)."""
-    for attempt in range(1, attempts + 1):
+    for _ in range(attempts):
         check_deadline(started, f"{who}: opening the step page")
         tab = Tab(browser, who)
         try:
             tab.open(url + PROMPT, "opening the step page")
             step(who, "the Next token button appearing",
-                 lambda t: tab.page.get_by_role("button", name="Next token").first.wait_for(timeout=t))
+                 lambda t, tab=tab: tab.page.get_by_role("button", name="Next token").first.wait_for(timeout=t))
             tab.idle("the step page becoming idle")
         except BaseException:
             tab.close()
@@ -294,7 +294,7 @@ def teacher_steps(tab: Tab, joined: int, steps: int = TEACHER_STEPS) -> tuple[st
         tab.idle(f"step {n}: the page becoming idle")
         step(who, f"step {n}: pressing Next token", lambda t: page.get_by_role(
             "button", name="Next token").first.click(timeout=t))
-        step(who, f"step {n}: token {n} appearing in the strip", lambda t: page.wait_for_function(
+        step(who, f"step {n}: token {n} appearing in the strip", lambda t, n=n: page.wait_for_function(
             f"document.querySelectorAll('.tokstrip .gen').length === {n}", timeout=t))
     return seats, token_ids(page)
 
