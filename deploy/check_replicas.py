@@ -21,12 +21,12 @@ websocket); the ``AUTOREG_REPLICA`` cookie is reported beside it. The second tea
 first request landed on the other replica, so the second class's code carries the other tag: both classes
 staying whole shows routing by the code, not luck.
 
-``--without-affinity`` drops the cookie rules and ``--without-class-routing`` the class rules
-(``ignore-persist``, ``use-server`` and the class link's Set-Cookie), to show what breaks without them. Prints
-JSON: which replica each student landed on, the token counts each saw, the downloads, the classes (per student:
-the replica, joined or refused, the teacher's tokens seen or not) and the verdicts; a step that does not happen in time (the page
-changed?) ends the check within seconds, named in ``failed_step`` (exit 1). Everything runs on 127.0.0.1, is
-bounded in count and time, and stops its processes by itself.
+``--without-affinity`` drops the cookie rules and ``--without-class-routing`` the class rules (``ignore-persist``,
+``use-server`` and the class link's Set-Cookie), to show what breaks without them. Prints JSON: which replica each
+student landed on, the token counts each saw, the downloads, the classes (per student: the replica, joined or refused,
+the teacher's tokens seen or not) and the verdicts; a step that does not happen in time (the page changed?) ends the
+check within seconds, named in ``failed_step`` (exit 1). Everything runs on 127.0.0.1, is bounded in count and time,
+and stops its processes by itself.
 """
 from __future__ import annotations
 
