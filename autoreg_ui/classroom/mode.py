@@ -16,9 +16,13 @@ from autoreg_ui.classroom import teacher as class_teacher
 from autoreg_ui.classroom import text
 from autoreg_ui.classroom.live import is_follower, is_student, is_teacher, source, store
 from autoreg_ui.classroom.store import ClassError, ClassInfo, normal_code
+from autoreg_ui.classroom.store.dialect import is_postgres
 
 PAGE = "pages/9_class.py"
 POLL_S = 1.0  # a tab of a class checks the class's counters this often (one indexed SQLite read)
+# On PostgreSQL a follower's check waits this long for the teacher's NOTIFY instead of one read: a change wakes it
+# at once. Under POLL_S, so a student's own click waits at most this long for the check to end.
+NOTIFY_WAIT_S = 0.8
 
 
 # ---------------------------------------------------------------- who this tab is
@@ -78,8 +82,11 @@ def watch(state, teacher: bool) -> None:
 
     @st.fragment(run_every=POLL_S)
     def poll() -> None:
-        pulse = store().pulse(code)
-        now = None if pulse is None else (pulse if teacher else pulse[0])
+        if not teacher and is_postgres(store().path):  # woken by the teacher's NOTIFY (polling stays for SQLite)
+            now = store().wait_for_change(code, state.get(keys.CLASS_DRAWN), NOTIFY_WAIT_S)
+        else:
+            pulse = store().pulse(code)
+            now = None if pulse is None else (pulse if teacher else pulse[0])
         if now != state.get(keys.CLASS_DRAWN):
             st.rerun(scope="app")
     poll()
