@@ -1,15 +1,15 @@
-"""What the tabs of a class share in this server process: the class file, who a tab is, the teacher's live text.
+"""What the tabs of a class share in this server process: the class store, who a tab is, the teacher's live text.
 
-The class lives in SQLite (``class_store``): a restarted server finds it again. The teacher's steps are kept
-there as a replay recipe; the live text every follower draws is the teacher's own session, read as one
-snapshot (``Session.snapshot``) that the teacher's tab registers here when it publishes, so a follower
-computes nothing the teacher did not. Only after a restart (no snapshot in this process yet) does the first
-follower rebuild it from the recipe, once, for the whole class. A sampling round's text (its KV cache) is
-kept here the same way.
+The class lives in the store (``store``: a SQLite file, or PostgreSQL when replicas share classes): a restarted
+server finds it again. The teacher's steps are kept there as a replay recipe; the live text every follower draws
+is the teacher's own session, read as one snapshot (``Session.snapshot``) that the teacher's tab registers here
+when it publishes, so a follower computes nothing the teacher did not. A process without the teacher's tab (after
+a restart, or another replica) rebuilds it from the recipe once and then extends it step by step as the teacher
+acts (``replica_text``). A sampling round's text (its KV cache) is kept here the same way.
 
 Who is who is in the tab's address: ``class=CODE`` for everyone, ``seat=ID`` for a student (an anonymous
-id), ``key=KEY`` for the teacher; ``class_mode`` reads it into the tab's state. The views (``class_teacher``,
-``class_student``) and ``class_mode`` build on this module; it imports none of them.
+id), ``key=KEY`` for the teacher; ``mode`` reads it into the tab's state. The views (``teacher``,
+``student``) and ``mode`` build on this module; it imports none of them.
 """
 from __future__ import annotations
 
