@@ -45,8 +45,11 @@ def test_one_class_across_both_replicas_on_postgresql_survives_a_restart():
     students = lesson["students"]
     assert len(students) == 4 and all(s["joined"] and s["refused_with"] is None for s in students)
     for s in students:
-        # every student's session stays on the replica its cookie names, before and after the restart
-        assert s["cookie"] == s["websocket_to"] == s["replica_after"] == s["came_with_cookie"]
+        # every student's session stays on the replica its cookie names; a student of the restarted replica may be
+        # served by either after it (the balancer moves them while it is down: with PostgreSQL any replica serves
+        # any student), the others stay put
+        assert s["cookie"] == s["websocket_to"] == s["came_with_cookie"]
+        assert s["replica_after"] in ({"r1", "r2"} if s["websocket_to"] == restarted else {s["websocket_to"]})
         assert s["before_restart"] == {"tokens_seen": 2, "same_text_as_teacher": True}
         assert s["after_restart"] == {"tokens_seen": lesson["teacher"]["steps"], "same_text_as_teacher": True}
         assert s["guessed"] and s["drew"]
