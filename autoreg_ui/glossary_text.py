@@ -26,12 +26,13 @@ class Term:
         return re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
 
 
-START, STEP, TOKENS, ATTENTION, SAMPLING, COST, INSIDE, SERVING, CLASS = (
-    "start", "step", "tokens", "attention", "sampling", "cost", "inside", "serving", "class")
+START, STEP, TOKENS, ATTENTION, SAMPLING, COST, INSIDE, SERVING, CLASS, TRICKS = (
+    "start", "step", "tokens", "attention", "sampling", "cost", "inside", "serving", "class", "tricks")
 # in the navigation's order
 PAGE_TITLES = {START: "Start here", STEP: "Step through generation", TOKENS: "Tokens",
                ATTENTION: "Attention and the KV cache", SAMPLING: "Sampling lab", COST: "Naive vs KV cache",
-               INSIDE: "Inside generation", SERVING: "How servers go fast", CLASS: "Class"}
+               INSIDE: "Inside generation", SERVING: "How servers go fast", CLASS: "Class",
+               TRICKS: "More serving tricks: shared prefixes, grammars, speculation"}
 
 GROUPS: dict[str, tuple[Term, ...]] = {
     "The loop": (
@@ -173,6 +174,18 @@ GROUPS: dict[str, tuple[Term, ...]] = {
         Term("Prefix tree", "Many continuations of the same text merged by their shared beginnings: every branch "
              "is a token after the tokens to its left, counted by how many continuations took it.", CLASS),
     ),
+    "More serving tricks": (
+        Term("Prefix caching", "Keeping the KV cache of recent prompts, keyed by their exact token ids, model and "
+             "dtype, so a tab that opens the same prompt starts from a copy instead of running the prefill again "
+             "(vLLM's automatic prefix caching, SGLang's RadixAttention).", TRICKS),
+        Term("Constrained decoding", "Generation where a grammar (a JSON schema, a regular expression, a list of "
+             "choices) decides which tokens may come next, so the answer is valid by construction.", TRICKS),
+        Term("Grammar mask", "The sampling stage of constrained decoding: every token the grammar cannot accept "
+             "next gets a logit of −∞, before temperature and the other filters.", TRICKS),
+        Term("Expected tokens per round", "What one draft-and-verify round of speculative decoding emits on "
+             "average: (1 − α^(k+1)) / (1 − α) for acceptance rate α and k guesses, k + 1 when every guess is "
+             "kept.", TRICKS),
+    ),
 }
 
 # Every term each page uses, so its "Terms on this page" popover reaches them all (a term may be on
@@ -215,6 +228,10 @@ PAGE_TERMS: dict[str, tuple[str, ...]] = {
     CLASS: LOOP_WORDS + (
         "Softmax", "Temperature", "Seed", "Greedy", "Top-k", "Top-p (nucleus)", "Min-p", "Repetition penalty",
         "max_new_tokens", "Surprisal", "Prefix tree", "Batch"),
+    TRICKS: LOOP_WORDS + (
+        "Speculative decoding", "Draft", "Verify", "Acceptance rate", "Greedy", "Prefix caching",
+        "Constrained decoding", "Grammar mask", "Expected tokens per round", "Attention head", "Layer", "Temperature",
+        "Vocabulary"),
 }
 
 
