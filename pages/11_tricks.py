@@ -22,7 +22,7 @@ a_col, c_col = st.columns(2)
 alpha = a_col.slider(text.WHATIF_ALPHA, 0.0, 1.0, 0.7, 0.05, key=keys.TRICKS_WHATIF_ALPHA, help=text.WHATIF_HELP)
 cost = c_col.slider(text.WHATIF_C, 0.0, 1.0, 0.1, 0.05, key=keys.TRICKS_WHATIF_C, help=text.WHATIF_HELP)
 whatif = spec_math.best_k(alpha, cost)
-st.markdown(text.best_k_sentence("What if", alpha, cost, whatif.k, whatif.speedup, whatif.pays))
+st.markdown(text.best_k_sentence("What if", alpha, cost, whatif.k, whatif.speedup, whatif.pays, spec_math.MAX_K))
 k_col, n_col = st.columns(2)
 k = k_col.slider(text.SPEC_K, 1, speculative.MAX_DRAFT, 4, key=keys.TRICKS_SPEC_K)
 max_new = n_col.slider(text.SPEC_MAX_NEW, 16, 96, 48, 8, key=keys.TRICKS_SPEC_MAX_NEW)
@@ -40,8 +40,9 @@ if reads:
         m = r.read
         st.markdown(text.measured_sentence(r.prompt, m.draft, m.predicted_speedup, m.speedup,
                                            m.predicted_with_verify, m.verify))
+        st.markdown(text.rounds_sentence(r.prompt, m.draft, m.predicted_tokens, m.tokens_per_round))
         st.markdown(text.best_k_sentence(f"{r.prompt} · {m.draft}", m.alpha, m.c, r.best.k, r.best.speedup,
-                                         r.best.pays))
+                                         r.best.pays, spec_math.MAX_K))
     show_chart(figs.predicted_measured_figure([f"{r.prompt} · {r.read.draft}" for r in reads],
                                               [r.read.predicted_speedup for r in reads],
                                               [r.read.predicted_with_verify for r in reads],
@@ -54,8 +55,10 @@ else:
 guide.header(text.GUIDES, "2 · Prefix caching: the class shares one prompt")
 explain(text.PREFIX)
 st.caption(text.PREFIX_STATS_CAPTION)
-for col, label, value in zip(st.columns(4), text.prefix_stat_labels(), tricks.stats_values()):
+values, budget = tricks.stats_values()
+for col, label, value in zip(st.columns(4), text.prefix_stat_labels(), values):
     col.metric(label, value)
+st.caption(budget)
 tabs = int(st.slider(text.PREFIX_TABS, 2, tricks.MAX_TABS, tricks.MAX_TABS, key=keys.TRICKS_PREFIX_TABS))
 st.caption(text.PREFIX_METHOD)
 if measuring.run_controls(keys.TRICKS_PREFIX, text.PREFIX_RUN):

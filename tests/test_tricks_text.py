@@ -18,6 +18,25 @@ def test_best_k_sentence_on_both_sides_of_paying():
                            "speed-up of 0.73×, below plain decoding's 1×.")
 
 
+def test_best_k_sentence_when_the_best_is_the_longest_draft_looked_at():
+    free = spec_math.best_k(0.95, 0.0)
+    said = text.best_k_sentence("C", 0.95, 0.0, free.k, free.speedup, free.pays, spec_math.MAX_K)
+    assert said.startswith(f"**C**: with α = 0.95 and c = 0.00, a longer draft still pays at k = {spec_math.MAX_K}, "
+                           "the longest this chart looks at")
+    inside = spec_math.best_k(0.9, 0.05)
+    assert inside.k < spec_math.MAX_K and "pays best" in text.best_k_sentence(
+        "D", 0.9, 0.05, inside.k, inside.speedup, inside.pays, spec_math.MAX_K)
+
+
+def test_rounds_sentence_both_ways():
+    assert text.rounds_sentence("p", "d", 3.05, 4.0) == (
+        "“p”, d: 4.00 tokens per round measured, 3.05 predicted from the measured α. More than predicted: kept "
+        "guesses come in runs (after one kept guess the next is more likely kept), while the formula takes each "
+        "guess as independent.")
+    assert text.rounds_sentence("p", "d", 2.0, 1.9).endswith("No more than predicted: here the kept guesses do not "
+                                                             "come in runs.")
+
+
 def test_measured_sentence_says_whether_the_verify_cost_explains_the_gap():
     closer = text.measured_sentence("p", "d", 3.0, 1.2, 1.5, 2.0)
     assert "took 2.00 decode steps' time, more than the one the formula assumes" in closer
@@ -37,9 +56,10 @@ def test_prefix_sentence_both_ways():
 
 
 def test_prefix_stats_and_a_disabled_store():
-    assert text.prefix_stats(3, 1, 120.0, 2**20, 64 * 2**20, 1) == ("3", "1", "120 ms",
-                                                                    "1.00 MiB of 64.00 MiB · 1 prompt")
-    assert text.prefix_stats(0, 2, 0.0, 0, 0, 0)[3] == f"{text.DISABLED} · 0 prompts"
+    assert text.prefix_stats(3, 1, 120.0, 2**20) == ("3", "1", "120 ms", "1.00 MiB")
+    assert text.prefix_budget(64 * 2**20, 1) == "Budget: 64.00 MiB (AUTOREG_PREFIX_CACHE_MB) · 1 prompt kept now."
+    assert text.prefix_budget(64 * 2**20, 2).endswith("· 2 prompts kept now.")
+    assert text.prefix_budget(0, 0) == f"Budget: {text.DISABLED}; nothing is kept."
 
 
 def test_grammar_sentence_when_the_mask_removed_something_and_when_not():
@@ -47,7 +67,8 @@ def test_grammar_sentence_when_the_mask_removed_something_and_when_not():
         "Over 4 steps the grammar allowed on average 12 of the 100 tokens. It removed the most probability at "
         "step 2: 42.0% of what the model wanted there would have broken the grammar.")
     assert text.grammar_sentence(3, 5.0, 100, 0.0, 1).endswith("the model's own choices already fit the grammar.")
-    assert text.validity("regex", True, "r").startswith("✅") and text.validity("regex", False, "r").startswith("❌")
+    assert text.validity("regex", True, "r") == "**Valid** under the regex: r."
+    assert text.validity("regex", False, "r") == "**Not valid** under the regex: r."
 
 
 def test_validity_checks_use_parsers_that_are_not_the_grammars():

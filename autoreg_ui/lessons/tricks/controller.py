@@ -142,9 +142,10 @@ def _cached_prefill(bundle, ids: list[int], store: prefix_cache.PrefixCache) -> 
     return fwd.logits[0]
 
 
-def stats_values() -> tuple[str, ...]:
+def stats_values() -> tuple[tuple[str, ...], str]:
+    """The server's counters as the page words them, and the line about its budget."""
     s = prefix_cache.shared().stats()
-    return text.prefix_stats(s.hits, s.misses, s.saved_ms, s.bytes, s.budget, s.entries)
+    return text.prefix_stats(s.hits, s.misses, s.saved_ms, s.bytes), text.prefix_budget(s.budget, s.entries)
 
 
 def same_prefill(bundle, ids: list[int]) -> float:

@@ -64,6 +64,7 @@ def mask_figure(allowed: list[int], removed: list[float]) -> go.Figure:
     fig.add_scatter(x=steps, y=allowed, name="allowed tokens", mode="lines+markers", yaxis="y2",
                     line=dict(color=palette.HIGHLIGHT), hovertemplate="step %{x}<br>%{y:,} allowed<extra></extra>")
     fig.update_layout(yaxis=dict(title="probability removed (%)", range=[0, 100]),
-                      yaxis2=dict(title="allowed tokens (log scale)", type="log", overlaying="y", side="right"))
-    fig.update_xaxes(title="step", tickformat="d")
+                      yaxis2=dict(title="allowed tokens (log scale)", type="log", overlaying="y", side="right",
+                                  dtick=1, rangemode="tozero"))
+    fig.update_xaxes(title="step", tickformat="d", dtick=1)
     return _layout(fig, "The grammar mask, step by step")

@@ -29,8 +29,14 @@ SPEC_METHOD = ("Greedy decoding on two prompts: one whose answer copies its cont
 SPEC_NOTHING = "Press the button to run both drafts and plain decoding; the chart above works from the sliders."
 
 
-def best_k_sentence(label: str, alpha: float, c: float, k: int, speedup: float, pays: bool) -> str:
-    """Where a longer draft stops paying, for one α and c (or that no draft pays at all)."""
+def best_k_sentence(label: str, alpha: float, c: float, k: int, speedup: float, pays: bool,
+                    longest: int | None = None) -> str:
+    """Where a longer draft stops paying, for one α and c (or that no draft pays at all, or that even the longest
+    draft the chart looks at, ``longest``, still pays)."""
+    if pays and longest is not None and k >= longest:
+        return (f"**{label}**: with α = {alpha:.2f} and c = {c:.2f}, a longer draft still pays at k = {k}, the longest "
+                f"this chart looks at ({speedup:.2f}× plain decoding): guesses this cheap and this often kept keep "
+                "adding more than they cost.")
     if not pays:
         return (f"**{label}**: with α = {alpha:.2f} and c = {c:.2f}, no draft length pays: the best, k = {k}, "
                 f"gives a speed-up of {speedup:.2f}×, below plain decoding's 1×. A cheaper draft or more kept "
@@ -49,6 +55,15 @@ def measured_sentence(label: str, draft: str, predicted: float, measured: float,
             + ("more than the one the formula assumes" if dearer else "no more than the one the formula assumes")
             + f"; counting it predicts {predicted_v:.2f}×, "
             + ("closer to the measurement." if closer else "no closer to the measurement."))
+
+
+def rounds_sentence(label: str, draft: str, predicted: float, measured: float) -> str:
+    """Tokens per round, formula against run: kept guesses come in runs, which the formula's independence misses."""
+    more = measured > predicted
+    return (f"“{label}”, {draft}: {measured:.2f} tokens per round measured, {predicted:.2f} predicted from the "
+            "measured α. " + ("More than predicted: kept guesses come in runs (after one kept guess the next is "
+                              "more likely kept), while the formula takes each guess as independent." if more else
+                              "No more than predicted: here the kept guesses do not come in runs."))
 
 
 # ---------------------------------------------------------------- 2 · prefix caching
@@ -72,9 +87,16 @@ def prefix_stat_labels() -> tuple[str, str, str, str]:
     return ("cache hits", "misses (fresh prefills)", "prefill time saved", "memory held")
 
 
-def prefix_stats(hits: int, misses: int, saved_ms: float, held: int, budget: int, entries: int) -> tuple[str, ...]:
-    memory = f"{human_bytes(held)} of {human_bytes(budget)}" if budget > 0 else DISABLED
-    return f"{hits:,}", f"{misses:,}", ms(saved_ms), f"{memory} · {entries} prompt{'s' * (entries != 1)}"
+def prefix_stats(hits: int, misses: int, saved_ms: float, held: int) -> tuple[str, ...]:
+    return f"{hits:,}", f"{misses:,}", ms(saved_ms), human_bytes(held)
+
+
+def prefix_budget(budget: int, entries: int) -> str:
+    """Under the counters: the operator's budget and how many prompts are kept."""
+    if budget <= 0:
+        return f"Budget: {DISABLED}; nothing is kept."
+    return (f"Budget: {human_bytes(budget)} (AUTOREG_PREFIX_CACHE_MB) · {entries} prompt{'s' * (entries != 1)} "
+            "kept now.")
 
 
 def prefix_sentence(tabs: int, plain_ms: float, cached_ms: float, identical: bool, held: int) -> str:
@@ -105,7 +127,7 @@ STEPS_CAPTION = ("Each step: how many of the vocabulary's tokens the grammar all
 
 def validity(kind: str, valid: bool, reason: str) -> str:
     """Whether a text parses under its grammar, as checked by a parser that is not the grammar's."""
-    return (f"✅ valid under the {kind}: {reason}" if valid else f"❌ not valid under the {kind}: {reason}")
+    return (f"**Valid** under the {kind}: {reason}." if valid else f"**Not valid** under the {kind}: {reason}.")
 
 
 def grammar_sentence(steps: int, mean_allowed: float, vocab: int, most_removed: float, at_step: int) -> str:
