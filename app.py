@@ -34,6 +34,8 @@ PAGES = [
     st.Page("pages/9_class.py", title="Class", icon=":material/groups:", url_path="class"),
     st.Page("pages/10_hood.py", title="Under the hood: loss, positions, determinism", icon=":material/memory:",
             url_path="hood"),
+    st.Page("pages/11_tricks.py", title="More serving tricks: shared prefixes, grammars, speculation",
+            icon=":material/bolt:", url_path="tricks"),
     # the app's root opens the step page too (every link written before /step existed), out of the menu
     st.Page("pages/1_step.py", title="Step through generation", url_path="home", default=True, visibility="hidden"),
 ]

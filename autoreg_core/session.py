@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from . import batcher, decode, stopping
+from . import batcher, decode, prefix_cache, stopping
 from .attention import attention_weights, supports_attention
 from .cache import measured_bytes
 from .config import SamplingConfig
@@ -206,8 +206,13 @@ class Session:
             if self.prefill_record is not None:
                 return self.prefill_record
             capture = self._want_attention(capture_attention) and self.prompt_len <= MAX_PREFILL_CAPTURE
-            self.cache = decode.new_cache(self.bundle)
-            self.pending_logits, ms, att = self._feed(self.prompt_ids, capture)
+            hit = None if capture else prefix_cache.lookup(self.bundle, self.prompt_ids)
+            if hit is not None:  # another tab read this very prompt: start from a copy of its prefill
+                self.cache, self.pending_logits, ms, att = hit.cache, hit.logits, hit.prefill_ms, None
+            else:
+                self.cache = decode.new_cache(self.bundle)
+                self.pending_logits, ms, att = self._feed(self.prompt_ids, capture)
+                prefix_cache.remember(self.bundle, self.prompt_ids, self.cache, self.pending_logits, ms)
             self.prefill_record = PrefillRecord(n_tokens=self.prompt_len, time_ms=ms,
                                                 cache_bytes=self.cache_bytes, attention=att)
             return self.prefill_record

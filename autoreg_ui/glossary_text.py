@@ -29,14 +29,15 @@ class Term:
         return re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
 
 
-START, STEP, TOKENS, ATTENTION, SAMPLING, COST, INSIDE, SERVING, CLASS = (
-    "start", "step", "tokens", "attention", "sampling", "cost", "inside", "serving", "class")
+START, STEP, TOKENS, ATTENTION, SAMPLING, COST, INSIDE, SERVING, CLASS, TRICKS = (
+    "start", "step", "tokens", "attention", "sampling", "cost", "inside", "serving", "class", "tricks")
 HOOD = "hood"
 # in the navigation's order
 PAGE_TITLES = {START: "Start here", STEP: "Step through generation", TOKENS: "Tokens",
                ATTENTION: "Attention and the KV cache", SAMPLING: "Sampling lab", COST: "Naive vs KV cache",
                INSIDE: "Inside generation", SERVING: "How servers go fast", CLASS: "Class",
-               HOOD: "Under the hood"}
+               HOOD: "Under the hood",
+               TRICKS: "More serving tricks: shared prefixes, grammars, speculation"}
 
 GROUPS: dict[str, tuple[Term, ...]] = {
     "The loop": (
@@ -202,6 +203,18 @@ GROUPS: dict[str, tuple[Term, ...]] = {
         Term("Near-tie", "Two top tokens whose logits are so close that a tiny change in the arithmetic can swap "
              "which one greedy decoding picks.", HOOD),
     ),
+    "More serving tricks": (
+        Term("Prefix caching", "Keeping the KV cache of recent prompts, keyed by their exact token ids, model and "
+             "dtype, so a tab that opens the same prompt starts from a copy instead of running the prefill again "
+             "(vLLM's automatic prefix caching, SGLang's RadixAttention).", TRICKS),
+        Term("Constrained decoding", "Generation where a grammar (a JSON schema, a regular expression, a list of "
+             "choices) decides which tokens may come next, so the answer is valid by construction.", TRICKS),
+        Term("Grammar mask", "The sampling stage of constrained decoding: every token the grammar cannot accept "
+             "next gets a logit of −∞, before temperature and the other filters.", TRICKS),
+        Term("Expected tokens per round", "What one draft-and-verify round of speculative decoding emits on "
+             "average: (1 − α^(k+1)) / (1 − α) for acceptance rate α and k guesses, k + 1 when every guess is "
+             "kept.", TRICKS),
+    ),
 }
 
 # Every term each page uses, so its "Terms on this page" popover reaches them all (a term may be on
@@ -216,7 +229,7 @@ PAGE_TERMS: dict[str, tuple[str, ...]] = {
         "Teacher forcing", "Logit lens", "Batch", "Continuous batching", "Speculative decoding", "Draft",
         "Verify", "Acceptance rate", "Tensor parallelism", "PagedAttention", "Query, key, value"),
     STEP: LOOP_WORDS + (
-        "Vocabulary", "Autoregressive", "Hidden state", "Softmax", "Chain rule", "Log-prob", "Perplexity",
+        "Near-tie", "Vocabulary", "Autoregressive", "Hidden state", "Softmax", "Chain rule", "Log-prob", "Perplexity",
         "Entropy", "EOS", "Stop sequence", "max_new_tokens", "Greedy", "Temperature", "Top-k", "Top-p (nucleus)",
         "Min-p", "Repetition penalty", "Seed", "Beam search", "Teacher forcing", "Exposure bias", "Batch",
         "Continuous batching", "Speculative decoding", "Draft", "Quantization", "Mixed precision",
@@ -241,7 +254,7 @@ PAGE_TERMS: dict[str, tuple[str, ...]] = {
         "Layer", "Greedy", "Temperature", "Seed", "Perplexity", "Time to first token", "FLOPs", "Memory-bound",
         "Compute-bound", "Arithmetic intensity", "Ridge point", "Batch", "Continuous batching",
         "Speculative decoding", "Draft", "Verify", "Acceptance rate", "Quantization", "KL divergence",
-        "Weight-only quantization", "Mixed precision", "Tensor parallelism", "PagedAttention"),
+        "Weight-only quantization", "Mixed precision", "Tensor parallelism", "PagedAttention", "Near-tie"),
     CLASS: LOOP_WORDS + (
         "Softmax", "Temperature", "Seed", "Greedy", "Top-k", "Top-p (nucleus)", "Min-p", "Repetition penalty",
         "max_new_tokens", "Surprisal", "Prefix tree", "Batch"),
@@ -249,6 +262,10 @@ PAGE_TERMS: dict[str, tuple[str, ...]] = {
            "Teacher forcing", "Causal mask", "Greedy", "Temperature", "Batch", "KL divergence", "Layer",
            "Query, key, value", "Cross-entropy loss", "Rotary position embedding (RoPE)", "Position id",
            "Left padding", "Batch invariance", "Near-tie"),
+    TRICKS: LOOP_WORDS + (
+        "Speculative decoding", "Draft", "Verify", "Acceptance rate", "Greedy", "Prefix caching",
+        "Constrained decoding", "Grammar mask", "Expected tokens per round", "Attention head", "Layer", "Temperature",
+        "Vocabulary"),
 }
 
 

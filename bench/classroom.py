@@ -18,6 +18,8 @@ the server's resident memory over time with its slope after warm-up, and the iso
 after the run, every student's action log is replayed alone on a fresh ``Session`` (one thread,
 like the server) and every token strip the student saw must equal the replay's tokens at that
 point, whole sequence and length. A student who saw another's tokens, or lost its own, fails it.
+Also printed: ``prefix_cache``, the server's prefix-cache counters as the tricks page shows them after
+the class (every student opened the same prompt): hits, misses, prefill time saved, memory held.
 
 Bounded and local: connects to 127.0.0.1 only, stops after ``--seconds`` (at most 15 minutes),
 and stops the server it started.
@@ -50,6 +52,7 @@ TEMPERATURES = (0.5, 0.7, 0.9, 1.1)
 TOKEN_ID = re.compile(r'class="tok gen[^"]*"[^>]*?title="position \d+ · id (\d+)')
 FULL_MARK = "The class is full"
 
+PREFIX_CACHE_PAGE = "tricks"  # its metrics: the shared prefix cache's hits and prefill time saved since the start
 NEXT, UNDO, RESET, SLIDER, OPEN = "next token", "undo", "reset", "temperature slider", "open"
 
 
@@ -72,6 +75,7 @@ class RunResult:
     full: bool  # the "class is full" page was shown
     bytes: int
     alerts: list[str] = field(default_factory=list)  # st.error / warning / info / success texts drawn
+    metrics: dict[str, str] = field(default_factory=dict)  # st.metric label → value (the tricks page's cache stats)
 
 
 class AppClient:
@@ -163,7 +167,7 @@ class AppClient:
     async def _until_finished(self, t0: float) -> RunResult:
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-        exceptions, tokens, full, n_bytes, alerts = [], None, False, 0, []
+        exceptions, tokens, full, n_bytes, alerts, metrics = [], None, False, 0, [], {}
         while True:
             data = await self.ws.recv()
             n_bytes += len(data)
@@ -188,6 +192,8 @@ class AppClient:
                     full = True
                 elif etype == "alert":
                     alerts.append(body.body)
+                elif etype == "metric":
+                    metrics[body.label] = body.body
                 widget_id = getattr(body, "id", "") if etype != "exception" else ""
                 if widget_id.startswith("$$ID-"):
                     key = widget_id.split("-", 2)[2]
@@ -198,7 +204,7 @@ class AppClient:
                 if fwd.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                     continue  # st.rerun: the next run's messages follow on the same request
                 return RunResult(time.perf_counter() - t0, int(fwd.script_finished), exceptions, tokens, full,
-                                 n_bytes, alerts)
+                                 n_bytes, alerts, metrics)
 
 
 # ---------------------------------------------------------------- a student
@@ -509,6 +515,16 @@ async def run_burst(url: str, n_students: int, rounds: int, pause_s: float, seed
     return students, round_rows
 
 
+async def prefix_cache_stats(url: str) -> dict[str, str]:
+    """The server's prefix-cache counters as the tricks page shows them: hits, misses, prefill time saved, memory."""
+    client = AppClient(url, page=PREFIX_CACHE_PAGE)
+    await client.connect()
+    try:
+        return (await client.open()).metrics
+    finally:
+        await client.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=30)
@@ -547,7 +563,7 @@ def one_run(args, batch: str | None) -> dict:
     """One class (steady or burst) on one server; ``batch`` sets AUTOREG_BATCH on a server it starts."""
     warmup = args.warmup if args.warmup is not None else min(60.0, args.seconds / 3)
     load = tuple(round(x, 2) for x in os.getloadavg())
-    server, rounds = None, None
+    server, rounds, prefix_stats = None, None, {}
     try:
         if args.url:
             url, pid = args.url, args.pid
@@ -562,11 +578,13 @@ def one_run(args, batch: str | None) -> dict:
         else:
             students, rss, elapsed = asyncio.run(run_class(url, pid, args.students, args.seconds, args.period,
                                                            args.jitter, args.seed, min(args.ramp, args.seconds / 2)))
+        prefix_stats = asyncio.run(prefix_cache_stats(url))  # every tab opened the same prompt: one prefill, shared
     finally:
         if server is not None:
             stop_server(server)
     isolation = None if args.no_replay else check_isolation(students)
     report = summarize(students, elapsed, rss, warmup, isolation, load)
+    report["prefix_cache"] = prefix_stats
     if rounds is not None:
         report["burst_rounds"] = rounds
         report["burst_last_settled"] = latency([r["last_settled_ms"] / 1000 for r in rounds])

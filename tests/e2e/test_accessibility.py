@@ -37,6 +37,7 @@ PAGES = [
     "glossary",
     "class",  # the join form here; a teacher's and a student's class are checked in test_class_mode
     "hood",
+    "tricks",
 ]
 TABLE_SWITCH_ON = {""}  # pages where one "Numbers as a table" switch is turned on and checked
 # pages that draw something only for a step taken on them (the attention strip: a replayed step has no captured row)

@@ -51,12 +51,13 @@ def test_units_name_nats_bits_and_binary_bytes():
 def test_an_entry_says_every_page_that_uses_it_its_own_page_first():
     kv = text.term_named("KV cache")
     assert text.pages_of(kv) == ["attention", "start", "step", "tokens", "sampling", "cost", "inside", "serving",
-                                 "class"]
+                                 "class", "tricks"]
     assert text.entry_markdown(kv) == (kv.meaning + " *Seen on:* [Attention and the KV cache](/attention) · "
                                        "[Start here](/start) · [Step through generation](/step) · [Tokens](/tokens) · "
                                        "[Sampling lab](/sampling) · [Naive vs KV cache](/cost) · "
                                        "[Inside generation](/inside) · [How servers go fast](/serving) · "
-                                       "[Class](/class).")
+                                       "[Class](/class) · "
+                                       "[More serving tricks: shared prefixes, grammars, speculation](/tricks).")
     bpe = text.term_named("Byte-level BPE")
     assert text.entry_markdown(bpe) == bpe.meaning + " *Seen on:* [Tokens](/tokens)."
 
@@ -97,7 +98,9 @@ SOURCES = {"start": ("pages/0_start.py", "autoreg_ui/lessons/start/text.py", "au
            "serving": ("pages/6_serving.py", "autoreg_ui/lessons/serving/text.py",
                        "autoreg_ui/lessons/serving/controller.py"),
            "class": ("pages/9_class.py", "autoreg_ui/classroom/text.py"),
-           "hood": ("pages/10_hood.py", "autoreg_ui/lessons/hood/text.py", "autoreg_ui/lessons/hood/controller.py")}
+           "hood": ("pages/10_hood.py", "autoreg_ui/lessons/hood/text.py", "autoreg_ui/lessons/hood/controller.py"),
+           "tricks": ("pages/11_tricks.py", "autoreg_ui/lessons/tricks/text.py",
+                      "autoreg_ui/lessons/tricks/controller.py")}
 
 
 def _used_on(page: str) -> set[str]:

@@ -1,0 +1,187 @@
+"""Every sentence of "More serving tricks": speculation's arithmetic, prefix caching, constrained decoding.
+Sentences that carry a number are functions of the measurement or the engine's arithmetic."""
+from __future__ import annotations
+
+from autoreg_ui.format import human_bytes, ms
+
+TITLE = "More serving tricks: shared prefixes, grammars, speculation"
+INTRO = ("Three tricks real servers use, each measured here on the loaded model: how far speculative decoding's "
+         "arithmetic predicts its speed, how a class that opens the same prompt can share one prefill, and how a "
+         "grammar makes the model's answer valid by construction.")
+SPEC_TITLE, PREFIX_TITLE, GRAMMAR_TITLE = ("1 · Speculation's arithmetic", "2 · Prefix caching: the class shares one "
+                                           "prompt", "3 · Constrained decoding: valid by construction")
+
+# ---------------------------------------------------------------- 1 · speculation
+SPEC = ("A **draft** guesses k tokens; the model checks them in one **verify** pass and keeps the guesses up to the "
+        "first it rejects, then adds one token of its own. If each guess is kept with the same probability α "
+        "(the **acceptance rate**), a round gives on average the sum below; a round costs k draft steps of "
+        "c decode steps each, plus the verify pass (one decode step, if reading k + 1 tokens cost no more than one).")
+SPEC_LATEX = (r"E[\text{tokens per round}] = \sum_{i=0}^{k} \alpha^i = \frac{1-\alpha^{k+1}}{1-\alpha}"
+              r"\qquad \text{speed-up} = \frac{E[\text{tokens per round}]}{k\,c + 1}")
+WHATIF_ALPHA, WHATIF_C = "What if α =", "and c ="
+WHATIF_HELP = "Move α and c to see where a longer draft stops paying; the measured drafts below use their own."
+SPEC_K, SPEC_MAX_NEW = "Draft length k", "Tokens to write"
+SPEC_RUN = "Measure α and c for both drafts"
+SPEC_METHOD = ("Greedy decoding on two prompts: one whose answer copies its context (prompt lookup's case) and one "
+               "that does not. Drafts: prompt lookup (2-gram) and the model's own first layers (early exit). α counts "
+               "full rounds only; c is a draft step's time over a plain decode step's; the measured speed-up compares "
+               "time per token, prefill left out.")
+SPEC_NOTHING = "Press the button to run both drafts and plain decoding; the chart above works from the sliders."
+
+
+def best_k_sentence(label: str, alpha: float, c: float, k: int, speedup: float, pays: bool,
+                    longest: int | None = None) -> str:
+    """Where a longer draft stops paying, for one α and c (or that no draft pays at all, or that even the longest
+    draft the chart looks at, ``longest``, still pays)."""
+    if pays and longest is not None and k >= longest:
+        return (f"**{label}**: with α = {alpha:.2f} and c = {c:.2f}, a longer draft still pays at k = {k}, the longest "
+                f"this chart looks at ({speedup:.2f}× plain decoding): guesses this cheap and this often kept keep "
+                "adding more than they cost.")
+    if not pays:
+        return (f"**{label}**: with α = {alpha:.2f} and c = {c:.2f}, no draft length pays: the best, k = {k}, "
+                f"gives a speed-up of {speedup:.2f}×, below plain decoding's 1×. A cheaper draft or more kept "
+                "guesses would be needed.")
+    return (f"**{label}**: with α = {alpha:.2f} and c = {c:.2f}, k = {k} pays best ({speedup:.2f}× plain decoding); "
+            f"past k = {k}, each extra guess costs more draft time than the tokens it adds.")
+
+
+def measured_sentence(label: str, draft: str, predicted: float, measured: float, predicted_v: float,
+                      verify: float) -> str:
+    """Predicted against measured speed-up, and the verify pass's cost that the simple formula leaves out."""
+    closer = abs(predicted_v - measured) < abs(predicted - measured)
+    dearer = verify > 1.0
+    return (f"“{label}”, {draft}: the formula predicts {predicted:.2f}×, the run measured {measured:.2f}×. "
+            f"The verify pass took {verify:.2f} decode steps' time, "
+            + ("more than the one the formula assumes" if dearer else "no more than the one the formula assumes")
+            + f"; counting it predicts {predicted_v:.2f}×, "
+            + ("closer to the measurement." if closer else "no closer to the measurement."))
+
+
+def rounds_sentence(label: str, draft: str, predicted: float, measured: float) -> str:
+    """Tokens per round, formula against run: kept guesses come in runs, which the formula's independence misses."""
+    more = measured > predicted
+    return (f"“{label}”, {draft}: {measured:.2f} tokens per round measured, {predicted:.2f} predicted from the "
+            "measured α. " + ("More than predicted: kept guesses come in runs (after one kept guess the next is "
+                              "more likely kept), while the formula takes each guess as independent." if more else
+                              "No more than predicted: here the kept guesses do not come in runs."))
+
+
+# ---------------------------------------------------------------- 2 · prefix caching
+PREFIX = ("When thirty tabs open the same prompt, each would run the same prefill. The server keeps the KV cache "
+          "and the next-token logits of recent prompts, keyed by the exact token ids, the model and its dtype, and "
+          "gives each new tab a **copy** to extend (vLLM's automatic prefix caching and SGLang's RadixAttention do "
+          "this for shared beginnings). Memory is bounded by an operator setting, AUTOREG_PREFIX_CACHE_MB; the least "
+          "recently used prompt goes first.")
+PREFIX_STATS_CAPTION = "This server's prefix cache, for every tab since it started (each tab's prefill asks it first)."
+PREFIX_TABS = "Tabs opening the prompt"
+PREFIX_RUN = "Open your prompt in that many tabs, with and without the cache"
+PREFIX_METHOD = ("Each tab is a fresh session on your prompt (the step page's, or a default one before you start). "
+                 "Without the cache every tab runs its own prefill; with it the first tab's prefill is stored and "
+                 "every other tab starts from a copy. The demonstration uses a cache of its own, so this server's "
+                 "numbers above stay the class's.")
+PREFIX_DEFAULT = "The history of the printing press begins in the fifteenth century, when Johannes Gutenberg"
+DISABLED = "off (budget 0)"
+
+
+def prefix_stat_labels() -> tuple[str, str, str, str]:
+    return ("cache hits", "misses (fresh prefills)", "prefill time saved", "memory held")
+
+
+def prefix_stats(hits: int, misses: int, saved_ms: float, held: int) -> tuple[str, ...]:
+    return f"{hits:,}", f"{misses:,}", ms(saved_ms), human_bytes(held)
+
+
+def prefix_budget(budget: int, entries: int) -> str:
+    """Under the counters: the operator's budget and how many prompts are kept."""
+    if budget <= 0:
+        return f"Budget: {DISABLED}; nothing is kept."
+    return (f"Budget: {human_bytes(budget)} (AUTOREG_PREFIX_CACHE_MB) · {entries} prompt{'s' * (entries != 1)} "
+            "kept now.")
+
+
+def prefix_sentence(tabs: int, plain_ms: float, cached_ms: float, identical: bool, held: int) -> str:
+    """The demonstration's result: time for every tab's prefill both ways, and whether the logits agree."""
+    faster = cached_ms < plain_ms
+    same = ("every tab's logits and cache are bit for bit those of a fresh prefill" if identical
+            else "some tab's logits differ from a fresh prefill's: the cache would change answers")
+    return (f"{tabs} tabs: {ms(plain_ms)} of prefills without the cache, {ms(cached_ms)} with it (one prefill and "
+            f"{tabs - 1} copies), " + (f"{plain_ms / max(cached_ms, 1e-9):.1f}× faster" if faster
+                                       else "no faster on this short prompt") +
+            f". The stored prefill holds {human_bytes(held)}; {same}.")
+
+
+# ---------------------------------------------------------------- 3 · constrained decoding
+GRAMMAR = ("One more stage in the sampling pipeline, before the others: every token the grammar cannot accept next "
+           "gets a logit of −∞. The model still chooses, but only among text that can be completed into a valid "
+           "answer. The mask comes from **llguidance**, which walks the grammar over this tokenizer's own "
+           "vocabulary; once the grammar is complete only the end-of-text token stays allowed.")
+GRAMMAR_KIND, GRAMMAR_SOURCE, GRAMMAR_PROMPT, GRAMMAR_MAX_NEW = ("Grammar", "The grammar", "Prompt (chat mode)",
+                                                                 "Tokens at most")
+GRAMMAR_RUN = "Generate with and without the grammar (greedy)"
+GRAMMAR_CAPTIONS = ("With the grammar", "The same prompt, no grammar")
+GRAMMAR_SOURCE_HELP = {"JSON schema": "A JSON schema, as JSON.", "regex": "A regular expression the whole answer "
+                       "must match.", "choice": "One choice per line; the answer is exactly one of them."}
+STEPS_CAPTION = ("Each step: how many of the vocabulary's tokens the grammar allowed, and the share of the model's "
+                 "probability it removed (what the model wanted that would have broken the grammar).")
+
+
+def validity(kind: str, valid: bool, reason: str) -> str:
+    """Whether a text parses under its grammar, as checked by a parser that is not the grammar's."""
+    return (f"**Valid** under the {kind}: {reason}." if valid else f"**Not valid** under the {kind}: {reason}.")
+
+
+def grammar_sentence(steps: int, mean_allowed: float, vocab: int, most_removed: float, at_step: int) -> str:
+    return (f"Over {steps} steps the grammar allowed on average {mean_allowed:,.0f} of the {vocab:,} tokens. "
+            + (f"It removed the most probability at step {at_step}: {most_removed:.1%} of what the model wanted "
+               "there would have broken the grammar." if most_removed > 0 else
+               "It never removed any probability: the model's own choices already fit the grammar."))
+
+
+# ---------------------------------------------------------------- the boxes
+GUIDES: dict[str, tuple[str, str, str]] = {
+    SPEC_TITLE: (
+        "The curve rises while a longer draft adds more kept tokens than it costs, then falls: its top is the "
+        "best draft length for that α and c.",
+        "Set α near the measured one and make c larger: watch the best k move left, then drop below 1×.",
+        "Why does the measured speed-up fall short of the formula on a CPU, even when α is measured exactly?"),
+    PREFIX_TITLE: (
+        "A hit copies keys and values instead of computing them: the copy's cost is bytes moved, the prefill's is "
+        "arithmetic over every prompt token.",
+        "Open the prompt in 30 tabs, then again in 2: when does the copy stop being worth it?",
+        "Why must each tab get its own copy, and what would go wrong if two tabs extended the stored cache?"),
+    GRAMMAR_TITLE: (
+        "The allowed count falls to a handful where the grammar leaves little choice, and the removed mass shows "
+        "where the model wanted to leave it.",
+        "Switch to the list of choices and count the steps: the grammar writes most of each word for the model.",
+        "The output is valid by construction, but is it right? What can a grammar not check?"),
+}
+
+# ---------------------------------------------------------------- predict, then check
+SPEC_TOKENS = ("If each guess is kept with probability α = {alpha}, how many tokens does a round with k = {k} "
+               "give on average?",
+               ("about 1", "about 2", "about 3", "all {k_plus}"),
+               "**{tokens:.2f}** tokens: (1 − {alpha}^{k_plus}) / (1 − {alpha}). A round never gives fewer than 1 "
+               "(the model's own token) nor more than {k_plus} (every guess and the bonus).")
+SPEC_BEST = ("A draft costs c = {c} of a decode step and α = {alpha}. Which draft length k gives the most speed-up?",
+             ("k = 1", "k = 2 to 4", "k = 5 to 8", "longer than 8"),
+             "**k = {k}**, {speedup:.2f}× plain decoding. Past it every guess costs {c} of a step and adds less "
+             "than that, because it is only used when all guesses before it were kept.")
+PREFIX_SAME = ("Does a tab that starts from another tab's stored prefill get exactly the logits a fresh prefill of "
+               "your prompt gives?",
+               ("yes, bit for bit", "nearly: within about 1e-4", "no, they differ visibly"),
+               "Largest difference over all {vocab:,} logits: **{diff:g}**. {reading}")
+PREFIX_SAME_YES = "The stored logits are the very numbers the first prefill computed, and the cache is copied exactly."
+PREFIX_SAME_NO = "The numbers differ: a hit would not be the same as a fresh prefill."
+PREFIX_BYTES = ("How much memory does the stored prefill of your {n}-token prompt hold (its keys, values and logits)?",
+                ("under 1 MiB", "1 to 10 MiB", "more than 10 MiB"),
+                "**{held}**: 2 (K and V) × {layers} layers × {kv} KV heads × {dim} dimensions × {n} positions × "
+                "{size} bytes, plus {vocab:,} logits.")
+GRAMMAR_ALLOWED = ("At the first step of the list of choices {choices}, how many of the {vocab:,} tokens may the "
+                   "model write?",
+                   ("1 to 3", "4 to 30", "31 to 1,000", "more than 1,000"),
+                   "**{allowed}** tokens: the beginnings of the three words in every way the tokenizer can write them.")
+GRAMMAR_MASS = ("Asked for a phone number, with the regex {regex}: how much of the model's probability does the mask "
+                "remove at the first step?",
+                ("none", "under 10%", "10% to 50%", "more than 50%"),
+                "**{removed:.1%}**: the model's favourite first token was {favourite}, which the regex "
+                "{allows}.")
