@@ -227,6 +227,9 @@ TOKENS_SCRIPTS_TABLE = "tokens_scripts_table"
 TOKENS_VOCABS_TABLE = "tokens_vocabs_table"
 
 
+# ---------------------------------------------------------------- glossary page
+GLOSSARY_FIND = "glossary_find"  # the box that narrows the list of terms
+
 # ---------------------------------------------------------------- class mode (class_mode.py)
 CLASS_CODE = "class_code"  # the class this tab belongs to (teacher or student)
 CLASS_KEY = "class_key"  # the teacher key: only the teacher's tab holds it
