@@ -14,7 +14,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from autoreg_core import SessionError
-from autoreg_ui import guide, keys, limits, messages
+from autoreg_ui import guide, keys, limits, messages, predict
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.sharing import links
 from autoreg_ui.state import current_config, current_session, session_or_start
@@ -108,7 +108,10 @@ def step_buttons(page: str, capture_attention: bool = False, with_generate: bool
     where the progress bar belongs). The row wraps rather than cut a label short; in presenter mode its
     buttons are big (CSS on its key).
     """
-    row = st.container(key=f"teacher_row_{page}", horizontal=True, vertical_alignment="bottom", gap="medium")
+    left, right = st.columns([3, 2], vertical_alignment="top")
+    with right:
+        predict.show_deferred()  # next to Next token, redrawn (and asked again) at each step
+    row = left.container(key=f"teacher_row_{page}", horizontal=True, vertical_alignment="bottom", gap="medium")
     row.button("Next token", key=f"{page}_next", type="primary", on_click=next_token,
                kwargs={"capture_attention": capture_attention}, shortcut=NEXT_SHORTCUT,
                help="One decode step: pick a token, feed it in, the KV cache grows by one row.")

@@ -6,6 +6,7 @@ import streamlit as st
 
 from autoreg_core.loading import ModelBundle
 from autoreg_ui import glossary, guide, predict
+from autoreg_ui.sharing import presenter
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import bundle_or_stop
 
@@ -23,7 +24,14 @@ def set_up(title: str, page: str, questions: tuple[predict.Question, ...], intro
     if guides is not None:
         guide.show(guides, page)
     glossary.terms_here(page)
-    predict.show(page, questions)  # asked before the page shows its answers
+    if page in BY_THE_STEP_BUTTONS:
+        predict.defer(page, questions)  # drawn next to Next token, asked again at each step
+    else:
+        st.session_state.pop(predict.DEFERRED, None)
+        predict.show(page, questions)  # asked before the page shows its answers
+    if presenter.active():  # on a projector the first screen is for the step: the explanations fold together
+        presenter.fold(intro, caption, latex)
+        return bundle_or_stop()
     if intro is not None:
         explain(intro)
     if caption is not None:
@@ -31,3 +39,6 @@ def set_up(title: str, page: str, questions: tuple[predict.Question, ...], intro
     if latex is not None:
         st.latex(latex)
     return bundle_or_stop()
+
+
+BY_THE_STEP_BUTTONS = ("step", "attention", "sampling", "cost", "inside", "serving")  # pages with a Next token

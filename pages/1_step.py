@@ -9,7 +9,7 @@ from autoreg_ui.classroom import mode as class_mode
 from autoreg_ui.lessons.step import questions as step_questions
 from autoreg_ui.lessons.step import text as step_text
 from autoreg_ui.prompt import prompt_box
-from autoreg_ui.sharing import export
+from autoreg_ui.sharing import export, presenter
 from autoreg_ui.state import current_config, keep_widget_values
 from autoreg_ui.step_figures import (
     history_frame,
@@ -51,6 +51,7 @@ def stepper() -> None:
         st.success(f"Generation stopped: {records[-1].stop[1]}.")
 
     last = records[-1] if records else None
+    view = st.container() if presenter.active() else None  # on a projector the distribution comes before the numbers
     m = st.columns(5)
     m[0].metric("Generated tokens", len(records))
     m[1].metric("Sequence log-prob", f"{session.sequence_logprob():.2f}" if last else "—",
@@ -67,7 +68,8 @@ def stepper() -> None:
         st.caption(step_text.pass_note(last.forward_ms, last.pass_rows))
     top_n = st.slider("Bars to show (top-N)", 3, 50, 15, key=keys.TOP_N)
     keep_widget_values(st.session_state, (keys.FORCE_TEXT,))  # typed text is kept while its view is closed
-    controls.open_section(VIEWS, keys.STEP_VIEW, records, top_n, guides=step_text.GUIDES)  # only the open view is drawn
+    with view if view is not None else st.container():
+        controls.open_section(VIEWS, keys.STEP_VIEW, records, top_n, guides=step_text.GUIDES)  # only the open one
 
 
 def this_step(records, top_n: int) -> None:
@@ -77,8 +79,9 @@ def this_step(records, top_n: int) -> None:
         st.info("Press **Next token** (or the N key) to run the first decode step.")
         return
     how = "forced" if last.forced else ("greedy" if last.config.greedy else "sampled")
+    kept = f"{last.kept} token{'s' if last.kept != 1 else ''}"
     title = (f"Step {last.index}: {how} “{session.views()[-1].label}” (p = {last.prob:.3f} in the model's "
-             f"softmax, {last.prob_filtered:.3f} after the filters, rank {last.rank}, {last.kept} tokens kept)")
+             f"softmax,<br>{last.prob_filtered:.3f} after the filters, rank {last.rank}, {kept} kept)")
     show_chart(topn_figure(bundle.tokenizer, top_of_record(last, top_n), title),
                key=keys.STEP_LAST_CHART, filename=f"step-{last.index}-top-tokens")
 

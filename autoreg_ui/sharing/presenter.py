@@ -32,6 +32,10 @@ html {{ font-size: {ROOT_FONT_PX}px !important; }}
 [class*="st-key-teacher_row"] button {{ min-height: 3.2rem; padding: 0.35rem 1.2rem; }}
 [class*="st-key-teacher_row"] button p {{ font-size: {BIG_BUTTON_REM}rem; font-weight: 600; }}
 .tokstrip {{ font-size: 1.15rem !important; }}
+[data-testid="stMainBlockContainer"] {{ padding-top: 2.6rem; padding-bottom: 2rem; }}
+[data-testid="stMainBlockContainer"] h1 {{ font-size: 1.7rem; padding: 0.2rem 0; }}
+[data-testid="stSidebarNav"] span {{ white-space: normal; }}
+.st-key-lesson_path_bar p {{ margin-bottom: 0.2rem; }}
 </style>
 """
 
@@ -90,6 +94,19 @@ def apply(state: MutableMapping | None = None) -> None:
 def dark() -> bool:
     """Charts go dark in presenter mode or when the learner picked the dark theme."""
     return active() or st.context.theme.type == "dark"
+
+
+def fold(intro: str | None, caption: str | None, latex: str | None, where=st) -> None:
+    """A page head's explanation, caption and formula, together in one closed expander (presenter mode)."""
+    if intro is None and caption is None and latex is None:
+        return
+    with where.expander("Explanation"):
+        if intro is not None:
+            st.markdown(intro)
+        if caption is not None:
+            st.caption(caption)
+        if latex is not None:
+            st.latex(latex)
 
 
 def explain(text: str, where=st) -> None:
