@@ -20,17 +20,26 @@ def set_up(title: str, page: str, questions: tuple[predict.Question, ...], intro
     ``intro``: an explanation under the questions (folded in presenter mode); ``caption``, ``latex``: shown next,
     in that order; ``guides``: the lesson's boxes, when the page shows the one named ``page`` under its title.
     """
-    st.title(title)
-    if guides is not None:
-        guide.show(guides, page)
-    glossary.terms_here(page)
+    if presenter.active():  # on a projector: the title, its terms and the folded explanation on one line
+        head, terms, folded = st.columns([4, 2, 2], vertical_alignment="center")
+        head.title(title)
+        with terms:
+            glossary.terms_here(page)
+        with folded:
+            presenter.fold(intro, caption, latex)
+        if guides is not None:
+            guide.show(guides, page)
+    else:
+        st.title(title)
+        if guides is not None:
+            guide.show(guides, page)
+        glossary.terms_here(page)
     if page in BY_THE_STEP_BUTTONS:
         predict.defer(page, questions)  # drawn next to Next token, asked again at each step
     else:
         st.session_state.pop(predict.DEFERRED, None)
         predict.show(page, questions)  # asked before the page shows its answers
-    if presenter.active():  # on a projector the first screen is for the step: the explanations fold together
-        presenter.fold(intro, caption, latex)
+    if presenter.active():
         return bundle_or_stop()
     if intro is not None:
         explain(intro)

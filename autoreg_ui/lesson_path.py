@@ -162,9 +162,9 @@ def bar(page_url_path: str) -> None:
     stop = path.stops[at]
     here = page_url_path == stop.page
     box = st.container(border=True, key="lesson_path_bar")
-    left, right = box.columns([5, 2], vertical_alignment="center")
+    left, right = box.columns([5, 4], vertical_alignment="center")
     left.markdown(text.where_text(path.name, at, len(path.stops), stop.title, stop.minutes))
-    left.markdown(stop.do if here else text.away_text(stop.title))
+    box.markdown(stop.do if here else text.away_text(stop.title))
     buttons = right.container(horizontal=True, horizontal_alignment="right", gap="small")
     if not here:
         buttons.button(text.BACK, key=keys.PATH_NEXT + "_back", help=text.BACK_HELP, on_click=go, args=(at,))

@@ -24,6 +24,7 @@ bundle = lesson_page.set_up("Step through generation", "step", step_questions.QU
                             latex=step_text.CHAIN_RULE)
 if class_mode.follow_here():  # a student following a class sees the teacher's text here
     st.stop()
+step_slot = st.container() if presenter.active() else None  # on a projector the step comes first, the prompt below
 session = prompt_box()
 messages.show()
 if session is None:
@@ -46,12 +47,12 @@ def stepper() -> None:
         messages.show()
     records = session.records
     draw_strip()
-    st.caption(step_text.strip_legend(session.prompt_len, len(records), palette.UNLIKELY))
+    view = st.container() if presenter.active() else None  # on a projector the distribution comes before the numbers
+    st.caption(step_text.strip_legend(session.prompt_len, len(records), palette.UNLIKELY) + " " + step_text.STRIP_MARKS)
     if records and records[-1].stop is not None:
         st.success(f"Generation stopped: {records[-1].stop[1]}.")
 
     last = records[-1] if records else None
-    view = st.container() if presenter.active() else None  # on a projector the distribution comes before the numbers
     m = st.columns(5)
     m[0].metric("Generated tokens", len(records))
     m[1].metric("Sequence log-prob", f"{session.sequence_logprob():.2f}" if last else "—",
@@ -82,8 +83,12 @@ def this_step(records, top_n: int) -> None:
     kept = f"{last.kept} token{'s' if last.kept != 1 else ''}"
     title = (f"Step {last.index}: {how} “{session.views()[-1].label}” (p = {last.prob:.3f} in the model's "
              f"softmax,<br>{last.prob_filtered:.3f} after the filters, rank {last.rank}, {kept} kept)")
-    show_chart(topn_figure(bundle.tokenizer, top_of_record(last, top_n), title),
-               key=keys.STEP_LAST_CHART, filename=f"step-{last.index}-top-tokens")
+    if presenter.active():  # one line on a projector: the rest is in the strip's hover and the numbers below
+        title = f"Step {last.index}: {how} “{session.views()[-1].label}”, p = {last.prob:.3f}, {kept} kept"
+    figure = topn_figure(bundle.tokenizer, top_of_record(last, top_n), title)
+    if presenter.active():  # with the step's buttons and strip on one 720 px screen
+        figure.update_layout(height=PROJECTOR_CHART_PX, margin=dict(t=75), legend=dict(y=1.0, yanchor="bottom"))
+    show_chart(figure, key=keys.STEP_LAST_CHART, filename=f"step-{last.index}-top-tokens")
 
 
 def next_candidates(records, top_n: int) -> None:
@@ -124,11 +129,15 @@ def history(records, _top_n: int) -> None:
                        key=keys.HISTORY_CSV, on_click="ignore")
 
 
+PROJECTOR_CHART_PX = 225  # grown by presenter mode's charts.HEIGHT_GROWTH
+
+
 # One view at a time: a click redraws the strip, the numbers and the open view only.
 VIEWS = {"This step's distribution": this_step, "Force the next token": next_candidates,
          "The chain rule, running": chain_rule, "History": history}
 
-stepper()
+with step_slot if step_slot is not None else st.container():
+    stepper()
 
 with st.expander("The same generation in one `model.generate` call"):
     st.markdown(step_text.GENERATE_CALL)

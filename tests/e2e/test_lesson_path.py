@@ -117,18 +117,19 @@ def test_the_45_minute_path_in_presenter_mode_in_one_tab(browser, app_url):
         page.wait_for_timeout(300)
         verdict = box.locator("[data-testid=stMarkdownContainer]", has_text="Right.").or_(
             box.locator("[data-testid=stMarkdownContainer]", has_text="Not quite."))
-        _click(page, box.locator("[data-testid=stRadio]").first.locator("label[data-baseweb=radio]").first)
+        _click(page, box.locator("[data-testid=stRadio]").first.locator("[data-testid=stRadioOption]").first)
         assert box.locator("details").get_attribute("open") is not None, "the box closed after an answer"
         first_verdict = verdict.first.inner_text()
-        _click(page, page.locator(NEXT_TOKEN))
+        _click(page, page.locator(NEXT_TOKEN).first)
         assert metric.locator("[data-testid=stMetricValue]").inner_text().strip() == "1"
         assert box.locator("details").get_attribute("open") is not None, "the box closed after a step"
         box.get_by_text("Asked for step 1").wait_for()
         again = box.locator("[data-testid=stRadio]").first
         assert again.locator("input:checked").count() == 0, "the new step's question is not asked afresh"
         assert verdict.count() == 0
-        _click(page, again.locator("label[data-baseweb=radio]").first)
+        _click(page, again.locator("[data-testid=stRadioOption]").first)
         assert verdict.first.inner_text() != first_verdict, "the answer did not follow the step"
+        _click(page, box.locator("summary"))  # the teacher closes it to show the step
         page.screenshot(path=str(SHOTS / "stop-2-loop-after-one-step.png"))
         _on_first_screen(page, NEXT_TOKEN, f"{MAIN} .tokstrip", f"{MAIN} [data-testid=stPlotlyChart]")
         _no_overflow(page, "the loop")
