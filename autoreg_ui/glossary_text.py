@@ -271,3 +271,20 @@ def terms_on(page: str) -> list[Term]:
 def terms_markdown(page: str) -> str:
     """The page's terms with their meanings, each name a link to its glossary entry (opens in a new tab)."""
     return "\n".join(f"- [**{term.name}**]({link(term)}): {term.meaning}" for term in terms_on(page))
+
+
+FIND = "Find a term"  # the glossary page's filter
+FIND_HELP = "Type part of a term or of its definition; the list keeps the terms that match."
+
+
+def found_caption(shown: int, total: int, query: str) -> str:
+    """How many terms the glossary's filter kept (``query``: what was typed, shown as code)."""
+    if shown == 0:
+        return "No term matches; try a shorter word."
+    return f"{shown} of {total} terms {'matches' if shown == 1 else 'match'}."
+
+
+def matches(term, query: str) -> bool:
+    """Does ``query`` (case-insensitive) appear in the term's name or its entry?"""
+    query = query.strip().casefold()
+    return not query or query in term.name.casefold() or query in entry_markdown(term).casefold()

@@ -269,3 +269,4 @@ PATH_LEAVE = "lesson_path_leave"
 PATH_BEGIN = "lesson_path_begin"  # the Start page's "Teach this path" buttons: PATH_BEGIN + path number
 PATH_OPEN = "lesson_path_open"  # the Start page's stop buttons: PATH_OPEN + path number + stop number
 PREDICT_BOX = "predict_box"  # the predict-then-check box's open state: PREDICT_BOX + page
+GLOSSARY_FIND = "glossary_find"  # the glossary page's "Find a term" box

@@ -13,6 +13,8 @@ from autoreg_ui import lesson_path_text
 from autoreg_ui.lessons.start import text as start_text
 from autoreg_ui.predict_text import TITLE as PREDICT_TITLE
 
+from .test_accessibility import AXE, _axe, _own
+
 pytestmark = pytest.mark.e2e
 
 SHOTS = Path(os.environ.get("AUTOREG_SHOTS", "/tmp/shots-lesson1"))
@@ -75,6 +77,13 @@ def _no_overflow(page, where: str) -> None:
     assert cut == [], f"{where}: text cut or spilling out: {cut}"
 
 
+def _no_axe_violation(page, where: str) -> None:
+    """axe (WCAG 2.1 A/AA) on the page as it is, the path bar and the predict box included."""
+    if AXE.exists():
+        own = _own(_axe(page), page)
+        assert own == [], f"{where}: {own}"
+
+
 def _stop(page, number: int, title: str) -> None:
     page.get_by_text(f"stop {number} of 7:").first.wait_for()
     assert page.locator(".st-key-lesson_path_bar").first.inner_text().count(title) == 1
@@ -100,6 +109,7 @@ def test_the_45_minute_path_in_presenter_mode_in_one_tab(browser, app_url):
         assert page.get_by_role("button", name=lesson_path_text.PREVIOUS).is_disabled()
         page.screenshot(path=str(SHOTS / "stop-1-opening.png"))
         _no_overflow(page, "opening")
+        _no_axe_violation(page, "the opening, with the path bar")
         opened = page.evaluate("() => performance.getEntriesByType('navigation').length && performance.timeOrigin")
 
         # stop 2: the loop, no step taken yet
@@ -120,6 +130,7 @@ def test_the_45_minute_path_in_presenter_mode_in_one_tab(browser, app_url):
         _click(page, box.locator("[data-testid=stRadio]").first.locator("[data-testid=stRadioOption]").first)
         assert box.locator("details").get_attribute("open") is not None, "the box closed after an answer"
         first_verdict = verdict.first.inner_text()
+        _no_axe_violation(page, "the loop, predict box open with its verdict")
         _click(page, page.locator(NEXT_TOKEN).first)
         assert metric.locator("[data-testid=stMetricValue]").inner_text().strip() == "1"
         assert box.locator("details").get_attribute("open") is not None, "the box closed after a step"
