@@ -18,6 +18,7 @@ from autoreg_ui.step_figures import (
     top_of_pipeline,
     top_of_record,
     topn_figure,
+    with_click_area,
 )
 
 bundle = lesson_page.set_up("Step through generation", "step", step_questions.QUESTIONS, step_text.LOOP,
@@ -95,8 +96,8 @@ def next_candidates(records, top_n: int) -> None:
     """The next step's candidates before anything is drawn: click one (or type one) to force it."""
     st.caption("Click a bar to force that token as the next one (instead of drawing it).")
     pipeline = session.next_pipeline(current_config())
-    event = show_chart(topn_figure(bundle.tokenizer, top_of_pipeline(pipeline, top_n),
-                                   "Candidates for the next token (nothing drawn yet)"),
+    event = show_chart(with_click_area(topn_figure(bundle.tokenizer, top_of_pipeline(pipeline, top_n),
+                                                   "Candidates for the next token (nothing drawn yet)")),
                        key=f"next_chart_{len(records)}", filename=f"step-{len(records) + 1}-candidates",
                        on_select="rerun", selection_mode="points")  # a new key per step: a fresh selection
     picked = [p.get("customdata") for p in (event.selection.points if event and event.selection else []) or []]

@@ -97,3 +97,18 @@ def test_the_small_wordings_the_lesson_tripped_on():
     two = SimpleNamespace(passes=3, tokens=4, by_rows={1: 2, 2: 1})
     assert serving_text.live_sentence(one).endswith("carried 1 tab's step at once.")
     assert serving_text.live_sentence(two).endswith("carried 2 tabs' steps at once.")
+
+
+def test_a_rare_token_has_a_full_height_column_to_click():
+    import plotly.graph_objects as go
+
+    from autoreg_ui.step_figures import CLICK_AREA, with_click_area
+
+    fig = go.Figure([go.Bar(x=["a", "b", "rare"], y=[0.9, 0.09, 0.0001], customdata=[5, 7, 9]),
+                     go.Bar(x=["a", "b", "rare"], y=[0.95, 0.05, 0.0], customdata=[5, 7, 9])])
+    out = with_click_area(fig)
+    area = out.data[0]
+    assert area.name == CLICK_AREA and list(area.customdata) == [5, 7, 9]
+    assert list(area.y) == [0.95] * 3  # as tall as the tallest bar, in every column
+    assert len(out.data) == 3 and list(out.data[1].y) == [0.9, 0.09, 0.0001]
+    assert with_click_area(go.Figure()).data == ()
