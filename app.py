@@ -6,7 +6,7 @@ page from ``pages/``.
 """
 import streamlit as st
 
-from autoreg_ui import limits, messages
+from autoreg_ui import lesson_path, limits, messages
 from autoreg_ui.charts import install_export_script
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import mode as class_mode
@@ -14,6 +14,7 @@ from autoreg_ui.sharing import links, presenter
 from autoreg_ui.sidebar import render_sidebar, render_tools
 from autoreg_ui.state import current_bundle
 
+lesson_path.carry_presenter(st.session_state)  # a path's page switch keeps presenter mode on
 presenting = presenter.read_link(st.query_params, st.session_state)
 st.set_page_config(page_title="autoreg — how LLMs generate text", page_icon="🔁", layout="wide",
                    initial_sidebar_state="collapsed" if presenting else "auto")
@@ -36,22 +37,26 @@ PAGES = [
             url_path="hood"),
     st.Page("pages/11_tricks.py", title="More serving tricks: shared prefixes, grammars, speculation",
             icon=":material/bolt:", url_path="tricks"),
-    # the app's root opens the step page too (every link written before /step existed), out of the menu
+    # the app's root: Start here, or the step page when it carries a link (every link written before /step existed)
     st.Page("pages/1_step.py", title="Step through generation", url_path="home", default=True, visibility="hidden"),
 ]
 
 page = st.navigation(PAGES)
+lesson_path.follow()  # a path's ← Previous stop / Next stop → asked for another page: switch to it in this tab
 class_mode.read_link(st.session_state, st.query_params)
 if page.url_path == "" and class_mode.wants_class_page(st.query_params):
     st.switch_page("pages/9_class.py", query_params=st.query_params.to_dict())  # the join link, /?class=CODE
+if page.url_path == "" and not links.asks_for_a_page(st.query_params):
+    st.switch_page(PAGES[0], query_params=st.query_params.to_dict())  # a bare / opens Start here
 with st.sidebar:
     render_sidebar()
 presenter.apply()
 install_export_script()  # once per run, outside every fragment
 for note in link_notes:
     st.warning(messages.plain(note))
-links.replay_pending(current_bundle(), st.session_state)
+links.replay_pending(current_bundle(), st.session_state, attention=page.url_path == "attention")
 render_tools()
+lesson_path.bar(page.url_path)
 links.sync_url()
 class_mode.keep_in_url(st.session_state, st.query_params)
 class_mode.heartbeat(page.url_path)

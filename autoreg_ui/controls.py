@@ -15,9 +15,9 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from autoreg_core import SessionError
 from autoreg_core.session import FULL_LOGITS_KEPT
-from autoreg_ui import guide, keys, limits, messages
+from autoreg_ui import guide, keys, limits, messages, predict
 from autoreg_ui.classroom import live as class_live
-from autoreg_ui.sharing import links
+from autoreg_ui.sharing import links, presenter
 from autoreg_ui.state import current_config, current_session, session_or_start
 
 NEXT_SHORTCUT, GENERATE_SHORTCUT, UNDO_SHORTCUT, RESET_SHORTCUT, ADVANCE_SHORTCUT = "N", "G", "U", "X", "A"
@@ -109,14 +109,17 @@ def step_buttons(page: str, capture_attention: bool = False, with_generate: bool
     where the progress bar belongs). The row wraps rather than cut a label short; in presenter mode its
     buttons are big (CSS on its key).
     """
-    row = st.container(key=f"teacher_row_{page}", horizontal=True, vertical_alignment="bottom", gap="medium")
+    left, right = st.columns([3, 1] if presenter.active() else [3, 2], vertical_alignment="top")
+    with right:
+        predict.show_deferred()  # next to Next token, redrawn (and asked again) at each step
+    row = left.container(key=f"teacher_row_{page}", horizontal=True, vertical_alignment="bottom", gap="medium")
     row.button("Next token", key=f"{page}_next", type="primary", on_click=next_token,
                kwargs={"capture_attention": capture_attention}, shortcut=NEXT_SHORTCUT,
                help="One decode step: pick a token, feed it in, the KV cache grows by one row.")
     pressed = None
     if with_generate:
         n = row.number_input("N", min_value=1, max_value=MAX_GENERATE, value=10, key=f"{page}_{keys.GENERATE_N}",
-                             width=130)
+                             width=130, label_visibility="collapsed" if presenter.active() else "visible")
         if row.button(f"Generate {n}", key=f"{page}_generate", shortcut=GENERATE_SHORTCUT,
                       help="N decode steps in a row, with a progress bar."):
             pressed = int(n)
@@ -142,8 +145,9 @@ def open_section(sections: dict[str, Callable[..., None]], key: str, *args, guid
     for (label, draw), tab in zip(sections.items(), tabs):
         if tab.open:
             with tab:
-                guide.show(guides, label)
+                box = st.container()  # the box above the view; on a projector below it, so the view fits the screen
                 draw(*args)
+                guide.show(guides, label, where=st.container() if presenter.active() else box)
 
 
 def step_row(page: str, capture_attention: bool = False, advance: Advance | None = None) -> None:

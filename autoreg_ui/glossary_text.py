@@ -323,3 +323,4 @@ def terms_on(page: str) -> list[Term]:
 def terms_markdown(page: str) -> str:
     """The page's terms with their meanings, each name a link to its glossary entry (opens in a new tab)."""
     return "\n".join(f"- [**{term.name}**]({link(term)}): {term.meaning}" for term in terms_on(page))
+

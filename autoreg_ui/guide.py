@@ -6,6 +6,8 @@ from collections.abc import Mapping
 
 import streamlit as st
 
+from autoreg_ui.sharing import presenter
+
 Guides = Mapping[str, tuple[str, str, str]]  # view label → (notice, try, ask)
 
 TITLE = "Notice · Try · Ask"
@@ -26,7 +28,8 @@ def show(guides: Guides, view: str, notice: str | None = None, where=None) -> No
     ``where``: a container to draw the box in (a place kept under a heading until the measurement is in).
     """
     if view in guides:
-        with (where or st).expander(TITLE, icon=":material/lightbulb:"):
+        # open, so the prompts are read before the first click; on a projector the path's note takes their place
+        with (where or st).expander(TITLE, icon=":material/lightbulb:", expanded=not presenter.active()):
             st.markdown(guide_markdown(guides, view, notice))
 
 

@@ -302,3 +302,14 @@ TRICKS_GRAMMAR_PROMPT = "tricks_grammar_prompt"  # prefix: one prompt per kind
 TRICKS_GRAMMAR_MAX_NEW = "tricks_grammar_max_new"
 TRICKS_GRAMMAR_FIG = "tricks_grammar_fig"
 TRICKS_GRAMMAR_STEPS = "tricks_grammar_steps"
+
+# ---------------------------------------------------------------- a lesson path (lesson_path.py)
+PATH = "lesson_path"  # the path this tab follows: a tuple of lesson_path.PathStop, or absent
+PATH_AT = "lesson_path_at"  # the index of the stop the tab is at
+PATH_LEFT = "lesson_path_left"  # stop index → the link of that stop as the teacher left it
+PATH_PREVIOUS = "lesson_path_previous"  # the bar's buttons
+PATH_NEXT = "lesson_path_next"
+PATH_LEAVE = "lesson_path_leave"
+PATH_BEGIN = "lesson_path_begin"  # the Start page's "Teach this path" buttons: PATH_BEGIN + path number
+PATH_OPEN = "lesson_path_open"  # the Start page's stop buttons: PATH_OPEN + path number + stop number
+PREDICT_BOX = "predict_box"  # the predict-then-check box's open state: PREDICT_BOX + page

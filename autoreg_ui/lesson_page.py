@@ -6,6 +6,7 @@ import streamlit as st
 
 from autoreg_core.loading import ModelBundle
 from autoreg_ui import glossary, guide, predict
+from autoreg_ui.sharing import presenter
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import bundle_or_stop
 
@@ -19,11 +20,27 @@ def set_up(title: str, page: str, questions: tuple[predict.Question, ...], intro
     ``intro``: an explanation under the questions (folded in presenter mode); ``caption``, ``latex``: shown next,
     in that order; ``guides``: the lesson's boxes, when the page shows the one named ``page`` under its title.
     """
-    st.title(title)
-    if guides is not None:
-        guide.show(guides, page)
-    glossary.terms_here(page)
-    predict.show(page, questions)  # asked before the page shows its answers
+    if presenter.active():  # on a projector: the title, its terms and the folded explanation on one line
+        head, terms, folded = st.columns([4, 2, 2], vertical_alignment="center")
+        head.title(title)
+        with terms:
+            glossary.terms_here(page)
+        with folded:
+            presenter.fold(intro, caption, latex)
+        if guides is not None:
+            guide.show(guides, page)
+    else:
+        st.title(title)
+        if guides is not None:
+            guide.show(guides, page)
+        glossary.terms_here(page)
+    if page in BY_THE_STEP_BUTTONS:
+        predict.defer(page, questions)  # drawn next to Next token, asked again at each step
+    else:
+        st.session_state.pop(predict.DEFERRED, None)
+        predict.show(page, questions)  # asked before the page shows its answers
+    if presenter.active():
+        return bundle_or_stop()
     if intro is not None:
         explain(intro)
     if caption is not None:
@@ -31,3 +48,6 @@ def set_up(title: str, page: str, questions: tuple[predict.Question, ...], intro
     if latex is not None:
         st.latex(latex)
     return bundle_or_stop()
+
+
+BY_THE_STEP_BUTTONS = ("step", "attention", "sampling", "cost", "inside", "serving")  # pages with a Next token

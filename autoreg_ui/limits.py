@@ -79,6 +79,7 @@ class Admission:
 class _Seat:
     last_active: float
     sessions: weakref.WeakSet  # the tab's autoreg Sessions, cleared when it goes idle
+    on_path: bool = False  # a teacher's tab following a lesson path: kept for the whole lesson, never idle
 
 
 class Seats:
@@ -124,6 +125,13 @@ class Seats:
             if seat is not None:
                 seat.sessions.add(session)
 
+    def keep_for_lesson(self, session_id: str, on_path: bool = True) -> None:
+        """A tab on a lesson path is not cleared by the idle limit (it still frees its seat once closed)."""
+        with self._lock:
+            seat = self._seats.get(session_id)
+            if seat is not None:
+                seat.on_path = on_path
+
     def release(self, session_id: str) -> None:
         with self._lock:
             self._seats.pop(session_id, None)
@@ -139,7 +147,8 @@ class Seats:
             closed = [sid for sid in self._seats if not self._is_alive(sid)]
             for sid in closed:
                 del self._seats[sid]
-            stale = [sid for sid, seat in self._seats.items() if idle is not None and now - seat.last_active > idle]
+            stale = [sid for sid, seat in self._seats.items()
+                     if idle is not None and not seat.on_path and now - seat.last_active > idle]
             to_clear = [self._seats.pop(sid) for sid in stale]
             for sid in stale:
                 self._cleared[sid] = None
@@ -205,6 +214,13 @@ def hold(session) -> None:
     sid = _session_id()
     if sid is not None:
         shared_seats().hold(sid, session)
+
+
+def keep_for_lesson(on_path: bool = True) -> None:
+    """This tab follows a lesson path (``lesson_path``): the idle limit leaves it alone."""
+    sid = _session_id()
+    if sid is not None:
+        shared_seats().keep_for_lesson(sid, on_path)
 
 
 def gate() -> None:

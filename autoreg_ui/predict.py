@@ -16,8 +16,10 @@ import streamlit as st
 
 from autoreg_core.config import SamplingConfig
 from autoreg_core.tokens import single_token_view
-from autoreg_ui import messages
+from autoreg_ui import keys, messages
 from autoreg_ui import predict_text as text
+
+DEFERRED = "predict_deferred"  # (page, questions): drawn next to the page's Next token (``show_deferred``)
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,23 @@ def verdict(question: Question, live: Live, choice: int) -> str:
     return f"**{text.CORRECT if choice == checked.right else text.NOT_QUITE}** {checked.answer}"
 
 
+def radio_key(page: str, question: Question, step: int) -> str:
+    """A question's widget key: a new one at each step, so the question is asked afresh with that step's numbers."""
+    return f"predict_{page}_{question.key}" + (f"_at{step}" if step else "")
+
+
+def defer(page: str, questions: tuple[Question, ...]) -> None:
+    """This page draws its box next to its Next token (``controls.step_buttons``), redrawn at each step."""
+    st.session_state[DEFERRED] = (page, questions)
+
+
+def show_deferred() -> None:
+    """The box a page deferred (``defer``), if any; drawn where the step buttons are."""
+    deferred = st.session_state.get(DEFERRED)
+    if deferred is not None:
+        show(*deferred)
+
+
 def show(page: str, questions: tuple[Question, ...], live: Live | None = None) -> None:
     """The page's folded ``questions`` (its lesson's ``QUESTIONS``); a check runs only after its answer is picked.
 
@@ -86,11 +105,15 @@ def show(page: str, questions: tuple[Question, ...], live: Live | None = None) -
         if bundle is None:
             return
         live = Live(bundle, current_session(), current_config())
-    with st.expander(text.TITLE, icon=":material/quiz:"):
+    step = len(live.session.records) if live.session is not None else 0
+    # keyed: it stays open once opened, a verdict included, until the learner closes it
+    with st.expander(text.TITLE, icon=":material/quiz:", key=f"{keys.PREDICT_BOX}{page}", on_change="rerun"):
         st.caption(text.INTRO)
+        if step and any(q.needs_session for q in questions):
+            st.caption(text.ASKED_AT.format(step=step))
         for question in questions:
             ask, choices = question.ask(live)
             picked = st.radio(ask, range(len(choices)), format_func=lambda i, c=choices: c[i], index=None,
-                              key=f"predict_{page}_{question.key}")
+                              key=radio_key(page, question, step))
             if picked is not None:
                 st.markdown(verdict(question, live, picked))

@@ -11,6 +11,8 @@ from collections.abc import MutableMapping
 import streamlit as st
 
 from autoreg_ui import keys
+from autoreg_ui.lesson_path_text import PROMPT_FOLDED
+from autoreg_ui.sharing import presenter
 from autoreg_ui.state import DEFAULT_PROMPT, EXAMPLE_PROMPTS, current_session, kept_prompt, start_session
 
 
@@ -38,7 +40,8 @@ def prompt_box():
     """Draw the prompt controls and return this tab's session (started from the kept prompt if needed)."""
     state = st.session_state
     restore(state)
-    with st.container(border=True):
+    # on a projector the step comes first: the prompt box folds away
+    with st.expander(PROMPT_FOLDED) if presenter.active() else st.container(border=True):
         left, right = st.columns([3, 1])
         left.text_area("Prompt", key=keys.PROMPT_BOX, on_change=keep_prompt, args=(state,), height=80)
         right.selectbox("Examples", EXAMPLE_PROMPTS, key=keys.EXAMPLE_BOX, on_change=pick_example, args=(state,),

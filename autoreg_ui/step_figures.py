@@ -134,6 +134,24 @@ def topn_figure(tokenizer, top: TopN, title: str = "") -> go.Figure:
     return go.Figure(data=bars, layout=layout)
 
 
+def with_click_area(fig: go.Figure) -> go.Figure:
+    """The chart with an invisible full-height bar behind each token's pair, carrying its id: a rare token, whose
+    bar is 0–2 px tall, is forced by a click anywhere in its column (``on_select`` reads ``customdata``)."""
+    bars = [trace for trace in fig.data if trace.type == "bar" and trace.customdata is not None]
+    if not bars:
+        return fig
+    x, custom = list(bars[0].x), list(bars[0].customdata)
+    top = max(max(trace.y) for trace in bars)
+    fig.add_trace(go.Bar(x=x, y=[top] * len(x), customdata=custom, width=0.9, offset=-0.45, showlegend=False,
+                         marker=dict(color="rgba(0,0,0,0)"), name=CLICK_AREA,
+                         hovertemplate="%{x}<br>id %{customdata}<extra>" + CLICK_AREA + "</extra>"))
+    fig.data = (fig.data[-1], *fig.data[:-1])  # behind the real bars
+    return fig
+
+
+CLICK_AREA = "click to force"
+
+
 def logprob_figure(records: list[StepRecord]) -> go.Figure:
     """The chain rule, running: each step adds log p(token | everything before it)."""
     steps = [r.index for r in records]

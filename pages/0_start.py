@@ -1,7 +1,7 @@
 """Start here: what the app teaches and two lesson paths, each stop a link that opens a ready page."""
 import streamlit as st
 
-from autoreg_ui import glossary, guide
+from autoreg_ui import glossary, guide, keys, lesson_path
 from autoreg_ui.lessons.start import numbers as start
 from autoreg_ui.lessons.start import text
 
@@ -11,9 +11,18 @@ guide.show(text.GUIDES, "start")
 st.markdown(text.WHAT)
 st.markdown(text.HOW)
 st.header(text.PATHS_TITLE)
-for column, (name, path) in zip(st.columns(len(text.PATHS)), text.PATHS.items()):
-    column.subheader(f"{name} ({text.path_minutes(path)} min)")
-    column.markdown("\n".join(text.stop_markdown(i, stop, path) for i, stop in enumerate(path, 1)))
+for p, (column, path) in enumerate(zip(st.columns(len(text.PATHS)), text.PATHS.values())):
+    column.subheader(text.path_title(path))
+    followed = lesson_path.Path(text.path_title(path), tuple(
+        lesson_path.PathStop(stop.title, stop.page, stop.params, text.minutes(stop, path), stop.do) for stop in path))
+    column.button(text.TEACH_PATH, key=f"{keys.PATH_BEGIN}{p}", type="primary", help=text.TEACH_PATH_HELP,
+                  on_click=lesson_path.begin_here, args=(followed, 0))
+    for i, stop in enumerate(path):
+        column.button(f"**{stop.title}**", key=f"{keys.PATH_OPEN}{p}_{i}", type="tertiary", help=text.STOP_HELP,
+                      on_click=lesson_path.begin_here, args=(followed, i))
+        column.caption(text.stop_line(i + 1, stop, path))
+    with column.expander(text.LINKS_TITLE):
+        st.markdown("\n".join(text.stop_markdown(i, stop, path) for i, stop in enumerate(path, 1)))
 
 numbers = start.quiz_numbers()
 for title, questions in ((text.QUIZ_TITLE, text.QUIZ), (text.MYTHS_TITLE, text.MYTHS)):

@@ -9,7 +9,7 @@ from autoreg_ui.classroom import mode as class_mode
 from autoreg_ui.lessons.step import questions as step_questions
 from autoreg_ui.lessons.step import text as step_text
 from autoreg_ui.prompt import prompt_box
-from autoreg_ui.sharing import export
+from autoreg_ui.sharing import export, presenter
 from autoreg_ui.state import current_config, keep_widget_values
 from autoreg_ui.step_figures import (
     history_frame,
@@ -18,12 +18,14 @@ from autoreg_ui.step_figures import (
     top_of_pipeline,
     top_of_record,
     topn_figure,
+    with_click_area,
 )
 
 bundle = lesson_page.set_up("Step through generation", "step", step_questions.QUESTIONS, step_text.LOOP,
                             latex=step_text.CHAIN_RULE)
 if class_mode.follow_here():  # a student following a class sees the teacher's text here
     st.stop()
+step_slot = st.container() if presenter.active() else None  # on a projector the step comes first, the prompt below
 session = prompt_box()
 messages.show()
 if session is None:
@@ -46,7 +48,8 @@ def stepper() -> None:
         messages.show()
     records = session.records
     draw_strip()
-    st.caption(step_text.strip_legend(session.prompt_len, len(records), palette.UNLIKELY))
+    view = st.container() if presenter.active() else None  # on a projector the distribution comes before the numbers
+    st.caption(step_text.strip_legend(session.prompt_len, len(records), palette.UNLIKELY) + " " + step_text.STRIP_MARKS)
     if records and records[-1].stop is not None:
         st.success(f"Generation stopped: {records[-1].stop[1]}.")
 
@@ -66,7 +69,8 @@ def stepper() -> None:
         st.caption(step_text.pass_note(last.forward_ms, last.pass_rows))
     top_n = st.slider("Bars to show (top-N)", 3, 50, 15, key=keys.TOP_N)
     keep_widget_values(st.session_state, (keys.FORCE_TEXT,))  # typed text is kept while its view is closed
-    controls.open_section(VIEWS, keys.STEP_VIEW, records, top_n, guides=step_text.GUIDES)  # only the open view is drawn
+    with view if view is not None else st.container():
+        controls.open_section(VIEWS, keys.STEP_VIEW, records, top_n, guides=step_text.GUIDES)  # only the open one
 
 
 def this_step(records, top_n: int) -> None:
@@ -76,18 +80,23 @@ def this_step(records, top_n: int) -> None:
         st.info("Press **Next token** (or the N key) to run the first decode step.")
         return
     how = "forced" if last.forced else ("greedy" if last.config.greedy else "sampled")
+    kept = f"{last.kept} token{'s' if last.kept != 1 else ''}"
     title = (f"Step {last.index}: {how} “{session.views()[-1].label}” (p = {last.prob:.3f} in the model's "
-             f"softmax, {last.prob_filtered:.3f} after the filters, rank {last.rank}, {last.kept} tokens kept)")
-    show_chart(topn_figure(bundle.tokenizer, top_of_record(last, top_n), title),
-               key=keys.STEP_LAST_CHART, filename=f"step-{last.index}-top-tokens")
+             f"softmax,<br>{last.prob_filtered:.3f} after the filters, rank {last.rank}, {kept} kept)")
+    if presenter.active():  # one line on a projector: the rest is in the strip's hover and the numbers below
+        title = f"Step {last.index}: {how} “{session.views()[-1].label}”, p = {last.prob:.3f}, {kept} kept"
+    figure = topn_figure(bundle.tokenizer, top_of_record(last, top_n), title)
+    if presenter.active():  # with the step's buttons and strip on one 720 px screen
+        figure.update_layout(height=PROJECTOR_CHART_PX, margin=dict(t=75), legend=dict(y=1.0, yanchor="bottom"))
+    show_chart(figure, key=keys.STEP_LAST_CHART, filename=f"step-{last.index}-top-tokens")
 
 
 def next_candidates(records, top_n: int) -> None:
     """The next step's candidates before anything is drawn: click one (or type one) to force it."""
     st.caption("Click a bar to force that token as the next one (instead of drawing it).")
     pipeline = session.next_pipeline(current_config())
-    event = show_chart(topn_figure(bundle.tokenizer, top_of_pipeline(pipeline, top_n),
-                                   "Candidates for the next token (nothing drawn yet)"),
+    event = show_chart(with_click_area(topn_figure(bundle.tokenizer, top_of_pipeline(pipeline, top_n),
+                                                   "Candidates for the next token (nothing drawn yet)")),
                        key=f"next_chart_{len(records)}", filename=f"step-{len(records) + 1}-candidates",
                        on_select="rerun", selection_mode="points")  # a new key per step: a fresh selection
     picked = [p.get("customdata") for p in (event.selection.points if event and event.selection else []) or []]
@@ -120,11 +129,15 @@ def history(records, _top_n: int) -> None:
                        key=keys.HISTORY_CSV, on_click="ignore")
 
 
+PROJECTOR_CHART_PX = 225  # grown by presenter mode's charts.HEIGHT_GROWTH
+
+
 # One view at a time: a click redraws the strip, the numbers and the open view only.
 VIEWS = {"This step's distribution": this_step, "Force the next token": next_candidates,
          "The chain rule, running": chain_rule, "History": history}
 
-stepper()
+with step_slot if step_slot is not None else st.container():
+    stepper()
 
 with st.expander("The same generation in one `model.generate` call"):
     st.markdown(step_text.GENERATE_CALL)

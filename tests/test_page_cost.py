@@ -73,7 +73,7 @@ def test_run_the_race_small(page, tiny_folder):
     assert lengths == [1, 2, 4, 8, 12, 16, 20, 24, 28, 32]
     assert results[key].complete and page.session_state[keys.COST_RACE].running is None
     labels = [m.label for m in page.metric]
-    assert labels[:4] == ["Naive step at L = 32", "Cached step at L = 32", "Speedup at L = 32", "Race took"]
+    assert labels[:4] == ["Naive step at L = 32", "Cached step at L = 32", "Speed-up per step at L = 32", "Race took"]
     assert len(labels) == 4 + 3  # and the three roofs of section 3, nothing else
     assert labels[4:] == ["Copy bandwidth (read + write)", "Matmul peak (float32)",
                           "Ridge point"]

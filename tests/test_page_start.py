@@ -9,7 +9,32 @@ def test_start_page_shows_both_paths_with_every_link(open_page):
     for path in text.PATHS.values():
         for stop in path:
             assert f"]({stop.link})" in shown
-    assert [s.value for s in at.subheader] == [f"{name} ({text.path_minutes(p)} min)" for name, p in text.PATHS.items()]
+    assert [s.value for s in at.subheader] == ["A 45-minute lesson", "A 90-minute lesson"]  # "(45 min)" said once
+    labels = [b.label for b in at.button]
+    assert labels.count(text.TEACH_PATH) == 2
+    assert all(f"**{stop.title}**" in labels for path in text.PATHS.values() for stop in path)
+
+
+def test_teach_this_path_follows_it_in_this_tab(open_page):
+    from autoreg_ui import keys, lesson_path
+
+    at = open_page("pages/0_start.py")
+    at.button(key=f"{keys.PATH_BEGIN}0").click().run()
+    assert not at.exception
+    path, index = lesson_path.current(at.session_state)
+    assert index == 0 and [s.title for s in path.stops] == [s.title for s in text.SHORT]
+    shown = [m.value for m in at.markdown]
+    assert "**A 45-minute lesson** · stop 1 of 7: **Opening: what the class will see** (3 min)" in shown
+    assert text.SHORT[0].do in shown  # the stop's own note, on top of its page
+    assert at.button(key=keys.PATH_PREVIOUS).disabled and not at.button(key=keys.PATH_NEXT).disabled
+    at.button(key=keys.PATH_NEXT).click().run()  # to the loop, in this session
+    assert not at.exception
+    assert lesson_path.current(at.session_state)[1] == 1 and lesson_path.GO not in at.session_state
+    assert at.session_state[keys.CFG_TEMPERATURE] == 0.0  # the stop's setting, set on its widget
+    assert text.SHORT[1].do in [m.value for m in at.markdown]
+    assert at.title[0].value == "Step through generation"
+    assert at.session_state[keys.SESSION].prompt == "The capital of France is"
+    assert len(at.session_state[keys.SESSION].records) == 0  # stop 1 opens with no step taken
 
 
 def test_an_answer_opens_only_after_a_choice_and_says_whether_it_was_right(open_page):

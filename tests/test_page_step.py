@@ -14,6 +14,7 @@ TIMEOUT = 180
 
 def _app():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page("pages/1_step.py")  # a bare / opens Start here
     at.run()
     assert not at.exception, at.exception
     return at

@@ -114,6 +114,12 @@ def share_url(base: str | None, session, config: SamplingConfig, model: str | No
 
 
 # ---------------------------------------------------------------- in the app
+def asks_for_a_page(query: Mapping) -> bool:
+    """Does a link to the app's root carry anything (a prompt, steps, settings…)? Then it is a link written
+    before the pages had names, and opens the step page; a bare ``/`` (or only presenter mode) opens Start here."""
+    return any(name.lower() not in (PRESENT, "embed", "embed_options") for name in query)
+
+
 def read_on_load(state: MutableMapping, query: Mapping) -> list[str]:
     """Before the sidebar is drawn: a link not yet applied becomes a pending replay; returns the messages.
 
@@ -140,8 +146,11 @@ def _own(params: dict[str, list[str]]) -> tuple:
     return tuple((name, tuple(params[name])) for name in RECIPE_PARAMS if name in params)
 
 
-def replay_pending(bundle, state: MutableMapping) -> None:
+def replay_pending(bundle, state: MutableMapping, attention: bool = False) -> None:
     """Replay a pending link or session file here, with a progress bar; a bad one gets a message.
+
+    ``attention``: the page shows attention rows, so the replayed steps get theirs too (one full pass after the
+    replay, as the attention page's backfill button does), and the page opens with every row captured.
 
     The pending replay is dropped only once its session is kept: a rerun that interrupts it (a click,
     the page settling its URL) raises out of a progress update, and the next run replays it again.
@@ -163,14 +172,34 @@ def replay_pending(bundle, state: MutableMapping) -> None:
         bar.empty()
         st.error(messages.plain(f"{exc} The link was not replayed." if kind == "link" else str(exc)))
         return
+    if attention:
+        _capture_attention(session)
     state[keys.SESSION] = session
     state[keys.PROMPT_KEPT] = state[keys.PROMPT_BOX] = session.prompt
     state[keys.CHAT_KEPT] = state[keys.CHAT_BOX] = session.chat
     state.pop(keys.LINK_PENDING, None)
     bar.empty()
     where = "the session file" if kind == "file" else "the link"
-    n = len(session.records)
-    st.success(f"Rebuilt from {where}: the prompt and {n} step{'' if n == 1 else 's'}, replayed exactly.")
+    rebuilt = rebuilt_text(where, len(session.records))
+    if state.get(keys.PRESENT):
+        st.toast(rebuilt)  # on a projector the page's first screen is for the step, not for a banner
+    else:
+        st.success(rebuilt)
+
+
+def _capture_attention(session) -> None:
+    """The replayed session's attention rows, every one, from one full pass (when the model can give them)."""
+    from autoreg_core import attention_view
+
+    if session.records and attention_view.can_backfill(session)[0]:
+        attention_view.backfill(session)
+
+
+def rebuilt_text(where: str, n: int) -> str:
+    """What a replay says once done (``where``: 'the link' or 'the session file'; ``n``: steps replayed)."""
+    if n == 0:
+        return f"Rebuilt from {where}: the prompt, with no step taken yet."
+    return f"Rebuilt from {where}: the prompt and {n} step{'' if n == 1 else 's'}, replayed exactly."
 
 
 def _link_recipe(bundle, link: Link, state: MutableMapping) -> Recipe:

@@ -16,7 +16,7 @@ from autoreg_ui import keys, palette
 from autoreg_ui.sharing import link_codec
 
 ROOT_FONT_PX = 22  # against the theme's 16: every rem-sized thing grows by 1.375
-BIG_BUTTON_REM = 1.3
+BIG_BUTTON_REM = 1.1
 
 # in any theme: the token chips keep dark text on their light backgrounds (a dark theme would make it white);
 # the theme's text colour, which reads at 7:1 or more on every shade of the probability ramp (palette.PROB_RAMP)
@@ -29,9 +29,20 @@ DARK_CSS = ('<style>[data-testid="stBaseButton-primary"], [data-testid="stBaseBu
 CSS = f"""
 <style>
 html {{ font-size: {ROOT_FONT_PX}px !important; }}
-[class*="st-key-teacher_row"] button {{ min-height: 3.2rem; padding: 0.35rem 1.2rem; }}
+[class*="st-key-teacher_row"] button {{ min-height: 2.8rem; padding: 0.3rem 0.8rem; }}
+[class*="st-key-teacher_row"] {{ gap: 0.5rem !important; }}
 [class*="st-key-teacher_row"] button p {{ font-size: {BIG_BUTTON_REM}rem; font-weight: 600; }}
 .tokstrip {{ font-size: 1.15rem !important; }}
+[data-testid="stMainBlockContainer"] {{ padding-top: 0.6rem; padding-bottom: 2rem; }}
+[data-testid="stHeader"] {{ background: transparent; pointer-events: none; }}
+[data-testid="stHeader"] * {{ pointer-events: none; }}
+[data-testid="stHeader"] button {{ pointer-events: auto; }}
+[data-testid="stMainBlockContainer"] h1 {{ font-size: 1.7rem; padding: 0.2rem 0; }}
+[data-testid="stSidebarNav"] span {{ white-space: normal; }}
+.st-key-lesson_path_bar {{ padding: 0.4rem 0.8rem !important; gap: 0.2rem; }}
+.st-key-lesson_path_bar button {{ min-height: 2rem; padding: 0.1rem 0.6rem; }}
+.st-key-lesson_path_bar p {{ margin-bottom: 0.1rem; font-size: 0.82rem; }}
+[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] {{ gap: 0.45rem; }}
 </style>
 """
 
@@ -90,6 +101,19 @@ def apply(state: MutableMapping | None = None) -> None:
 def dark() -> bool:
     """Charts go dark in presenter mode or when the learner picked the dark theme."""
     return active() or st.context.theme.type == "dark"
+
+
+def fold(intro: str | None, caption: str | None, latex: str | None, where=st) -> None:
+    """A page head's explanation, caption and formula, together in one closed expander (presenter mode)."""
+    if intro is None and caption is None and latex is None:
+        return
+    with where.expander("Explanation"):
+        if intro is not None:
+            st.markdown(intro)
+        if caption is not None:
+            st.caption(caption)
+        if latex is not None:
+            st.latex(latex)
 
 
 def explain(text: str, where=st) -> None:

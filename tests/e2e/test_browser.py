@@ -16,7 +16,7 @@ def _generated(page) -> int:
 
 
 def _open_app(page, app_url) -> None:
-    page.goto(app_url)
+    page.goto(app_url + "/step")  # a bare / opens Start here
     page.locator(".tokstrip").first.wait_for()
 
 
@@ -120,7 +120,7 @@ def test_cost_page_runs_a_short_race(page, app_url):
     _open_app(page, app_url)
     _open_page(page, "Naive vs KV cache", "1 · The race")
     page.get_by_role("button", name="Run the race").first.click()
-    page.get_by_text("Speedup at L =", exact=False).first.wait_for(timeout=240_000)
+    page.get_by_text("Speed-up per step at L =", exact=False).first.wait_for(timeout=240_000)
     _no_errors(page)
     _screenshot(page, "cost-page.png", 5200)
 

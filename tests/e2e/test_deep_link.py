@@ -29,11 +29,11 @@ NAMES = {"start": "Start here", "step": "Step through generation", "tokens": "To
 
 
 def test_every_page_opens_by_its_own_name(browser, app_url):
-    """/step, /tokens, … each open their page (no "Page not found"), and / still opens the step page."""
+    """/step, /tokens, … each open their page (no "Page not found"), and a bare / opens Start here."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = ctx.new_page()
     page.set_default_timeout(120_000)
-    for path, title in [*NAMES.items(), ("", "Step through generation")]:
+    for path, title in [*NAMES.items(), ("", "Start here")]:
         page.goto(f"{app_url}/{path}")
         page.get_by_role("heading", name=title).first.wait_for()
         page.wait_for_timeout(300)
@@ -41,3 +41,20 @@ def test_every_page_opens_by_its_own_name(browser, app_url):
         nav = page.locator("[data-testid='stSidebarNav'] a").all_inner_texts()
         assert len(nav) == len(NAMES), nav  # the root's alias of the step page stays out of the menu
     ctx.close()
+
+
+def test_the_root_opens_start_here_and_a_link_from_before_still_opens_the_step_page(browser, app_url):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = ctx.new_page()
+    page.set_default_timeout(120_000)
+    try:
+        page.goto(app_url + "/")
+        page.get_by_role("heading", name="Start here").wait_for()
+        page.wait_for_url("**/start**")
+        page.goto(app_url + "/?prompt=The+capital+of+France+is&cfg_temperature=0&steps=3")
+        page.get_by_role("heading", name="Step through generation").wait_for()
+        page.wait_for_function("document.querySelectorAll('.tokstrip .gen').length === 3")
+        page.goto(app_url + "/step")
+        page.get_by_role("heading", name="Step through generation").wait_for()
+    finally:
+        ctx.close()

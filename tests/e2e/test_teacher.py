@@ -240,7 +240,7 @@ def test_export_import_csv_chart_images_and_an_offline_hand_out(browser, app_url
 
     fresh = _context(browser)
     other = fresh.new_page()
-    other.goto(app_url)
+    other.goto(app_url + "/step")
     other.locator(".tokstrip").first.wait_for()
     other.locator("[data-testid=stSidebar] input[type=file]").set_input_files(str(saved))
     other.get_by_text("Rebuilt from the session file: the prompt and 3 steps, replayed exactly.").wait_for()

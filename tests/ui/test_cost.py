@@ -140,11 +140,11 @@ def test_headline_total_and_file_name():
     result = cost.SweepResult("org/model name", "cpu", "float32", [1, 4], [_point(1, 2.0, 2.0), _point(4, 2.0, 8.0)],
                               seconds=3.25)
     assert race.headline(result) == [("Naive step at L = 4", "8 ms"), ("Cached step at L = 4", "2 ms"),
-                                     ("Speedup at L = 4", "4.0×"), ("Race took", "3.2 s")]
+                                     ("Speed-up per step at L = 4", "4.0×"), ("Race took", "3.2 s")]
     # steps 1..4: cached 2+2+2+2 = 8 ms; naive 2+4+6+8 = 20 ms (interpolated)
     assert race.total_time_sentence(result.points) == (
         "Generating **4 tokens** one after another: about **0.0 s** naive vs **0.0 s** with the cache, **2.5×** "
-        "faster (per-step times interpolated between the measured lengths and summed).")
+        "faster over the whole run (per-step times interpolated between the measured lengths and summed).")
     assert race.total_time_sentence([]) is None
     assert race.csv_name(result) == "kv_cache_race_org_model_name_cpu_4.csv"
     assert race.warnings(result) == []

@@ -120,11 +120,14 @@ def test_a_view_without_a_box_shows_nothing_and_a_view_with_one_shows_it(monkeyp
         def __exit__(self, *exc):
             return False
 
-    monkeypatch.setattr(guide.st, "expander", lambda title, icon: drawn.append(("box", title)) or Box())
+    monkeypatch.setattr(guide.st, "expander",
+                        lambda title, icon, expanded: drawn.append(("box", title, expanded)) and None or Box())
+    monkeypatch.setattr(guide.presenter, "active", lambda: False)
     monkeypatch.setattr(guide.st, "markdown", lambda body: drawn.append(("md", body)))
     guide.show(serving_text.GUIDES, "no such view")
     assert drawn == []
     guide.show(serving_text.GUIDES, serving_text.LIVE_TITLE)
-    assert drawn == [("box", guide.TITLE), ("md", guide.guide_markdown(serving_text.GUIDES, serving_text.LIVE_TITLE))]
+    assert drawn == [("box", guide.TITLE, True),  # open: the prompts are read before the first click
+                     ("md", guide.guide_markdown(serving_text.GUIDES, serving_text.LIVE_TITLE))]
     with pytest.raises(KeyError):
         guide.guide_markdown(serving_text.GUIDES, "History")  # the step lesson's box is not the serving lesson's

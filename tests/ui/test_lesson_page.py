@@ -15,10 +15,13 @@ def drawn(monkeypatch):
     calls = []
     fake_st = SimpleNamespace(title=lambda t: calls.append(("title", t)),
                               caption=lambda t: calls.append(("caption", t)),
-                              latex=lambda t: calls.append(("latex", t)))
+                              latex=lambda t: calls.append(("latex", t)), session_state={})
     monkeypatch.setattr(lesson_page, "st", fake_st)
     monkeypatch.setattr(lesson_page.glossary, "terms_here", lambda page: calls.append(("terms", page)))
     monkeypatch.setattr(lesson_page.predict, "show", lambda page, qs: calls.append(("predict", page, qs)))
+    # a page with a Next token draws its box there (controls.step_buttons), in the same place of the head's order
+    monkeypatch.setattr(lesson_page.predict, "defer", lambda page, qs: calls.append(("predict", page, qs)))
+    monkeypatch.setattr(lesson_page.presenter, "active", lambda: False)
     monkeypatch.setattr(lesson_page.guide, "show", lambda guides, view: calls.append(("guide", view, guides)))
     monkeypatch.setattr(lesson_page, "explain", lambda t: calls.append(("explain", t)))
     monkeypatch.setattr(lesson_page, "bundle_or_stop", lambda: calls.append(("bundle",)) or BUNDLE)

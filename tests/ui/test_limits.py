@@ -173,3 +173,24 @@ def test_cleared_tabs_are_remembered_within_a_bound(monkeypatch):
         seats.sweep()
     assert list(seats._cleared) == [f"tab{i}" for i in range(7, 12)]
     assert seats.admit("tab11").returning_after_idle and not seats.admit("tab0").returning_after_idle  # tab0: forgotten
+
+
+def test_a_tab_on_a_lesson_path_is_never_cleared_for_idling_but_still_freed_when_closed():
+    clock, alive = Clock(), {"teacher": True, "student": True}
+    seats = Seats(Limits(max_sessions=0, idle_minutes=20), clock=clock, is_alive=lambda sid: alive[sid])
+    for sid in alive:
+        assert seats.admit(sid).admitted
+    teacher, student = FakeSession(), FakeSession()
+    seats.hold("teacher", teacher)
+    seats.hold("student", student)
+    seats.keep_for_lesson("teacher")
+    clock.now += 45 * 60  # a whole lesson at another stop
+    assert seats.sweep() == ["student"]
+    assert teacher.resets == 0 and student.resets == 1
+    seats.keep_for_lesson("teacher", False)  # left the path: the idle limit applies again
+    clock.now += 21 * 60
+    assert seats.sweep() == ["teacher"] and teacher.resets == 1
+    assert seats.admit("teacher").admitted
+    seats.keep_for_lesson("teacher")
+    alive["teacher"] = False
+    assert seats.sweep() == [] and seats.in_use == 0  # closed: the seat goes back even on a path

@@ -196,18 +196,28 @@ def test_show_keys_each_widget_by_page_and_question_and_checks_only_what_was_pic
 
     def radio(ask, options, format_func, index, key):
         drawn.append(("radio", key, ask, tuple(format_func(i) for i in options), index))
-        return 0 if key == "predict_cost_growth" else None
+        return 0 if key.startswith("predict_cost_growth") else None
 
-    fake_st = type("St", (), {"expander": staticmethod(lambda title, icon: drawn.append(("box", title)) or Box()),
+    fake_st = type("St", (), {"expander": staticmethod(lambda title, icon, key, on_change:
+                                                       drawn.append(("box", title, key)) and None or Box()),
                               "caption": staticmethod(lambda t: drawn.append(("caption", t))),
                               "radio": staticmethod(radio),
                               "markdown": staticmethod(lambda t: drawn.append(("verdict", t)))})
     monkeypatch.setattr(predict, "st", fake_st)
     predict.show("cost", QUESTIONS["cost"], live)
-    assert drawn[:2] == [("box", text.TITLE), ("caption", text.INTRO)]
+    assert drawn[:2] == [("box", text.TITLE, "predict_box" + "cost"), ("caption", text.INTRO)]
     radios = [d[1:] for d in drawn if d[0] == "radio"]
-    assert [r[0] for r in radios] == ["predict_cost_flops", "predict_cost_growth", "predict_cost_share"]
+    at = f"_at{len(live.session.records)}" if live.session.records else ""  # asked afresh at each step
+    assert [r[0] for r in radios] == [f"predict_cost_{k}{at}" for k in ("flops", "growth", "share")]
     assert [r[1:3] for r in radios] == [q.ask(live) for q in QUESTIONS["cost"]]
     assert all(r[3] is None for r in radios)  # nothing is picked for the learner
     verdicts = [d[1] for d in drawn if d[0] == "verdict"]
     assert verdicts == [predict.verdict(QUESTIONS["cost"][1], live, 0)]  # only the picked one is checked
+
+
+def test_each_step_asks_afresh_under_a_key_of_its_own():
+    question = QUESTIONS["cost"][0]
+    assert predict.radio_key("step", question, 0) == f"predict_step_{question.key}"  # as before: links and tests
+    assert predict.radio_key("step", question, 3) == f"predict_step_{question.key}_at3"
+    assert predict.radio_key("step", question, 3) != predict.radio_key("step", question, 4)
+    assert text.ASKED_AT.format(step=3).startswith("Asked for step 3:")

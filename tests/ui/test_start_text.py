@@ -4,7 +4,7 @@ from urllib.parse import parse_qsl, urlsplit
 from autoreg_ui.lessons.start import text
 from autoreg_ui.sharing import link_codec
 
-TEACHING_ORDER = ["step", "sampling", "attention", "cost", "inside", "serving"]
+TEACHING_ORDER = ["start", "step", "tokens", "sampling", "attention", "cost", "inside", "serving", "start"]
 
 
 def _order(path) -> list[str]:
@@ -28,7 +28,7 @@ def test_an_advanced_path_after_the_two_lists_the_lessons_beyond_them():
 
 
 def test_paths_follow_the_teaching_order():
-    assert _order(text.SHORT) == ["step", "sampling", "attention", "cost", "serving"]
+    assert _order(text.SHORT) == ["start", "step", "tokens", "sampling", "attention", "cost", "start"]
     assert _order(text.LONG) == TEACHING_ORDER
 
 
@@ -44,10 +44,25 @@ def test_every_stop_is_a_link_the_app_reads_without_a_complaint():
 
 
 def test_a_stop_is_one_markdown_line_with_its_link():
-    stop = text.SHORT[0]
-    assert text.stop_markdown(1, stop, text.SHORT) == f"1. **[{stop.title}]({stop.link})** · 10 min — {stop.do}"
-    assert text.stop_markdown(1, stop, text.LONG) == f"1. **[{stop.title}]({stop.link})** · 15 min — {stop.do}"
-    assert stop.link == "/step?prompt=The+capital+of+France+is&cfg_temperature=0&steps=3"
+    stop = text.SHORT[1]
+    assert text.stop_markdown(2, stop, text.SHORT) == f"2. **[{stop.title}]({stop.link})** · 8 min — {stop.do}"
+    assert text.stop_markdown(2, stop, text.LONG) == f"2. **[{stop.title}]({stop.link})** · 12 min — {stop.do}"
+    assert stop.link == "/step?prompt=The+capital+of+France+is&cfg_temperature=0"  # no step taken: the class guesses
+
+
+def test_each_path_opens_and_wraps_up_and_has_tokens_and_a_class():
+    for path in text.PATHS.values():
+        assert path[0].page == "start" and path[0].title.startswith("Opening")
+        assert path[-1].page == "start" and path[-1].title.startswith("Wrap-up")
+        assert any(stop.page == "tokens" for stop in path)
+        assert "**Start a class**" in path[0].do
+    attention = next(stop for stop in text.SHORT if stop.page == "attention")
+    assert ("view", "causal-triangle") in attention.params
+
+
+def test_a_path_title_is_its_computed_length_once():
+    assert [text.path_title(p) for p in text.PATHS.values()] == ["A 45-minute lesson", "A 90-minute lesson"]
+    assert text.stop_line(3, text.SHORT[2], text.SHORT) == f"3. 5 min — {text.SHORT[2].do}"
 
 
 def test_further_reading_names_the_three_papers_the_issue_asks_for():

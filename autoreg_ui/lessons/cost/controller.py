@@ -193,8 +193,8 @@ def total_time_sentence(points: list[cost.CostPoint]) -> str | None:
         return None
     T, naive, cached = int(cum["T"][-1]), float(cum["naive"][-1]), float(cum["cached"][-1])
     return (f"Generating **{T:,} tokens** one after another: about **{naive / 1000:,.1f} s** naive vs "
-            f"**{cached / 1000:,.1f} s** with the cache, **{naive / cached:,.1f}×** faster (per-step times "
-            "interpolated between the measured lengths and summed).")
+            f"**{cached / 1000:,.1f} s** with the cache, **{naive / cached:,.1f}×** faster over the whole run "
+            "(per-step times interpolated between the measured lengths and summed).")
 
 
 def count_rows(spec: ModelSpec, T: int) -> list[dict]:
@@ -313,7 +313,7 @@ def headline(result: cost.SweepResult) -> list[tuple[str, str]]:
     last = result.points[-1]
     return [(f"Naive step at L = {last.length}", ms(last.naive_ms)),
             (f"Cached step at L = {last.length}", ms(last.cached_ms)),
-            (f"Speedup at L = {last.length}", ratio(last.speedup)),
+            (f"Speed-up per step at L = {last.length}", ratio(last.speedup)),
             ("Race took", f"{result.seconds:,.1f} s")]
 
 

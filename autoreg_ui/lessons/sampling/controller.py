@@ -240,7 +240,8 @@ def source_picker(bundle, state: MutableMapping) -> LabSource | None:
     remember(state)
     messages.show()
     if source is not None:
-        with st.expander(f"Context: {len(source.ids)} tokens (the logits are for the token after it)"):
+        with st.expander(f"Context: {len(source.ids)} tokens (the logits are for the token after it)",
+                         expanded=True):  # the sentence being continued stays in view
             st.code(context_text(bundle.tokenizer, source.ids), language=None, wrap_lines=True)
     if source is not None and source.stop_message:
         st.info(f"The session has stopped ({source.stop_message}); these are still the model's logits for "

@@ -316,8 +316,9 @@ def live_sentence(now) -> str:
     if not now.passes:
         return "No decode step in the last minute: press Next token here or on another tab."
     biggest = max(now.by_rows)
+    rows = "tabs' steps" if biggest > 1 else "tab's step"
     return (f"{now.passes:,} passes served {now.tokens:,} tokens; the largest pass carried {biggest} "
-            f"tab{'s' if biggest > 1 else ''}' steps at once.")
+            f"{rows} at once.")
 
 
 def live_totals(now) -> str:

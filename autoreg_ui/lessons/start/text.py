@@ -49,29 +49,42 @@ CAPITAL = (("prompt", "The capital of France is"), ("cfg_temperature", "0"))
 STORY = (("prompt", "Once upon a time, a small robot"), ("cfg_seed", "7"))
 
 STOPS = (
-    Stop("The loop, one token at a time", "step", CAPITAL + (("steps", "3"),), 10, 15,
+    Stop("Opening: what the class will see", "start", (), 3, 5,
+         "Say what the class will watch: a real model writing one token at a time on this computer. If the "
+         "students have their own screens, press **Start a class** in the sidebar and show its join code: their "
+         "pages then follow your steps. Then press **Next stop →**."),
+    Stop("The loop, one token at a time", "step", CAPITAL, 8, 12,
          "Before each click on Next token, ask which word comes next; then look at the distribution it was "
          "chosen from. With more time, force an unlikely token and watch what follows."),
-    Stop("Sampling: temperature, top-k, top-p", "sampling", STORY + (("steps", "2"),), 10, 15,
+    Stop("Tokens: what the model reads", "tokens", (), 5, 8,
+         "Type a word the class suggests and read its pieces and ids; ask why \u201cParis\u201d is one token and a "
+         "rare name is several. With more time, compare how many tokens the same sentence takes in other scripts."),
+    Stop("Sampling: temperature, top-k, top-p", "sampling", STORY + (("steps", "2"),), 8, 12,
          "Move the temperature from 0.3 to 1.5 and watch the distribution flatten; set top-p to 0.5 and count "
          "the tokens that survive. With more time, draw 1,000 times against the probabilities and run beam "
          "search next to greedy."),
-    Stop("Attention: where the new token looked", "attention", CAPITAL + (("steps", "4"),), 10, 15,
+    Stop("Attention: where the new token looked", "attention",
+         CAPITAL + (("steps", "4"), ("view", "causal-triangle")), 8, 10,
          "Step once and watch the causal triangle gain a row. With more time, find a head that looks at the "
          "previous token and one that looks at the first token."),
-    Stop("The KV cache: memory", "attention", CAPITAL + (("steps", "4"), ("layer", "15"), ("head", "mean"), ("view", "kv-cache")), 0, 10,
+    Stop("The KV cache: memory", "attention",
+         CAPITAL + (("steps", "4"), ("layer", "15"), ("head", "mean"), ("view", "kv-cache")), 0, 8,
          "Compare the cache bytes measured from the tensors with the formula; in the memory calculator, size a "
          "70B model's cache at 4K tokens with and without grouped-query attention."),
-    Stop("Why the cache matters: the race", "cost", CAPITAL, 10, 10,
+    Stop("Why the cache matters: the race", "cost", CAPITAL, 8, 10,
          "Run the race: one cached step against recomputing everything, at growing lengths; read the counts, "
          "T(T+1)/2 positions naively against T with the cache."),
-    Stop("Inside generation", "inside", CAPITAL + (("steps", "6"),), 0, 15,
+    Stop("Inside generation", "inside", CAPITAL + (("steps", "6"),), 0, 10,
          "Read the text in one pass (teacher forcing) and check that it gives every stepped log-prob; then "
          "use the logit lens to see at which layer the answer appears."),
-    Stop("How servers go fast", "serving", (), 5, 10,
+    Stop("How servers go fast", "serving", (), 0, 10,
          "Measure the batching curve and ask what happens to the step time and to tokens per second as the "
          "batch grows, before reading them off. With more time, continuous batching and speculative decoding: "
          "explain each speedup, or why it is slower here."),
+    Stop("Wrap-up: predict, then check", "start", (), 5, 5,
+         "Ask the class the first question below (the tokens pushed through the model without a cache) and the "
+         "belief about the KV cache; let them vote before anyone opens an answer. End on the loop: one token per "
+         "step, each chosen from a distribution, the cache keeping what was already read."),
 )
 SHORT = tuple(stop for stop in STOPS if stop.short_minutes)
 LONG = tuple(stop for stop in STOPS if stop.long_minutes)
@@ -86,6 +99,23 @@ def minutes(stop: Stop, path: tuple[Stop, ...]) -> int:
 def path_minutes(path: tuple[Stop, ...]) -> int:
     """How long a path takes, from its stops."""
     return sum(minutes(stop, path) for stop in path)
+
+
+def path_title(path: tuple[Stop, ...]) -> str:
+    """A path's heading, its length computed from its stops ("A 45-minute lesson")."""
+    return f"A {path_minutes(path)}-minute lesson"
+
+
+def stop_line(number: int, stop: Stop, path: tuple[Stop, ...]) -> str:
+    """One stop beside its button: its minutes and what to do there."""
+    return f"{number}. {minutes(stop, path)} min — {stop.do}"
+
+
+TEACH_PATH = "Teach this path here"
+TEACH_PATH_HELP = ("Opens the first stop in this tab. Each page then shows the stop's note on top and "
+                   "← Previous stop / Next stop →; presenter mode stays on, and the tab is kept for the whole lesson.")
+STOP_HELP = "Open this stop in this tab, set up the way its note assumes, and follow the path from here."
+LINKS_TITLE = "The stops as links (to share or bookmark)"
 
 
 def stop_markdown(number: int, stop: Stop, path: tuple[Stop, ...]) -> str:
@@ -119,8 +149,9 @@ QUIZ = (
              "app feeds it anyway so the next distribution is ready, so its cache ends with 150)."),
     Question("gqa", "A 70B model (80 layers, 8 KV heads of 128 dims, 16-bit cache) holds 4,096 tokens. How big "
              "is its KV cache?", ("about 100 MiB", "about 1.25 GiB", "about 40 GiB"), 1,
-             "2 (K and V) × {gqa_70b_layers} layers × {gqa_70b_kv_heads} KV heads × {gqa_70b_head_dim} dims × {gqa_70b_positions:,} "
-             "positions × 2 bytes = **{gqa_70b_bytes_h}**. Without grouped-query attention every one of the "
+             "2 (K and V) × {gqa_70b_layers} layers × {gqa_70b_kv_heads} KV heads × {gqa_70b_head_dim} dims × "
+             "{gqa_70b_positions:,} positions × 2 bytes = **{gqa_70b_bytes_h}**. Without grouped-query attention "
+             "every one of the "
              "{gqa_70b_heads} query heads would keep its own K and V: **{mha_70b_bytes_h}**."),
     Question("accept", "Speculative decoding: the draft proposed a token with probability q = 0.6; the model "
              "gives it p = 0.3. How likely is the token kept?", ("0.3", "0.5", "0.6", "always"), 1,
@@ -191,5 +222,12 @@ HOOD_STOPS = (
          "step alone and in a shared batch, and compare the difference with the gap between the top two tokens."),
 )
 PATHS[ADVANCED_NAME] = PATHS.get(ADVANCED_NAME, ()) + HOOD_STOPS
+TRICKS_STOPS = (
+    Stop("More serving tricks: shared prefixes, grammars, speculation", "tricks", CAPITAL, 0, 20,
+         "Before running anything, ask how many tokens one speculative round should give at α = 0.8 and k = 4, "
+         "then check it on the chart; open the prompt in many tabs with and without the prefix cache; and "
+         "constrain the same prompt to a JSON schema and to a list of choices, beside its unconstrained answer."),
+)
+PATHS[ADVANCED_NAME] = PATHS[ADVANCED_NAME] + TRICKS_STOPS
 COUNT_WORDS = ("One", "Two", "Three", "Four", "Five", "Six")
 PATHS_TITLE = f"{COUNT_WORDS[len(PATHS) - 1]} paths through the app" if len(PATHS) <= len(COUNT_WORDS) else PATHS_TITLE

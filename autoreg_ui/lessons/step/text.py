@@ -82,6 +82,9 @@ def strip_legend(prompt_len: int, generated: int, unlikely: float) -> str:
             "reader reads the probability and rank with each token.")
 
 
+STRIP_MARKS = "In the tokens, · is a space, ↵ a new line, → a tab and ∅ an empty piece."
+
+
 def pass_note(forward_ms: float, rows: int) -> str:
     """How the last step's forward pass ran: alone, or shared with other tabs' steps (timed as the whole pass)."""
     if rows <= 1:
