@@ -23,7 +23,8 @@ BIG_BUTTON_REM = 1.1
 BASE_CSS = f"<style>.tokstrip .tok, .attstrip .atok {{ color: {palette.TEXT}; }}</style>"
 # The dark theme's light-blue primary colour reads well as text on the dark page, but white text on it
 # does not (2.5:1): primary buttons get dark text instead (7.6:1, WCAG AA).
-DARK_CSS = ('<style>[data-testid="stBaseButton-primary"], [data-testid="stBaseButton-primary"] p '
+# (``^=``: a form's primary submit button is ``stBaseButton-primaryFormSubmit``.)
+DARK_CSS = ('<style>[data-testid^="stBaseButton-primary"], [data-testid^="stBaseButton-primary"] p '
             '{ color: #0b0e14 !important; }</style>')
 
 CSS = f"""

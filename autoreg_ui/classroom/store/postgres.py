@@ -156,7 +156,7 @@ class Listener:
                         for note in conn.notifies(timeout=0.5):
                             self.heard += 1
                             self.wake(note.payload)
-            except psycopg.Error as exc:
+            except Exception as exc:  # noqa: BLE001 — whatever cut the connection, the thread must live on
                 self.listening.clear()
                 log.warning("class store: LISTEN connection lost (%s); reconnecting", exc)
                 self._wake_everyone()
