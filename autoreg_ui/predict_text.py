@@ -13,5 +13,5 @@ CORRECT, NOT_QUITE = "Right.", "Not quite."
 NO_SESSION = "Start a prompt first: this check reads the live session."
 FAILED = "This check could not run: {error}"
 
-ASKED_AT = ("Asked for step {step}: after the next click the question is asked again, with that step's "
-            "numbers.")
+ASKED_AT = ("These questions are about step {step}; after the next click they are asked again, with that "
+            "step's numbers.")

@@ -134,7 +134,7 @@ def test_the_45_minute_path_in_presenter_mode_in_one_tab(browser, app_url):
         _click(page, page.locator(NEXT_TOKEN).first)
         assert metric.locator("[data-testid=stMetricValue]").inner_text().strip() == "1"
         assert box.locator("details").get_attribute("open") is not None, "the box closed after a step"
-        box.get_by_text("Asked for step 1").wait_for()
+        box.get_by_text("These questions are about step 1;").wait_for()
         again = box.locator("[data-testid=stRadio]").first
         assert again.locator("input:checked").count() == 0, "the new step's question is not asked afresh"
         assert verdict.count() == 0

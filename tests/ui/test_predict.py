@@ -220,4 +220,4 @@ def test_each_step_asks_afresh_under_a_key_of_its_own():
     assert predict.radio_key("step", question, 0) == f"predict_step_{question.key}"  # as before: links and tests
     assert predict.radio_key("step", question, 3) == f"predict_step_{question.key}_at3"
     assert predict.radio_key("step", question, 3) != predict.radio_key("step", question, 4)
-    assert text.ASKED_AT.format(step=3).startswith("Asked for step 3:")
+    assert text.ASKED_AT.format(step=3).startswith("These questions are about step 3;")
