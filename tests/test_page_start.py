@@ -9,9 +9,10 @@ def test_start_page_shows_both_paths_with_every_link(open_page):
     for path in text.PATHS.values():
         for stop in path:
             assert f"]({stop.link})" in shown
-    assert [s.value for s in at.subheader] == ["A 45-minute lesson", "A 90-minute lesson"]  # "(45 min)" said once
+    assert [s.value for s in at.subheader] == ["A 45-minute lesson", "A 90-minute lesson",
+                                               "A 50-minute lesson"]  # "(45 min)" said once; the third, advanced
     labels = [b.label for b in at.button]
-    assert labels.count(text.TEACH_PATH) == 2
+    assert labels.count(text.TEACH_PATH) == 3
     assert all(f"**{stop.title}**" in labels for path in text.PATHS.values() for stop in path)
 
 

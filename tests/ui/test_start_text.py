@@ -54,14 +54,17 @@ def test_each_path_opens_and_wraps_up_and_has_tokens_and_a_class():
     for path in text.PATHS.values():
         assert path[0].page == "start" and path[0].title.startswith("Opening")
         assert path[-1].page == "start" and path[-1].title.startswith("Wrap-up")
-        assert any(stop.page == "tokens" for stop in path)
         assert "**Start a class**" in path[0].do
+    for path in (text.SHORT, text.LONG):  # the first lessons read tokens; the advanced path builds on them
+        assert any(stop.page == "tokens" for stop in path)
+    assert [stop.page for stop in text.ADVANCED] == ["start", "hood", "tricks", "start"]
     attention = next(stop for stop in text.SHORT if stop.page == "attention")
     assert ("view", "causal-triangle") in attention.params
 
 
 def test_a_path_title_is_its_computed_length_once():
-    assert [text.path_title(p) for p in text.PATHS.values()] == ["A 45-minute lesson", "A 90-minute lesson"]
+    assert [text.path_title(p) for p in text.PATHS.values()] == ["A 45-minute lesson", "A 90-minute lesson",
+                                                                 "A 50-minute lesson"]
     assert text.stop_line(3, text.SHORT[2], text.SHORT) == f"3. 5 min — {text.SHORT[2].do}"
 
 

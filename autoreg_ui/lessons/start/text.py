@@ -212,22 +212,28 @@ GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading o
 }
 
 
-# ---------------------------------------------------------------- an advanced path (issue 29): appended blocks
-# Each lesson beyond the 90 minutes appends its stops here; the Start page draws every entry of PATHS.
+# ---------------------------------------------------------------- an advanced path (issue 29)
+# After the 90 minutes: the two lessons no first course needs, with an opening and a wrap-up of their own. Its minutes
+# are the stops' long_minutes (``minutes``), its title computed like the others'.
 ADVANCED_NAME = "An advanced path, after the 90 minutes"
-HOOD_STOPS = (
+ADVANCED = (
+    Stop("Opening: beyond the loop", "start", (), 0, 5,
+         "Say what this hour adds to the loop the class already knows: what training measures, how positions "
+         "reach the cache, why the same request can answer differently, and three tricks servers use. If the "
+         "students have their own screens, press **Start a class** in the sidebar first. Then press "
+         "**Next stop →**."),
     Stop("Under the hood: loss, positions, determinism", "hood", CAPITAL + (("steps", "6"),), 0, 20,
          "Compute the loss of the text in one pass and set each token's term beside the log-prob its step "
          "recorded; feed the last token one position late and watch the logits move; then compute your last "
          "step alone and in a shared batch, and compare the difference with the gap between the top two tokens."),
-)
-PATHS[ADVANCED_NAME] = PATHS.get(ADVANCED_NAME, ()) + HOOD_STOPS
-TRICKS_STOPS = (
     Stop("More serving tricks: shared prefixes, grammars, speculation", "tricks", CAPITAL, 0, 20,
          "Before running anything, ask how many tokens one speculative round should give at α = 0.8 and k = 4, "
          "then check it on the chart; open the prompt in many tabs with and without the prefix cache; and "
          "constrain the same prompt to a JSON schema and to a list of choices, beside its unconstrained answer."),
+    Stop("Wrap-up: what was measured", "start", (), 0, 5,
+         "Ask the class which of today's numbers would change on a GPU server and which would not (the loss, the "
+         "rotation angles, a near-tie's gap); let them vote before anyone checks."),
 )
-PATHS[ADVANCED_NAME] = PATHS[ADVANCED_NAME] + TRICKS_STOPS
+PATHS[ADVANCED_NAME] = ADVANCED
 COUNT_WORDS = ("One", "Two", "Three", "Four", "Five", "Six")
 PATHS_TITLE = f"{COUNT_WORDS[len(PATHS) - 1]} paths through the app" if len(PATHS) <= len(COUNT_WORDS) else PATHS_TITLE
