@@ -3,7 +3,7 @@ import streamlit as st
 
 from autoreg_core.generate_call import generate_snippet, loop_snippet
 from autoreg_core.spec import dtype_name
-from autoreg_ui import controls, keys, lesson_page, messages, palette
+from autoreg_ui import controls, keys, lesson_page, messages, palette, strip_text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import mode as class_mode
 from autoreg_ui.lessons.step import questions as step_questions
@@ -49,7 +49,8 @@ def stepper() -> None:
     records = session.records
     draw_strip()
     view = st.container() if presenter.active() else None  # on a projector the distribution comes before the numbers
-    st.caption(step_text.strip_legend(session.prompt_len, len(records), palette.UNLIKELY) + " " + step_text.STRIP_MARKS)
+    legend = strip_text.strip_legend(session.prompt_len, len(records), palette.UNLIKELY)
+    st.caption(legend + " " + strip_text.STRIP_MARKS)
     if records and records[-1].stop is not None:
         st.success(f"Generation stopped: {records[-1].stop[1]}.")
 

@@ -15,9 +15,7 @@ UI = ROOT / "autoreg_ui"
 LESSONS = UI / "lessons"
 MAX_LINES = 400
 TOO_LONG_ALLOWED: set[str] = set()
-# sharing/export.py writes the step page's token strip with that lesson's legend sentence; it is not among the
-# files this change may touch, so its import stays listed here until the sentence is moved to a shared module.
-SHARED_IMPORTS_ALLOWED = {"autoreg_ui/sharing/export.py"}
+SHARED_IMPORTS_ALLOWED: set[str] = set()  # no exception: the strip's key is shared (strip_text.py)
 
 
 def _module_name(path: Path) -> str:

@@ -23,8 +23,7 @@ import streamlit as st
 from autoreg_core import allowed_models
 from autoreg_core.replay import ReplayError, export_session, recipe_from_dict
 from autoreg_core.session import Session, SessionSnapshot
-from autoreg_ui import charts, keys, messages, palette, settings
-from autoreg_ui.lessons.step import text as step_text
+from autoreg_ui import charts, keys, messages, palette, settings, strip_text
 from autoreg_ui.sharing import links
 from autoreg_ui.sharing.prompt_store import prompt_store, tab_id
 from autoreg_ui.step_figures import history_frame, logprob_figure, token_strip_html, top_of_record, topn_figure
@@ -154,7 +153,7 @@ def handout_html(session: Session | SessionSnapshot, config, shown: list[tuple[s
               _segments_table(recipe["segments"])]
     parts += ["<h2>The text, token by token</h2>", token_strip_html(session.views(), records, session.prompt_len),
               '<p class="note">'
-              f'{html.escape(step_text.strip_legend(session.prompt_len, len(records), palette.UNLIKELY))}</p>']
+              f'{html.escape(strip_text.strip_legend(session.prompt_len, len(records), palette.UNLIKELY))}</p>']
     if records:
         table = history_frame(session.bundle.tokenizer, records).to_html(index=False, escape=True)
         parts += ["<h2>Every step</h2>", table]

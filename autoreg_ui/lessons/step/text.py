@@ -73,18 +73,6 @@ def around_the_loop(n_tokens: int, dtype: str, last_ms: float | None = None) -> 
 """
 
 
-def strip_legend(prompt_len: int, generated: int, unlikely: float) -> str:
-    """The key to the token strip's colours and marks (the colour is never the only cue)."""
-    return (f"{prompt_len} prompt tokens (grey, dashed border) · {generated} generated, shaded by the probability "
-            "the model's own softmax gave them when chosen: pale yellow for unlikely, deeper blue-green for "
-            f"confident. A dotted underline marks a pick under {unlikely:.0%}, a purple outline a forced token. "
-            "Hover a token for its id, probability before and after the filters, rank and log-prob; a screen "
-            "reader reads the probability and rank with each token.")
-
-
-STRIP_MARKS = "In the tokens, · is a space, ↵ a new line, → a tab and ∅ an empty piece."
-
-
 def pass_note(forward_ms: float, rows: int) -> str:
     """How the last step's forward pass ran: alone, or shared with other tabs' steps (timed as the whole pass)."""
     if rows <= 1:
