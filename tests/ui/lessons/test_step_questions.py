@@ -6,6 +6,8 @@ from autoreg_ui import predict, predict_text
 from autoreg_ui.lessons.step import questions, text
 from autoreg_ui.predict import Live
 
+from . import checks
+
 EXPECTED = (  # (key, its words in text, its check)
     ('top', 'STEP_TOP', 'step_top'),
     ('logprob', 'STEP_LOGPROB', 'step_logprob'),
@@ -14,22 +16,12 @@ EXPECTED = (  # (key, its words in text, its check)
 
 
 def test_the_questions_keep_their_keys_and_their_words():
-    assert [q.key for q in questions.QUESTIONS] == [k for k, _, _ in EXPECTED]  # widget keys predict_step_<key>
-    assert [q.words for q in questions.QUESTIONS] == [getattr(text, w) for _, w, _ in EXPECTED]
-    assert [q.check for q in questions.QUESTIONS] == [getattr(questions, f) for _, _, f in EXPECTED]
-    assert [q.needs_session for q in questions.QUESTIONS] == [True, True, True]
+    checks.assert_keys_and_words(questions, text, EXPECTED, [True, True, True])
 
 
 @pytest.mark.parametrize("index", range(3))
 def test_each_check_grades_a_choice_with_a_filled_answer(live, index):
-    question = questions.QUESTIONS[index]
-    ask, choices = question.ask(live)
-    checked = question.check(live)
-    assert 0 <= checked.right < len(choices) and len(choices) == len(question.words[1])
-    assert "{" not in ask + checked.answer and all("{" not in c for c in choices)
-    assert predict.verdict(question, live, checked.right).startswith(f"**{predict_text.CORRECT}**")
-    wrong = (checked.right + 1) % len(choices)
-    assert predict.verdict(question, live, wrong).startswith(f"**{predict_text.NOT_QUITE}**")
+    checks.assert_grades(questions.QUESTIONS[index], live)
 
 
 def test_a_step_question_without_a_session_asks_for_one(tiny):
