@@ -2,8 +2,9 @@
 lesson's own sentences) and their checks, run on the tiny model."""
 import pytest
 
-from autoreg_ui import predict, predict_text
 from autoreg_ui.lessons.cost import questions, text
+
+from . import checks
 
 EXPECTED = (  # (key, its words in text, its check)
     ('flops', 'COST_FLOPS', 'cost_flops'),
@@ -13,22 +14,12 @@ EXPECTED = (  # (key, its words in text, its check)
 
 
 def test_the_questions_keep_their_keys_and_their_words():
-    assert [q.key for q in questions.QUESTIONS] == [k for k, _, _ in EXPECTED]  # widget keys predict_cost_<key>
-    assert [q.words for q in questions.QUESTIONS] == [getattr(text, w) for _, w, _ in EXPECTED]
-    assert [q.check for q in questions.QUESTIONS] == [getattr(questions, f) for _, _, f in EXPECTED]
-    assert [q.needs_session for q in questions.QUESTIONS] == [False, False, False]
+    checks.assert_keys_and_words(questions, text, EXPECTED, [False, False, False])
 
 
 @pytest.mark.parametrize("index", range(3))
 def test_each_check_grades_a_choice_with_a_filled_answer(live, index):
-    question = questions.QUESTIONS[index]
-    ask, choices = question.ask(live)
-    checked = question.check(live)
-    assert 0 <= checked.right < len(choices) and len(choices) == len(question.words[1])
-    assert "{" not in ask + checked.answer and all("{" not in c for c in choices)
-    assert predict.verdict(question, live, checked.right).startswith(f"**{predict_text.CORRECT}**")
-    wrong = (checked.right + 1) % len(choices)
-    assert predict.verdict(question, live, wrong).startswith(f"**{predict_text.NOT_QUITE}**")
+    checks.assert_grades(questions.QUESTIONS[index], live)
 
 
 def test_the_cost_questions_ask_at_the_lengths_their_checks_use(live):
