@@ -39,3 +39,26 @@ def stored_bytes(tmp_path):
         return repr(rows).encode()
 
     return read
+
+
+class Clock:
+    """A clock the test moves by hand (``clock.now += 61``)."""
+
+    def __init__(self, now: float = 1_000_000.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def store(class_db, clock):
+    """A class store on ``class_db`` with the fake clock, classes lasting two hours."""
+    from autoreg_ui.classroom.store import ClassStore
+
+    return ClassStore(class_db, clock=clock, hours=2)

@@ -15,24 +15,6 @@ from autoreg_ui.classroom.store import (
 )
 
 
-class Clock:
-    def __init__(self, now: float = 1_000_000.0):
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock():
-    return Clock()
-
-
-@pytest.fixture
-def store(class_db, clock):
-    return ClassStore(class_db, clock=clock, hours=2)
-
-
 def _guess(store, code, student, qid, text="Paris", prob=0.5, score=90.0):
     store.guess(code, student, qid, text, token=7, tokens=1, prob=prob, rank=1, score=score)
 
