@@ -227,7 +227,7 @@ PAGE_TERMS: dict[str, tuple[str, ...]] = {
         "Beam search", "Layer",
         "Attention head", "Hidden state", "Causal mask", "GQA (grouped-query attention)", "Naive decoding",
         "Teacher forcing", "Logit lens", "Batch", "Continuous batching", "Speculative decoding", "Draft",
-        "Verify", "Acceptance rate", "Tensor parallelism", "PagedAttention", "Query, key, value"),
+        "Verify", "Acceptance rate", "Tensor parallelism", "PagedAttention", "Query, key, value", "Near-tie"),
     STEP: LOOP_WORDS + (
         "Near-tie", "Vocabulary", "Autoregressive", "Hidden state", "Softmax", "Chain rule", "Log-prob", "Perplexity",
         "Entropy", "EOS", "Stop sequence", "max_new_tokens", "Greedy", "Temperature", "Top-k", "Top-p (nucleus)",
