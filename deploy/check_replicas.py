@@ -136,7 +136,8 @@ def student(browser, url: str, clicks: int, number: int, downloads: int = 2) -> 
     ctx = browser.new_context(viewport={"width": 1200, "height": 900})
     page = ctx.new_page()
     try:
-        step(who, "opening the app", lambda t: page.goto(url, timeout=t))
+        # the step page by its name: a bare / opens Start here
+        step(who, "opening the step page", lambda t: page.goto(url + "/step", timeout=t))
         step(who, "the token strip appearing", lambda t: page.locator(".tokstrip").first.wait_for(timeout=t))
         seen = []
         for i in range(1, clicks + 1):
