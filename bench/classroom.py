@@ -47,7 +47,7 @@ from bench.server import free_port, local_url, start_server, stop_server  # noqa
 
 MAX_SECONDS = 900
 ACTION_TIMEOUT_S = 120.0
-STEP_PAGE = ""  # the default page's url path
+STEP_PAGE = "step"  # the step page by its name (a bare / opens Start here)
 TEMPERATURES = (0.5, 0.7, 0.9, 1.1)
 TOKEN_ID = re.compile(r'class="tok gen[^"]*"[^>]*?title="position \d+ · id (\d+)')
 FULL_MARK = "The class is full"

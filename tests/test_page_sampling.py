@@ -51,6 +51,9 @@ def _charts_in_views(at, names) -> dict[str, str]:
 
 @pytest.fixture
 def lab(embedded):
+    from autoreg_core import prefix_cache
+
+    prefix_cache.shared().clear()  # an earlier test's prefill of the same prompt would be a hit: no pass to count
     counter = ForwardCounter()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.run()

@@ -12,7 +12,7 @@ from .test_browser import _generated, _no_errors
 pytestmark = pytest.mark.e2e
 
 PAGES = ["step", "attention", "sampling", "cost", "inside", "serving"]
-PATHS = {name: name for name in PAGES} | {"step": ""}  # the default page lives at /
+PATHS = {name: name for name in PAGES}  # every page by its name (a bare / opens Start here)
 HEADINGS = {"step": "Step through generation", "attention": "Attention and the KV cache", "sampling": "Sampling lab",
             "cost": "Naive vs KV cache", "inside": "Inside generation", "serving": "How servers go fast"}
 VIEW = {"width": 1400, "height": 1000}
@@ -142,7 +142,9 @@ def test_presenter_mode_is_large_dark_and_folded_on_every_page(browser, app_url)
     page.locator(".js-plotly-plot .xtick text").first.wait_for()
     page.wait_for_timeout(1500)
     big = _sizes(page)
-    assert big["h1"] > normal["h1"] and big["caption"] > normal["caption"] and big["button"] > normal["button"]
+    # the title is compacted to one row so that one step fits one projector screen (issue 27), and stays large
+    # enough for the back row; the rest of the type grows
+    assert big["h1"] >= 32 and big["caption"] > normal["caption"] and big["button"] > normal["button"]
     assert big["caption"] >= 1.3 * normal["caption"]
     assert big["tick"] >= 18 > 13 >= normal["tick"] and big["axis"] >= 20 > normal["axis"]
     assert page.evaluate("getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor") == \

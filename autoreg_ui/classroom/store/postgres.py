@@ -148,7 +148,7 @@ class Listener:
     def _run(self) -> None:
         while not self.stopping.is_set():
             try:
-                with psycopg.connect(self.dsn, autocommit=True) as conn:
+                with psycopg.connect(self.dsn, autocommit=True, connect_timeout=5) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
                     self.listening.set()
                     self._wake_everyone()  # anything said while (re)connecting: every waiter reads again
