@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from clicks import click as _click
 
 from autoreg_core.phases import PrefillPoint, sweep_lengths
 from autoreg_ui import keys, measuring
@@ -17,10 +18,6 @@ def page(open_page):
     return open_page(PAGE)
 
 
-def _click(at, key: str) -> None:
-    at.button(key=key).click()
-    at.run()
-    assert not at.exception, at.exception
 
 
 def _metrics(at) -> dict[str, str]:

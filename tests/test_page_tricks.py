@@ -3,6 +3,7 @@ measurement run from its button, the numbers it shows, and the predict-then-chec
 from __future__ import annotations
 
 import pytest
+from clicks import click as _click
 
 from autoreg_core import grammar
 from autoreg_ui import keys
@@ -16,10 +17,6 @@ def page(open_page):
     return open_page(PAGE)
 
 
-def _click(at, key: str) -> None:
-    at.button(key=key).click()
-    at.run()
-    assert not at.exception, at.exception
 
 
 def _table(at, column: str):
