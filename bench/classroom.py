@@ -21,6 +21,13 @@ point, whole sequence and length. A student who saw another's tokens, or lost it
 Also printed: ``prefix_cache``, the server's prefix-cache counters as the tricks page shows them after
 the class (every student opened the same prompt): hits, misses, prefill time saved, memory held.
 
+``goals`` (issue 28, capacity per core; ``bench/capacity.py``): this machine's solo decode step, measured in
+this process before the server starts, against the class's Next token p50/p95 (goal: p95 ≤ 8× the solo step);
+and the server's CPU per Next token click beyond the model's pass (its script thread's CPU, timed inside the
+server) against a bare page of the same shape (``bench/bare_page.py``, a second server) clicked in the same
+run: ``alone`` (one tab each, interleaved, before the students arrive) and ``during_class`` (one bare tab clicked
+at the students' cadence while they work); goal ≤ 2×. Then the memory slope after warm-up.
+
 Bounded and local: connects to 127.0.0.1 only, stops after ``--seconds`` (at most 15 minutes),
 and stops the server it started.
 """
@@ -43,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # `python bench/classroom.py` from anywhere
     sys.path.insert(0, str(ROOT))
 
+from bench import capacity  # noqa: E402
 from bench.server import free_port, local_url, start_server, stop_server  # noqa: E402
 
 MAX_SECONDS = 900
@@ -344,12 +352,20 @@ def replay_student(bundle, student: Student, prompt: str) -> dict:
             "generated_at_end": len(session.records), "cache_bytes_at_end": session.cache_bytes}
 
 
-def check_isolation(students: list[Student]) -> dict:
+def solo_bundle():
+    """The model as the server loads it, in this process, with the server's thread count (the same arithmetic,
+    bit for bit): the solo replays and the solo decode step run on it."""
     from autoreg_core import load_model
-    from autoreg_ui.state import DEFAULT_PROMPT, configure_torch
+    from autoreg_ui.state import configure_torch
 
-    configure_torch()  # the server's thread count: the same arithmetic, bit for bit
-    bundle = load_model()
+    configure_torch()
+    return load_model()
+
+
+def check_isolation(students: list[Student], bundle=None) -> dict:
+    from autoreg_ui.state import DEFAULT_PROMPT
+
+    bundle = bundle if bundle is not None else solo_bundle()
     t0 = time.perf_counter()
     per_student = [replay_student(bundle, s, DEFAULT_PROMPT) for s in students if not s.refused]
     return {"students_checked": len(per_student),
@@ -447,9 +463,48 @@ async def warm_up(url: str) -> None:
         await client.close()
 
 
+async def clicks_alone(url: str, bare_url: str | None, clicks: int) -> None:
+    """Before the class: one tab on the step page and one on the bare page press Next token in turn, alone."""
+    app, bare = AppClient(url), AppClient(bare_url, page="") if bare_url else None
+    try:
+        for client in (app, bare):
+            if client is not None:
+                await client.connect()
+                await client.open()
+        for _ in range(clicks):
+            await app.press("step_next")
+            if bare is not None:
+                await bare.press(BARE_BUTTON)
+    finally:
+        await asyncio.gather(*(c.close() for c in (app, bare) if c is not None), return_exceptions=True)
+
+
+async def bare_tab(bare_url: str, stop_at: float, period: float, jitter: float, seed: int) -> int:
+    """During the class: one bare-page tab pressing Next token at the students' cadence (the floor, same load)."""
+    rng, client, clicks = random.Random(seed), AppClient(bare_url, page=""), 0
+    await client.connect()
+    try:
+        await client.open()
+        while time.perf_counter() + period < stop_at:
+            await asyncio.sleep(period + rng.uniform(-jitter, jitter))
+            await client.press(BARE_BUTTON)
+            clicks += 1
+    finally:
+        await client.close()
+    return clicks
+
+
+BARE_BUTTON = "bare_next"
+
+
 async def run_class(url: str, pid: int | None, n_students: int, seconds: float, period: float, jitter: float,
-                    seed: int, ramp_s: float) -> tuple[list[Student], list, float]:
+                    seed: int, ramp_s: float, bare_url: str | None = None,
+                    before_class=None) -> tuple[list[Student], list, float]:
+    """The steady class; ``bare_url``: a bare page clicked alongside it; ``before_class()``: called once the
+    server is warm, just before the students arrive (it marks where the alone measurements end)."""
     await warm_up(url)
+    if before_class is not None:
+        await before_class()
     rng = random.Random(seed)
     students = [Student(i, 1000 + i, url, random.Random(rng.random())) for i in range(n_students)]
     started = time.perf_counter()
@@ -462,7 +517,8 @@ async def run_class(url: str, pid: int | None, n_students: int, seconds: float, 
         await asyncio.sleep(ramp_s * student.index / max(1, n_students))  # students arrive over ramp_s
         await run_student(student, started, stop_at, period, jitter)
 
-    await asyncio.gather(*(arrive(s) for s in students))
+    floor = [bare_tab(bare_url, stop_at, period, jitter, seed)] if bare_url else []
+    await asyncio.gather(*(arrive(s) for s in students), *floor)
     elapsed = time.perf_counter() - started
     await asyncio.sleep(min(10.0, seconds / 10))  # the tabs are closed: one last sample after they leave
     stop_rss.set()
@@ -537,6 +593,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", help="a server already running on this machine (default: start one)")
     parser.add_argument("--pid", type=int, help="that server's process id, for its memory")
     parser.add_argument("--no-replay", action="store_true", help="skip the solo-replay check")
+    parser.add_argument("--alone-clicks", type=int, default=10,
+                        help="Next token clicks on the step page and the bare page, alone, before the class")
     parser.add_argument("--streamlit-option", action="append", default=[], metavar="NAME=VALUE",
                         help="passed to the server it starts, e.g. runner.postScriptGC=true")
     parser.add_argument("--burst", type=int, default=0, metavar="ROUNDS",
@@ -561,40 +619,82 @@ def main(argv: list[str] | None = None) -> int:
 
 def one_run(args, batch: str | None) -> dict:
     """One class (steady or burst) on one server; ``batch`` sets AUTOREG_BATCH on a server it starts."""
+    import tempfile
+
+    from autoreg_ui.lessons.tricks.text import prefix_stat_labels
+    from autoreg_ui.settings import SIDEBAR_DEFAULTS
+    from autoreg_ui.state import DEFAULT_PROMPT
+
     warmup = args.warmup if args.warmup is not None else min(60.0, args.seconds / 3)
     load = tuple(round(x, 2) for x in os.getloadavg())
-    server, rounds, prefix_stats = None, None, {}
+    bundle = solo_bundle()
+    solo_ms = capacity.solo_decode_step_ms(bundle, DEFAULT_PROMPT, SIDEBAR_DEFAULTS)  # before any server runs
+    server, bare, rounds, prefix_stats, marks = None, None, None, {}, {}
+    timers = Path(tempfile.mkdtemp(prefix="autoreg-classroom-"))
     try:
         if args.url:
             url, pid = args.url, args.pid
         else:
-            env = {"AUTOREG_BATCH": batch} if batch is not None else None
-            server = start_server(ROOT / "app.py", free_port(), args.streamlit_option, env=env)
+            env = {"AUTOREG_BATCH": batch} if batch is not None else {}
+            server = start_server(ROOT / "app.py", free_port(), args.streamlit_option,
+                                  env={**env, **capacity.timer_env(timers / "app", "app")})
             url, pid = local_url(server), server.pid
+            if not args.burst:  # the floor, in the same run: a bare page of the step page's shape
+                bare = start_server(ROOT / "bench" / "bare_page.py", free_port(), args.streamlit_option,
+                                    env=capacity.timer_env(timers / "bare", "bare"))
+        bare_url = local_url(bare) if bare is not None else None
+
+        async def alone() -> None:
+            if server is not None:
+                await clicks_alone(url, bare_url, args.alone_clicks)
+            marks["app"] = len(capacity.read_runs(timers / "app", "app"))
+            marks["bare"] = len(capacity.read_runs(timers / "bare", "bare"))
+
         t0 = time.perf_counter()
         if args.burst:
             students, rounds = asyncio.run(run_burst(url, args.students, args.burst, args.pause, args.seed))
             rss, elapsed = [], time.perf_counter() - t0
         else:
             students, rss, elapsed = asyncio.run(run_class(url, pid, args.students, args.seconds, args.period,
-                                                           args.jitter, args.seed, min(args.ramp, args.seconds / 2)))
+                                                           args.jitter, args.seed, min(args.ramp, args.seconds / 2),
+                                                           bare_url, alone))
         prefix_stats = asyncio.run(prefix_cache_stats(url))  # every tab opened the same prompt: one prefill, shared
     finally:
-        if server is not None:
-            stop_server(server)
-    isolation = None if args.no_replay else check_isolation(students)
+        for proc in (server, bare):
+            if proc is not None:
+                stop_server(proc)
+    isolation = None if args.no_replay else check_isolation(students, bundle)
     report = summarize(students, elapsed, rss, warmup, isolation, load)
-    report["prefix_cache"] = prefix_stats
+    report["prefix_cache"] = capacity.prefix_cache_counts(prefix_stats, prefix_stat_labels())
+    report["goals"] = goals(report, solo_ms, capacity.read_runs(timers / "app", "app"),
+                            capacity.read_runs(timers / "bare", "bare"), marks, batch)
     if rounds is not None:
         report["burst_rounds"] = rounds
         report["burst_last_settled"] = latency([r["last_settled_ms"] / 1000 for r in rounds])
     report["settings"] = {"period_s": args.period, "jitter_s": args.jitter, "ramp_s": args.ramp,
                           "burst_rounds": args.burst, "autoreg_batch": batch or os.environ.get("AUTOREG_BATCH", "1"),
-                          "streamlit_options": args.streamlit_option,
+                          "alone_clicks": args.alone_clicks, "streamlit_options": args.streamlit_option,
                           "torch_threads_env": os.environ.get("AUTOREG_TORCH_THREADS"),
                           "omp_wait_policy_env": os.environ.get("OMP_WAIT_POLICY")}
+    report["load_average_at_end"] = tuple(round(x, 2) for x in os.getloadavg())
     return report
 
+
+def goals(report: dict, solo_ms: float, app_runs: list, bare_runs: list, marks: dict, batch: str | None) -> dict:
+    """Issue 28's goals from one run: Next token p95 against the solo decode step; the server's CPU per Next token
+    click beyond the model against the bare page's, alone (runs before ``marks``) and during the class (after)."""
+    next_token = report["response_time_by_action"][NEXT]
+    app_at, bare_at = marks.get("app", 0), marks.get("bare", 0)
+    out = {"next_token_vs_solo_step": capacity.p95_goal(next_token["p50_ms"], next_token["p95_ms"], solo_ms),
+           "server_cpu_per_click_beyond_model": {
+               "alone": capacity.cpu_comparison(capacity.cpu_of(app_runs[:app_at], "step_next"),
+                                                capacity.cpu_of(bare_runs[:bare_at], BARE_BUTTON)),
+               "during_class": capacity.cpu_comparison(capacity.cpu_of(app_runs[app_at:], "step_next"),
+                                                       capacity.cpu_of(bare_runs[bare_at:], BARE_BUTTON))},
+           "memory_slope_mib_per_min": report["server_rss"]["after_warmup_slope_mib_per_min"]}
+    if batch == "0":  # unbatched, the model's pass runs on the script thread: its CPU is not "beyond the model"
+        out["server_cpu_per_click_beyond_model"]["note"] = "unbatched: the script thread also ran the model's pass"
+    return out
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -54,6 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import capacity  # noqa: E402
 from bench.server import cpu_seconds, free_port, local_url, start_server, stop_server  # noqa: E402
 
 CHROMIUM = os.environ.get("AUTOREG_CHROMIUM", "/usr/bin/chromium")
@@ -141,45 +142,19 @@ ARM_JS = """() => {
 
 
 # Installed in each bench server (as ``sitecustomize``, by PYTHONPATH): every script run the server does is
-# timed on its own thread and appended to AUTOREG_BENCH_RUN_LOG as "wall_ms thread_cpu_ms fragment(0/1)".
+# timed on its own thread (``bench/capacity.py``'s RUN_TIMER, which also logs the button that started the run).
 # With the batcher on, the model's pass runs on the batcher's worker thread, so the script thread's CPU is
 # the click's cost beyond the model.
-RUN_TIMER = """
-import os
-import time
-
-_LOG = os.environ.get("AUTOREG_BENCH_RUN_LOG")
-if _LOG:
-    from streamlit.runtime.scriptrunner import script_runner as _script_runner
-
-    _original = _script_runner.ScriptRunner._run_script
-
-    def _timed(self, rerun_data, *args, **kwargs):
-        wall, cpu = time.perf_counter(), time.thread_time()
-        try:
-            return _original(self, rerun_data, *args, **kwargs)
-        finally:
-            line = "%.3f %.3f %d\\n" % ((time.perf_counter() - wall) * 1000, (time.thread_time() - cpu) * 1000,
-                                        1 if getattr(rerun_data, "fragment_id_queue", None) else 0)
-            with open(_LOG, "a") as log:
-                log.write(line)
-
-    _script_runner.ScriptRunner._run_script = _timed
-"""
+RUN_TIMER = capacity.RUN_TIMER
 
 
 def _timer_env(folder: Path, name: str) -> dict:
     """The environment that makes a bench server time its script runs into ``folder/name.runs``."""
-    (folder / "sitecustomize.py").write_text(RUN_TIMER)
-    path = os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH", "")) if p)
-    return {"PYTHONPATH": path, "AUTOREG_BENCH_RUN_LOG": str(folder / f"{name}.runs")}
+    return capacity.timer_env(folder, name)
 
 
 def _runs(folder: Path, name: str) -> list[tuple[float, float, int]]:
-    log = folder / f"{name}.runs"
-    if not log.exists():
-        return []
-    return [(float(w), float(c), int(f)) for w, c, f in (line.split() for line in log.read_text().splitlines() if line)]
+    return [(w, c, f) for w, c, f, _ in capacity.read_runs(folder, name)]
 
 
 @dataclass

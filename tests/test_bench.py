@@ -101,3 +101,105 @@ def test_serving_report_on_tiny_has_every_table(tiny):
     assert [row["stored as"] for row in out["precision"]] == ["float32", "bfloat16", "int8", "int8 weights only (Q8_0)",
                                                           "float32 + fp8 KV cache"]
     assert out["torch_threads"] == 1 and out["copy_bandwidth_gib_s"] > 0
+
+
+# ---------------------------------------------------------------- bench.classroom's capacity fields (issue 28)
+def test_run_log_lines_parse_with_and_without_a_trigger():
+    from bench import capacity
+
+    text = "12.500 3.250 1 step_next\n5.000 1.000 0\n\n7.000 2.000 1 bare_next\n"
+    assert capacity.parse_runs(text) == [(12.5, 3.25, 1, "step_next"), (5.0, 1.0, 0, "-"), (7.0, 2.0, 1, "bare_next")]
+    runs = capacity.parse_runs(text)
+    assert capacity.cpu_of(runs, "step_next") == [3.25]
+    assert capacity.cpu_of(runs, "bare_next") == [2.0]
+    assert capacity.cpu_of(runs, "step_undo") == []
+
+
+def test_cpu_comparison_is_the_ratio_of_medians_against_the_goal():
+    from bench import capacity
+
+    out = capacity.cpu_comparison([10.0, 30.0, 12.0], [4.0, 6.0, 5.0, 100.0])
+    assert out == {"step_next_token_cpu_ms": 12.0, "bare_next_token_cpu_ms": 5.5, "clicks": [3, 4],
+                   "ratio": 2.18, "goal_ratio": 2.0, "meets_goal": False}
+    at_goal = capacity.cpu_comparison([8.0], [4.0])
+    assert (at_goal["ratio"], at_goal["meets_goal"]) == (2.0, True)  # the goal is ≤ 2×: exactly 2× meets it
+    assert capacity.cpu_comparison([8.01], [4.0])["meets_goal"] is False
+    empty = capacity.cpu_comparison([], [4.0])
+    assert (empty["step_next_token_cpu_ms"], empty["ratio"], empty["meets_goal"]) == (None, None, None)
+
+
+def test_p95_goal_reads_the_p95_against_the_solo_step():
+    from bench import capacity
+
+    assert capacity.p95_goal(300.0, 800.0, 100.0) == {
+        "solo_decode_step_ms": 100.0, "next_token_p50_ms": 300.0, "next_token_p95_ms": 800.0,
+        "p95_over_solo": 8.0, "goal_ratio": 8.0, "meets_goal": True}
+    assert capacity.p95_goal(300.0, 801.0, 100.0)["meets_goal"] is False
+    assert capacity.p95_goal(None, None, 100.0)["meets_goal"] is None
+
+
+def test_classroom_goals_split_the_runs_at_the_class_start():
+    from bench import classroom
+
+    app = [(90.0, 20.0, 1, "step_next"), (90.0, 22.0, 1, "step_next"), (5.0, 4.0, 1, "step_undo"),
+           (95.0, 30.0, 1, "step_next"), (95.0, 34.0, 1, "step_next"), (96.0, 32.0, 1, "step_next")]
+    bare = [(4.0, 4.0, 1, "bare_next"), (4.0, 6.0, 1, "bare_next"), (4.0, 8.0, 1, "bare_next")]
+    report = {"response_time_by_action": {classroom.NEXT: {"n": 5, "p50_ms": 400.0, "p95_ms": 900.0}},
+              "server_rss": {"after_warmup_slope_mib_per_min": 1.5}}
+    out = classroom.goals(report, 100.0, app, bare, {"app": 3, "bare": 2}, "1")
+    cpu = out["server_cpu_per_click_beyond_model"]
+    assert (cpu["alone"]["step_next_token_cpu_ms"], cpu["alone"]["bare_next_token_cpu_ms"]) == (21.0, 5.0)
+    assert (cpu["alone"]["clicks"], cpu["alone"]["ratio"], cpu["alone"]["meets_goal"]) == ([2, 2], 4.2, False)
+    assert (cpu["during_class"]["step_next_token_cpu_ms"], cpu["during_class"]["bare_next_token_cpu_ms"]) == (32.0, 8.0)
+    assert (cpu["during_class"]["clicks"], cpu["during_class"]["ratio"]) == ([3, 1], 4.0)
+    assert "note" not in cpu
+    assert out["next_token_vs_solo_step"]["p95_over_solo"] == 9.0
+    assert out["next_token_vs_solo_step"]["meets_goal"] is False
+    assert out["memory_slope_mib_per_min"] == 1.5
+    unbatched = classroom.goals(report, 100.0, app, bare, {"app": 3, "bare": 2}, "0")
+    assert "model's pass" in unbatched["server_cpu_per_click_beyond_model"]["note"]
+
+
+def test_prefix_cache_field_reads_the_tricks_page_metrics():
+    from autoreg_ui.lessons.tricks.text import prefix_stat_labels, prefix_stats
+    from bench import capacity
+
+    labels = prefix_stat_labels()
+    metrics = dict(zip(labels, prefix_stats(1_234, 2, 2_560.0, 427_008)))  # the words the page shows
+    out = capacity.prefix_cache_counts(metrics, labels)
+    assert (out["hits"], out["misses"]) == (1_234, 2)
+    assert out["hit_rate"] == round(1_234 / 1_236, 3)
+    assert out["shown"] == metrics and list(out["shown"]) == list(labels)
+    assert (out["prefill_time_saved"], out["memory_held"]) == (metrics[labels[2]], metrics[labels[3]])
+    none_yet = capacity.prefix_cache_counts(dict(zip(labels, prefix_stats(0, 0, 0.0, 0))), labels)
+    assert (none_yet["hits"], none_yet["misses"], none_yet["hit_rate"]) == (0, 0, None)
+    missing = capacity.prefix_cache_counts({}, labels)  # the page could not be read
+    assert (missing["hits"], missing["misses"], missing["shown"]) == (None, None, {})
+
+
+def test_the_run_timer_logs_the_button_that_started_each_run(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from bench import capacity
+
+    env = {**os.environ, **capacity.timer_env(tmp_path / "timer", "app")}
+    fake = tmp_path / "fake"  # a stand-in for streamlit's script runner, ahead of it on the path
+    (fake / "streamlit" / "runtime" / "scriptrunner").mkdir(parents=True)
+    for folder in ("streamlit", "streamlit/runtime", "streamlit/runtime/scriptrunner"):
+        (fake / folder / "__init__.py").write_text("")
+    (fake / "streamlit/runtime/scriptrunner/script_runner.py").write_text(
+        "class ScriptRunner:\n    def _run_script(self, rerun_data):\n        sum(range(10000))\n")
+    env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], str(fake)])
+    code = ("from types import SimpleNamespace as N\nfrom streamlit.runtime.scriptrunner import script_runner as s\n"
+            "class W(N):\n    def WhichOneof(self, _):\n        return self.kind\n"  # a widget state, as the proto's
+            "w = N(widgets=[W(id='$$ID-abc-cfg_seed', kind='int_value', trigger_value=False),\n"
+            "               W(id='$$ID-0f1e-step_undo', kind='trigger_value', trigger_value=False),\n"
+            "               W(id='$$ID-0f1e-step_next', kind='trigger_value', trigger_value=True)])\n"
+            "s.ScriptRunner()._run_script(N(fragment_id_queue=['f'], widget_states=w))\n"
+            "s.ScriptRunner()._run_script(N(widget_states=None))")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=tmp_path)
+    runs = capacity.read_runs(tmp_path / "timer", "app")
+    assert [(f, key) for _, _, f, key in runs] == [(1, "step_next"), (0, "-")]
+    assert all(w >= 0 and c >= 0 for w, c, _, _ in runs)
