@@ -105,6 +105,19 @@ def unique_labels(tokenizer, ids: list[int]) -> list[str]:
     return out
 
 
+def unchecked_figure(data: list[dict], layout: dict) -> go.Figure:
+    """A figure from plain dicts without plotly's per-property validation, which was half the CPU of the step
+    page's chart on every click (``bench/classroom.py`` profile); ``st.plotly_chart`` serialises it as is.
+
+    Only for this module's fixed builders: a test rebuilds each one with validation and compares the two whole.
+    Later edits (``update_layout``, ``add_trace``) are validated again, as on any figure.
+    """
+    fig = go.Figure(data=data, layout=layout, _validate=False)
+    for part in (fig, fig.layout, *fig.data):
+        part._validate = True
+    return fig
+
+
 def topn_figure(tokenizer, top: TopN, title: str = "") -> go.Figure:
     """Top-n of the full-vocabulary softmax, before and after the sampling filters.
 
@@ -131,7 +144,7 @@ def topn_figure(tokenizer, top: TopN, title: str = "") -> go.Figure:
                   xaxis=dict(title=dict(text="token"), tickangle=-45, type="category"),
                   legend=dict(orientation="h", y=1.12), margin=dict(t=60, b=40, l=50, r=10),
                   height=380, clickmode="event+select")
-    return go.Figure(data=bars, layout=layout)
+    return unchecked_figure(bars, layout)
 
 
 def with_click_area(fig: go.Figure) -> go.Figure:
@@ -163,7 +176,7 @@ def logprob_figure(records: list[StepRecord]) -> go.Figure:
                    mode="lines+markers", line=dict(color=palette.ACCENT))]
     layout = dict(height=280, xaxis=dict(title=dict(text="step")), yaxis=dict(title=dict(text="nats")),
                   margin=dict(t=30, b=40, l=50, r=10), legend=dict(orientation="h", y=1.15))
-    return go.Figure(data=traces, layout=layout)
+    return unchecked_figure(traces, layout)
 
 
 HISTORY_COLUMNS = ["step", "token", "piece", "id", "probability", "probability after filters", "rank",
