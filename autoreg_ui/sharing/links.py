@@ -243,6 +243,7 @@ def sync_url(state: MutableMapping | None = None, query: MutableMapping | None =
     for name in params:
         if not is_known(name):
             del query[name]  # said once when the link was opened; the URL keeps only what it means
+    changed: dict[str, str | list[str]] = {}
     for name in RECIPE_PARAMS + ("model", PRESENT):
         want = wanted.get(name)
         want_list = None if want is None else ([want] if isinstance(want, str) else list(want))
@@ -250,7 +251,9 @@ def sync_url(state: MutableMapping | None = None, query: MutableMapping | None =
             if want is None:
                 del query[name]
             else:
-                query[name] = want
+                changed[name] = want
+    if changed:  # one update: Streamlit sends the browser one message for it, not one per parameter
+        query.update(changed)
     state[keys.LINK_SEEN] = _own({k: ([v] if isinstance(v, str) else list(v)) for k, v in wanted.items()})
 
 
