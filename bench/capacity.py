@@ -134,3 +134,67 @@ def prefix_cache_counts(metrics: dict[str, str], labels: tuple[str, ...]) -> dic
     return {"shown": dict(metrics), "hits": hits, "misses": misses,
             "hit_rate": round(hits / looked_up, 3) if looked_up else None,
             "prefill_time_saved": metrics.get(labels[2]), "memory_held": metrics.get(labels[3])}
+
+
+# With ``--profile``: every script run of the server is profiled (cProfile, on its own thread) and the merged
+# statistics are written to AUTOREG_BENCH_PROFILE every 25 runs (the server is stopped, not asked to exit).
+PROFILER = """
+import os
+import threading
+
+_OUT = os.environ.get("AUTOREG_BENCH_PROFILE")
+if _OUT:
+    import cProfile
+    import pstats
+
+    from streamlit.runtime.scriptrunner import script_runner as _script_runner
+
+    _inner = _script_runner.ScriptRunner._run_script
+    _lock = threading.Lock()
+    _merged = {"stats": None, "runs": 0}
+
+    def _profiled(self, rerun_data, *args, **kwargs):
+        profile = cProfile.Profile()
+        profile.enable()
+        try:
+            return _inner(self, rerun_data, *args, **kwargs)
+        finally:
+            profile.disable()
+            with _lock:
+                if _merged["stats"] is None:
+                    _merged["stats"] = pstats.Stats(profile)
+                else:
+                    _merged["stats"].add(profile)
+                _merged["runs"] += 1
+                if _merged["runs"] % 25 == 0:
+                    _merged["stats"].dump_stats(_OUT)
+
+    def _dump():
+        with _lock:
+            if _merged["stats"] is not None:
+                _merged["stats"].dump_stats(_OUT)
+
+    import atexit
+
+    atexit.register(_dump)  # the last runs too, when the server exits on SIGTERM
+    _script_runner.ScriptRunner._run_script = _profiled
+"""
+
+
+def profiler_env(folder: Path, out: Path) -> dict:
+    """``timer_env`` plus a cProfile of every script run, merged into ``out`` (the timer still times the runs:
+    profiled, they are slower, so read the profile's shares, not its milliseconds)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sitecustomize.py").write_text(RUN_TIMER + PROFILER)
+    return {"AUTOREG_BENCH_PROFILE": str(out)}
+
+
+def profile_report(path: Path, clicks: int, top: int = 25) -> dict:
+    """The merged profile of the class's script runs, per Next token click (see ``click_cost.profile_summary``)."""
+    import pstats
+
+    from bench.click_cost import profile_summary
+
+    if not path.exists():
+        return {"error": f"no profile written to {path}"}
+    return {"file": str(path), **profile_summary(pstats.Stats(str(path)), max(1, clicks), top)}

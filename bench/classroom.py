@@ -593,6 +593,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", help="a server already running on this machine (default: start one)")
     parser.add_argument("--pid", type=int, help="that server's process id, for its memory")
     parser.add_argument("--no-replay", action="store_true", help="skip the solo-replay check")
+    parser.add_argument("--profile", type=Path, metavar="FILE",
+                        help="profile every script run of the server it starts (cProfile) into FILE and print its "
+                             "top functions; profiled runs are slower, so the other figures of such a run are not "
+                             "the class's")
     parser.add_argument("--alone-clicks", type=int, default=10,
                         help="Next token clicks on the step page and the bare page, alone, before the class")
     parser.add_argument("--streamlit-option", action="append", default=[], metavar="NAME=VALUE",
@@ -636,8 +640,10 @@ def one_run(args, batch: str | None) -> dict:
             url, pid = args.url, args.pid
         else:
             env = {"AUTOREG_BATCH": batch} if batch is not None else {}
-            server = start_server(ROOT / "app.py", free_port(), args.streamlit_option,
-                                  env={**env, **capacity.timer_env(timers / "app", "app")})
+            env.update(capacity.timer_env(timers / "app", "app"))
+            if args.profile:  # the same folder's sitecustomize, with the profiler added
+                env.update(capacity.profiler_env(timers / "app", args.profile.resolve()))
+            server = start_server(ROOT / "app.py", free_port(), args.streamlit_option, env=env)
             url, pid = local_url(server), server.pid
             if not args.burst:  # the floor, in the same run: a bare page of the step page's shape
                 bare = start_server(ROOT / "bench" / "bare_page.py", free_port(), args.streamlit_option,
@@ -668,6 +674,8 @@ def one_run(args, batch: str | None) -> dict:
     report["prefix_cache"] = capacity.prefix_cache_counts(prefix_stats, prefix_stat_labels())
     report["goals"] = goals(report, solo_ms, capacity.read_runs(timers / "app", "app"),
                             capacity.read_runs(timers / "bare", "bare"), marks, batch)
+    if args.profile:  # every script run of the class (Next token, slider, undo, reset, open), per Next token click
+        report["profile"] = capacity.profile_report(args.profile.resolve(), report["next_token_clicks_served"])
     if rounds is not None:
         report["burst_rounds"] = rounds
         report["burst_last_settled"] = latency([r["last_settled_ms"] / 1000 for r in rounds])
