@@ -669,11 +669,14 @@ def one_run(args, batch: str | None) -> dict:
         for proc in (server, bare):
             if proc is not None:
                 stop_server(proc)
+    # the same step again once the server is gone: on a shared machine, how far the reference itself moved
+    solo_after_ms = capacity.solo_decode_step_ms(bundle, DEFAULT_PROMPT, SIDEBAR_DEFAULTS)
     isolation = None if args.no_replay else check_isolation(students, bundle)
     report = summarize(students, elapsed, rss, warmup, isolation, load)
     report["prefix_cache"] = capacity.prefix_cache_counts(prefix_stats, prefix_stat_labels())
     report["goals"] = goals(report, solo_ms, capacity.read_runs(timers / "app", "app"),
                             capacity.read_runs(timers / "bare", "bare"), marks, batch)
+    report["goals"]["next_token_vs_solo_step"]["solo_decode_step_ms_after_class"] = round(solo_after_ms, 1)
     if args.profile:  # every script run of the class (Next token, slider, undo, reset, open), per Next token click
         report["profile"] = capacity.profile_report(args.profile.resolve(), report["next_token_clicks_served"])
     if rounds is not None:
