@@ -13,7 +13,7 @@ from autoreg_ui.format import BYTE_UNITS_NOTE, human_bytes
 from autoreg_ui.lessons.attention import controller as ac
 from autoreg_ui.lessons.attention import figures as fig_att
 from autoreg_ui.lessons.attention import questions, text
-from autoreg_ui.sharing import links
+from autoreg_ui.sharing import links, presenter
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import keep_widget_values, session_or_start
 
@@ -27,6 +27,7 @@ L, H, KV, D = spec.n_layers, spec.n_heads, spec.n_kv_heads, spec.head_dim
 capturable = supports_attention(bundle.model)
 links.apply_layer_head(st.query_params, st.session_state, L, H)
 gqa = av.gqa_info(H, KV)
+presenting = presenter.active()
 
 
 def where_it_looked(pic: ac.Picture, layer: int, head: int | None, where: str) -> None:
@@ -63,15 +64,19 @@ def triangle(pic: ac.Picture, layer: int, head: int | None, where: str) -> None:
     if N == 0:
         st.info(text.NOTHING_YET)
         return
-    explain(text.triangle_text(P, N, pic.n_steps))
+    if not presenting:
+        explain(text.triangle_text(P, N, pic.n_steps))
     if n_missing := pic.sources.count(av.MISSING):
         st.warning(text.missing_rows(n_missing, N))
         ac.backfill_offer(session, "triangle")
     if first := ac.first_shown(N):
         st.caption(text.last_rows_caption(N, ac.MAX_TRIANGLE, first))
     show_chart(fig_att.triangle_figure(pic.z[first:, first:], pic.labels[first:N], pic.sources[first:], P,
-                                       text.triangle_title(where, N - first), first=first),
+                                       text.triangle_title(where, N - first), first=first,
+                                       height=fig_att.PRESENTER_TRIANGLE_HEIGHT if presenting else None),
                key=keys.ATT_TRIANGLE_CHART, filename=f"attention-triangle-layer{layer}", width="stretch")
+    if presenting:  # on a projector the chart comes first, right under the step buttons
+        explain(text.triangle_text(P, N, pic.n_steps))
 
 
 def grouped_query(pic: ac.Picture, layer: int, head: int | None, where: str) -> None:
@@ -139,15 +144,20 @@ def lesson() -> None:
     keep_widget_values(st.session_state, (*ac.KEPT, keys.ATT_ALL_HEADS))  # kept while their section is closed
     messages.show()
     av.ensure_prefill(session, capture=capturable)
+    # on a projector the layer and the head come under the open section, so its chart starts under the step
+    # buttons (the section's box is made first, so it shows first; it is drawn once the layer and head are read)
+    views = st.container() if presenting else None
     c1, c2 = st.columns([2, 3])
+    views = views or st.container()
     layer = c1.slider("Layer", 0, L - 1, key=keys.ATT_LAYER, help=f"{L} decoder layers, 0 = closest to the input.")
     head = ac.head_index(c2.selectbox("Head", ac.head_options(H), key=keys.ATT_HEAD,
                                       format_func=lambda h: ac.head_label(h, gqa)))
     pic = ac.read(session, layer, head)
     if not capturable:
         st.info(text.no_capture(type(bundle.model).__name__))
-    open_section(SECTIONS, keys.ATT_SECTION, pic, layer, head, f"Layer {layer}, {ac.head_name(head, H)}",
-                 guides=text.GUIDES)
+    with views:
+        open_section(SECTIONS, keys.ATT_SECTION, pic, layer, head, f"Layer {layer}, {ac.head_name(head, H)}",
+                     guides=text.GUIDES)
 
 
 lesson()

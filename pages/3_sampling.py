@@ -3,6 +3,7 @@
 Sliders redo only the sampling arithmetic; the model runs when a button asks (a step, continuations, beams).
 """
 import time
+from contextlib import nullcontext
 
 import streamlit as st
 
@@ -21,6 +22,10 @@ from autoreg_ui.lessons.sampling.figures import (
     strategies_figure,
     sweep_figure,
 )
+from autoreg_ui.lessons.sampling.figures.pipeline import HEIGHT as PIPELINE_HEIGHT
+from autoreg_ui.lessons.sampling.figures.pipeline import PRESENTER_HEIGHT as PIPELINE_PRESENTER_HEIGHT
+from autoreg_ui.lessons.sampling.figures.pipeline import PRESENTER_TOKENS as PIPELINE_PRESENTER_TOKENS
+from autoreg_ui.sharing import presenter
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import keep_widget_values, kept_prompt, restore_widgets
 
@@ -29,17 +34,30 @@ state = st.session_state
 restore_widgets(state, sampling.defaults(sampling.sidebar_config(state), *kept_prompt()))
 label = text.labeler(bundle.tokenizer)
 step_row(keys.LAB_STEP)
-source = sampling.source_picker(bundle, state)
+# On a projector one step fits one screen: the sentence, the four settings and the chart come first; where the
+# logits come from is drawn under section 1 (its container is made first, so it shows first).
+presenting = presenter.active()
+first_section = st.container() if presenting else nullcontext()
+source = sampling.source_picker(bundle, state, context=not presenting)
 if source is None:
     st.stop()
+
+
+# Six panels of 15 token names need about 760 px to be read: on a narrower screen (a phone) the chart keeps that
+# width and scrolls sideways instead of squeezing its titles and numbers over each other.
+PIPELINE_CSS = (f"<style>.st-key-{keys.LAB_PIPELINE_CHART} {{ overflow-x: auto; }} "
+                f".st-key-{keys.LAB_PIPELINE_CHART} > div {{ min-width: 760px; }}</style>")
 
 
 def the_pipeline(pipe: decode.Pipeline, seed: int, t_start: float) -> None:
     draw = inverse_cdf_draw(pipe.probs, seed)
     math_ms = (time.perf_counter() - t_start) * 1000.0
-    ids = shown_ids(pipe, int(state[keys.LAB_TOP_N]), also=draw.token_id)
-    left, right = st.columns([5, 2])
-    show_chart(pipeline_figure(pipe, ids, [label(i) for i in ids], chosen=draw.token_id),
+    top_n = min(int(state[keys.LAB_TOP_N]), PIPELINE_PRESENTER_TOKENS) if presenting else int(state[keys.LAB_TOP_N])
+    ids = shown_ids(pipe, top_n, also=draw.token_id)
+    left, right = st.container(), st.expander(text.FORMULAS, expanded=not presenting)  # the chart takes the width
+    left.html(PIPELINE_CSS)
+    show_chart(pipeline_figure(pipe, ids, [label(i) for i in ids], chosen=draw.token_id,
+                               height=PIPELINE_PRESENTER_HEIGHT if presenting else PIPELINE_HEIGHT),
                key=keys.LAB_PIPELINE_CHART, filename="sampling-pipeline", where=left)
     left.caption(text.shown_caption(pipe, ids, bundle.spec.vocab))
     for kind, body in text.stage_maths(pipe, label):
@@ -87,14 +105,27 @@ VIEWS = {"The pipeline, stage by stage": the_pipeline, "The draw": the_draw, "Dr
 @st.fragment
 def sampling_section() -> None:
     t_start = time.perf_counter()
-    st.header("1 · Sampling one set of logits")  # each of its tabs has its own box
     keep_widget_values(state, (keys.LAB_N,))  # drawn in one view only: kept while another is open
-    sampling.pipeline_controls(state)
+    if presenting:  # the chart beside the sentence and the four settings; the rest folded under it
+        views, side = st.columns([4, 1])
+        with side:
+            st.caption(text.CONTINUING)
+            sampling.show_context(bundle, source)
+            sampling.stacked_controls(state)
+    else:
+        st.header("1 · Sampling one set of logits")  # each of its tabs has its own box
+        sampling.pipeline_controls(state)
+        views = st.container()
     pipe = decode.process(source.logits, source.ids, sampling.lab_config(state))
-    for level, note in text.pipeline_messages(pipe):
-        messages.say(note, level)
-    messages.show()
-    open_section(VIEWS, keys.LAB_VIEW, pipe, sampling.draw_seed(state), t_start, guides=text.GUIDES)
+    with views:
+        for level, note in text.pipeline_messages(pipe):
+            messages.say(note, level)
+        messages.show()
+        open_section(VIEWS, keys.LAB_VIEW, pipe, sampling.draw_seed(state), t_start, guides=text.GUIDES)
+    if presenting:
+        with st.expander(text.MORE_SETTINGS):
+            st.caption(text.LAB_SLIDERS + " " + text.presenter_tokens(PIPELINE_PRESENTER_TOKENS))
+            sampling.view_controls(state, st.columns(4))
 
 
 @st.fragment
@@ -148,7 +179,8 @@ def beam_section() -> None:
     sampling.show_beams(kept.result, bundle.tokenizer)
 
 
-sampling_section()
+with first_section:
+    sampling_section()
 strategies_section()
 continuations_section()
 beam_section()

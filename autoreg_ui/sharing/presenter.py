@@ -22,10 +22,11 @@ BIG_BUTTON_REM = 1.1
 # the theme's text colour, which reads at 7:1 or more on every shade of the probability ramp (palette.PROB_RAMP)
 BASE_CSS = f"<style>.tokstrip .tok, .attstrip .atok {{ color: {palette.TEXT}; }}</style>"
 # The dark theme's light-blue primary colour reads well as text on the dark page, but white text on it
-# does not (2.5:1): primary buttons get dark text instead (7.6:1, WCAG AA).
-# (``^=``: a form's primary submit button is ``stBaseButton-primaryFormSubmit``.)
-DARK_CSS = ('<style>[data-testid^="stBaseButton-primary"], [data-testid^="stBaseButton-primary"] p '
-            '{ color: #0b0e14 !important; }</style>')
+# does not (2.5:1): primary buttons get dark text instead (7.6:1, WCAG AA). A disabled one keeps the theme's
+# text colour: its background is the dark page's grey, where dark text could not be read (the last stop's
+# "Next stop" was an empty box). (``^=``: a form's primary submit button is ``stBaseButton-primaryFormSubmit``.)
+DARK_CSS = ('<style>[data-testid^="stBaseButton-primary"]:not(:disabled), '
+            '[data-testid^="stBaseButton-primary"]:not(:disabled) p { color: #0b0e14 !important; }</style>')
 
 CSS = f"""
 <style>

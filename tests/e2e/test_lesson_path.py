@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autoreg_ui import lesson_path_text
+from autoreg_ui import keys, lesson_path_text
 from autoreg_ui.lessons.start import text as start_text
 from autoreg_ui.predict_text import TITLE as PREDICT_TITLE
 
@@ -72,6 +72,13 @@ def _on_first_screen(page, *selectors: str) -> None:
         assert bottom <= HEIGHT, f"{selector} ends at y = {bottom:.0f}, below the first screen ({HEIGHT} px)"
 
 
+def _shot(page, name: str) -> None:
+    """A screenshot with the mouse out of the way, so no tooltip covers the page."""
+    page.mouse.move(0, 700)
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(SHOTS / name))
+
+
 def _no_overflow(page, where: str) -> None:
     cut = page.evaluate(OVERFLOW_JS)
     assert cut == [], f"{where}: text cut or spilling out: {cut}"
@@ -107,7 +114,7 @@ def test_the_45_minute_path_in_presenter_mode_in_one_tab(browser, app_url):
         # stop 1: the opening, on the Start page
         _stop(page, 1, path[0].title)
         assert page.get_by_role("button", name=lesson_path_text.PREVIOUS).is_disabled()
-        page.screenshot(path=str(SHOTS / "stop-1-opening.png"))
+        _shot(page, "stop-1-opening.png")
         _no_overflow(page, "opening")
         _no_axe_violation(page, "the opening, with the path bar")
         opened = page.evaluate("() => performance.getEntriesByType('navigation').length && performance.timeOrigin")
@@ -119,7 +126,7 @@ def test_the_45_minute_path_in_presenter_mode_in_one_tab(browser, app_url):
         assert page.evaluate("() => performance.timeOrigin") == opened, "the stop opened a new page load"
         metric = page.locator(f"{MAIN} [data-testid=stMetric]", has_text="Generated tokens")
         assert metric.locator("[data-testid=stMetricValue]").inner_text().strip() == "0"
-        page.screenshot(path=str(SHOTS / "stop-2-loop-before.png"))
+        _shot(page, "stop-2-loop-before.png")
         _on_first_screen(page, NEXT_TOKEN, f"{MAIN} .tokstrip")
         # predict, then check: it stays open with its verdict, and asks again after a step
         box = page.locator(f"{MAIN} [data-testid=stExpander]", has_text=PREDICT_TITLE).first
@@ -141,7 +148,7 @@ def test_the_45_minute_path_in_presenter_mode_in_one_tab(browser, app_url):
         _click(page, again.locator("[data-testid=stRadioOption]").first)
         assert verdict.first.inner_text() != first_verdict, "the answer did not follow the step"
         _click(page, box.locator("summary"))  # the teacher closes it to show the step
-        page.screenshot(path=str(SHOTS / "stop-2-loop-after-one-step.png"))
+        _shot(page, "stop-2-loop-after-one-step.png")
         _on_first_screen(page, NEXT_TOKEN, f"{MAIN} .tokstrip", f"{MAIN} [data-testid=stPlotlyChart]")
         _no_overflow(page, "the loop")
 
@@ -149,7 +156,7 @@ def test_the_45_minute_path_in_presenter_mode_in_one_tab(browser, app_url):
         _click(page, page.get_by_role("button", name=lesson_path_text.NEXT))
         _stop(page, 3, path[2].title)
         assert "/tokens?" in page.url and "present=1" in page.url
-        page.screenshot(path=str(SHOTS / "stop-3-tokens.png"))
+        _shot(page, "stop-3-tokens.png")
         _no_overflow(page, "tokens")
 
         # stop 4: sampling, the sentence in view
@@ -157,8 +164,11 @@ def test_the_45_minute_path_in_presenter_mode_in_one_tab(browser, app_url):
         _stop(page, 4, path[3].title)
         assert "/sampling?" in page.url
         page.get_by_text("Once upon a time, a small robot").first.wait_for(state="visible")
-        page.screenshot(path=str(SHOTS / "stop-4-sampling.png"))
-        _on_first_screen(page, f"{MAIN} button:has-text('Next token')")
+        _shot(page, "stop-4-sampling.png")
+        # one step on one screen: Next token, the sentence being continued and the distribution chart
+        _on_first_screen(page, f"{MAIN} button:has-text('Next token')",
+                         f"{MAIN} [data-testid=stCode]:has-text('Once upon a time, a small robot')",
+                         f"{MAIN} .st-key-{keys.LAB_PIPELINE_CHART} [data-testid=stPlotlyChart]")
         _no_overflow(page, "sampling")
 
         # stop 5: attention, on the causal triangle, every row captured
@@ -169,22 +179,23 @@ def test_the_45_minute_path_in_presenter_mode_in_one_tab(browser, app_url):
         assert "Causal triangle" in selected
         assert page.get_by_text("were not captured").count() == 0
         page.locator(f"{MAIN} [data-testid=stPlotlyChart]").first.wait_for()
-        page.screenshot(path=str(SHOTS / "stop-5-attention.png"))
-        _on_first_screen(page, f"{MAIN} button:has-text('Next token')")
+        _shot(page, "stop-5-attention.png")
+        _on_first_screen(page, f"{MAIN} button:has-text('Next token')",
+                         f"{MAIN} .st-key-{keys.ATT_TRIANGLE_CHART} [data-testid=stPlotlyChart]")
         _no_overflow(page, "attention")
 
         # stop 6: the race
         _click(page, page.get_by_role("button", name=lesson_path_text.NEXT))
         _stop(page, 6, path[5].title)
         assert "/cost?" in page.url
-        page.screenshot(path=str(SHOTS / "stop-6-race.png"))
+        _shot(page, "stop-6-race.png")
         _no_overflow(page, "the race")
 
         # stop 7: the wrap-up, back on Start here; then back to stop 2 as it was left
         _click(page, page.get_by_role("button", name=lesson_path_text.NEXT))
         _stop(page, 7, path[6].title)
         assert page.get_by_role("button", name=lesson_path_text.NEXT).is_disabled()
-        page.screenshot(path=str(SHOTS / "stop-7-wrap-up.png"))
+        _shot(page, "stop-7-wrap-up.png")
         _no_overflow(page, "wrap-up")
         assert page.evaluate("() => performance.timeOrigin") == opened and len(ctx.pages) == 1
     finally:

@@ -70,14 +70,20 @@ def heads_grid_figure(labels: list[str], weights, kv_of_query: list[int], title:
     return fig
 
 
+TOP_MARGIN = 110  # the title, the key axis's name and its slanted labels
+PRESENTER_TOP_MARGIN = 158  # the same in a projector's type (charts.style grows the type, not the margins)
+PRESENTER_TRIANGLE_HEIGHT = 278  # grown by 1.25 on a projector: fits under the step buttons at 720 px
+
+
 def triangle_figure(z: np.ndarray, labels: list[str], sources: list[str], n_prompt: int,
-                    title: str, first: int = 0) -> go.Figure:
+                    title: str, first: int = 0, height: int | None = None) -> go.Figure:
     """Queries down, keys across: the causal triangle, one row per forward pass position.
 
     Prefill rows and decode rows are marked in a strip on the left; rows that were not captured
     are hatched grey and say so on hover. Future keys are blank (masked). ``z``, ``labels`` and
     ``sources`` may be a window of a long sequence starting at absolute position ``first``;
-    ``n_prompt`` is absolute.
+    ``n_prompt`` is absolute. ``height``: the whole figure's, for a projector's screen (default: grows
+    with the rows); its top margin then leaves room for large type above the key labels.
     """
     N = z.shape[0]
     pos = [first + i for i in range(N)]
@@ -114,7 +120,8 @@ def triangle_figure(z: np.ndarray, labels: list[str], sources: list[str], n_prom
     # horizontal_spacing=0.005) lays it out: a thin phase strip beside the triangle. Built in one
     # constructor call, it costs a fraction of make_subplots + update_*axes on every click.
     plain = dict(showgrid=False, zeroline=False)
-    xaxis = dict(anchor="y", domain=[0.0, 0.02985], showticklabels=False, title=dict(text=""), **plain)
+    xaxis = dict(anchor="y", domain=[0.0, 0.02985], showticklabels=False, ticks="", automargin=False,
+                 title=dict(text=""), **plain)  # no labels: it reserves no margin (plotly kept 48 px for it)
     xaxis2 = dict(anchor="y2", domain=[0.03485, 1.0], side="top", title=dict(text="key (cached token)"), **plain)
     yaxis = dict(anchor="x", domain=[0.0, 1.0], autorange="reversed", title=dict(text="query (new token)"), **plain)
     yaxis2 = dict(anchor="x2", domain=[0.0, 1.0], matches="y", showticklabels=False, ticks="", **plain)
@@ -123,9 +130,10 @@ def triangle_figure(z: np.ndarray, labels: list[str], sources: list[str], n_prom
                      ticktext=[f"{first + i}: {short_label(lab, 12)}" for i, lab in enumerate(raw_labels[:N])])
         xaxis2.update(tickmode="array", tickvals=pos, ticktext=[short_label(lab, 10) for lab in raw_labels[:N]],
                       tickangle=-60)
-    height = max(360, min(900, 16 * N + 160))
-    layout = dict(title=dict(text=title, y=0.99, yanchor="top"), height=height + 50,
-                  margin=dict(l=10, r=10, t=110, b=10), showlegend=False, shapes=shapes,
+    top = TOP_MARGIN if height is None else PRESENTER_TOP_MARGIN
+    height = max(360, min(900, 16 * N + 160)) + 50 if height is None else height
+    layout = dict(title=dict(text=title, y=0.99, yanchor="top"), height=height,
+                  margin=dict(l=10, r=10, t=top, b=10), showlegend=False, shapes=shapes,
                   xaxis=xaxis, xaxis2=xaxis2, yaxis=yaxis, yaxis2=yaxis2)
     return go.Figure(data=traces, layout=layout)
 

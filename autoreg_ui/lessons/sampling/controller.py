@@ -219,8 +219,9 @@ def last_result(state: MutableMapping, key: str, source: LabSource, settings, pr
 
 
 # ---------------------------------------------------------------- the lab's widgets (drawn by the page)
-def source_picker(bundle, state: MutableMapping) -> LabSource | None:
-    """Where the logits come from: the radio, the prompt box when typing, the context; None after a message."""
+def source_picker(bundle, state: MutableMapping, context: bool = True) -> LabSource | None:
+    """Where the logits come from: the radio, the prompt box when typing, the context (``context``: shown here,
+    else the page shows it with ``show_context``); None after a message."""
     options = source_options(current_session() is not None)
     choose_valid(state, keys.LAB_SOURCE, options)
     st.radio("Logits from", options, key=keys.LAB_SOURCE, horizontal=True,
@@ -239,23 +240,41 @@ def source_picker(bundle, state: MutableMapping) -> LabSource | None:
         source = None
     remember(state)
     messages.show()
-    if source is not None:
-        with st.expander(f"Context: {len(source.ids)} tokens (the logits are for the token after it)",
-                         expanded=True):  # the sentence being continued stays in view
-            st.code(context_text(bundle.tokenizer, source.ids), language=None, wrap_lines=True)
+    if source is not None and context:
+        with st.expander(text.context_title(len(source.ids)), expanded=True):  # the sentence stays in view
+            show_context(bundle, source)
     if source is not None and source.stop_message:
-        st.info(f"The session has stopped ({source.stop_message}); these are still the model's logits for "
-                "the position after it.")
+        st.info(text.stopped(source.stop_message))
     return source
 
 
+def show_context(bundle, source: LabSource, where=st) -> None:
+    """The sentence being continued, whole (wrapped)."""
+    where.code(context_text(bundle.tokenizer, source.ids), language=None, wrap_lines=True)
+
+
 def pipeline_controls(state: MutableMapping) -> None:
+    """The four sampling settings in a row, then the view's own (tokens shown, seed, draw again, copy)."""
     cols = st.columns(4)
-    cols[0].slider("Temperature (0 = greedy)", 0.0, 3.0, step=0.05, key=keys.LAB_TEMPERATURE)
+    cols[0].slider(text.LAB_TEMPERATURE, 0.0, 3.0, step=0.05, key=keys.LAB_TEMPERATURE, help=text.LAB_SLIDERS_HELP)
     cols[1].number_input("Top-k (0 = off)", min_value=0, max_value=10_000_000, step=1, key=keys.LAB_TOP_K)
     cols[2].slider("Top-p (1 = off)", 0.0, 1.0, step=0.01, key=keys.LAB_TOP_P)
     cols[3].slider("Min-p (0 = off)", 0.0, 1.0, step=0.01, key=keys.LAB_MIN_P)
-    cols = st.columns(4)
+    st.caption(text.LAB_SLIDERS)
+    view_controls(state, st.columns(4))
+
+
+def stacked_controls(state: MutableMapping) -> None:
+    """On a projector: the four settings one under another, beside the chart (the rest: ``view_controls``)."""
+    st.slider(text.LAB_TEMPERATURE, 0.0, 3.0, step=0.05, key=keys.LAB_TEMPERATURE, help=text.LAB_SLIDERS_HELP)
+    st.slider("Top-p (1 = off)", 0.0, 1.0, step=0.01, key=keys.LAB_TOP_P)
+    st.number_input("Top-k (0 = off)", min_value=0, max_value=10_000_000, step=1, key=keys.LAB_TOP_K)
+    st.slider("Min-p (0 = off)", 0.0, 1.0, step=0.01, key=keys.LAB_MIN_P)
+    remember(state)
+
+
+def view_controls(state: MutableMapping, cols) -> None:
+    """Tokens shown, the draw's seed, Draw again and Copy the sidebar's settings, in four ``cols``."""
     cols[0].slider("Tokens shown", 5, 40, step=1, key=keys.LAB_TOP_N)
     cols[1].number_input("Seed of the draw", min_value=0, max_value=2**31 - 1, step=1, key=keys.LAB_SEED)
     cols[2].button("Draw again", key=keys.LAB_REDRAW, on_click=redraw, args=(state,),

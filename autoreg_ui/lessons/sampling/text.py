@@ -17,6 +17,33 @@ from autoreg_ui.messages import plain
 CONTEXT_SHOWN = 40  # tokens of the context shown above the charts
 
 
+def context_title(n_tokens: int) -> str:
+    return f"Context: {n_tokens} tokens (the logits are for the token after it)"
+
+
+CONTINUING = "The sentence being continued:"
+FORMULAS = "The formulas, and this context's numbers"
+MORE_SETTINGS = "More settings: tokens shown, the draw's seed, the sidebar's settings"
+
+
+def stopped(why: str) -> str:
+    return f"The session has stopped ({why}); these are still the model's logits for the position after it."
+
+
+# The lab's sliders against the sidebar's (pages/3_sampling.py; controller.defaults and copy_sidebar).
+LAB_TEMPERATURE = "Lab temperature (0 = greedy)"
+LAB_SLIDERS = ("These sliders are the lab's own: they reshape the distribution shown here and nothing else. They "
+               "started at the sidebar's settings when this tab first opened the lab; Next token and Generate use "
+               "the sidebar's. **Copy the sidebar's settings** makes them equal again. The repetition penalty is "
+               "the sidebar's.")
+def presenter_tokens(most: int) -> str:
+    return f"On a projector the pipeline shows at most {most} tokens, so that their names stay readable."
+
+
+LAB_SLIDERS_HELP = ("The lab's temperature, for the charts on this page only. The sidebar's temperature is the one "
+                    "Next token and Generate use; the lab's started at it when this tab first opened the lab.")
+
+
 def context_text(tokenizer, ids: list[int], last: int = CONTEXT_SHOWN) -> str:
     """The ``last`` tokens of the context, each decoded in context (a character split over tokens stays whole)."""
     return "".join(v.text for v in token_views(tokenizer, ids)[-last:])
@@ -80,8 +107,9 @@ def filters_text(pipe: decode.Pipeline) -> str:
 
 def shown_caption(pipe: decode.Pipeline, ids: list[int], vocab_size: int) -> str:
     return (f"{len(ids)} of {vocab_size:,} tokens shown; at temperature 1 they hold "
-            f"{float(pipe.raw_probs[ids].sum()):.1%} of the probability. Grey bars: removed by this stage (hover "
-            "names it); ✕ marks a token removed by an earlier stage.")
+            f"{float(pipe.raw_probs[ids].sum()):.1%} of the probability. Every panel after the raw logits has the "
+            "same probability axis, 0 to 1, so a flatter distribution looks flatter. Grey bars: removed by this stage "
+            "(hover names it); ✕ marks a token removed by an earlier stage.")
 
 
 def draw_text(draw: InverseCdfDraw, pipe: decode.Pipeline, seed: int, label: Callable[[int], str]) -> str:
@@ -161,9 +189,9 @@ def stage_maths(pipe: decode.Pipeline, label: Callable[[int], str]) -> list[tupl
     """What each stage computes, in order, as ("markdown" | "latex", text): the formulas and this context's numbers."""
     return [("markdown", "**Softmax with temperature**"), ("latex", r"p_i = \frac{e^{z_i/T}}{\sum_j e^{z_j/T}}"),
             ("markdown", temperature_text(pipe, label)),
-            ("markdown", "**Top-k** keeps the k highest logits. **Nucleus (top-p)** keeps the smallest set of top "
-                         "tokens whose mass reaches p:"),
-            ("latex", r"\textstyle\sum_{i \in V_p} p_i \ge p,\ |V_p| \text{ smallest}"),
+            ("markdown", "**Top-k** keeps the k highest logits. **Nucleus (top-p)** keeps the smallest set "
+                         "Vₚ of top tokens whose mass reaches p:"),
+            ("latex", r"\textstyle\sum_{i \in V_p} p_i \ge p"),
             ("markdown", "**Min-p** drops every token with"), ("latex", r"p_i < p_{\min} \cdot \max_j p_j"),
             ("markdown", filters_text(pipe))]
 

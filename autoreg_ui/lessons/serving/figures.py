@@ -15,9 +15,16 @@ KIND_COLORS = {scheduler.PREFILL: palette.HIGHLIGHT, scheduler.DECODE: palette.A
 POLICY_COLORS = {scheduler.STATIC: palette.MUTED, scheduler.CONTINUOUS: palette.ACCENT}
 
 
+# The legend under the plot, at the foot of the figure (container coordinates): above the plot it was drawn
+# through the subplot titles. plotly reserves the room a container-placed legend needs, in any type size; the
+# bottom margin under it keeps the axis titles clear of the tick numbers.
+LEGEND = dict(orientation="h", yref="container", y=0.0, yanchor="bottom", xanchor="left", x=0.0)
+LEGEND_ROOM = 50  # px added to the figure for the legend under the plot
+
+
 def _layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
-    fig.update_layout(title=title, height=height, margin=dict(l=60, r=40, t=70, b=50),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1.0))
+    fig.update_layout(title=title, height=height + LEGEND_ROOM, margin=dict(l=60, r=40, t=70, b=50 + LEGEND_ROOM),
+                      legend=LEGEND)
     return fig
 
 
@@ -151,6 +158,6 @@ def pass_rows_figure(by_rows: dict[int, int]) -> go.Figure:
                   "marker": {"color": palette.ACCENT}, "hovertemplate": "%{y} passes of %{x} rows<extra></extra>"}],
         "layout": {"title": {"text": "Decode passes in the last minute, by rows"}, "height": 280,
                    "margin": {"l": 60, "r": 40, "t": 70, "b": 50},
-                   "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1.0},
+                   "legend": LEGEND,
                    "xaxis": {"title": {"text": "rows (tabs' steps) in one pass"}, "dtick": 1},
                    "yaxis": {"title": {"text": "passes"}}}})

@@ -22,14 +22,21 @@ RAW_COLOR = palette.RAW
 REMOVED_COLOR = palette.FADED
 CHOSEN_COLOR = palette.HIGHLIGHT
 CUM_COLOR = palette.CUMULATIVE
-PANEL_COLUMNS = 2
+PANEL_COLUMNS = 3  # six panels in two rows: the whole pipeline fits one screen
+# Every probability panel shares one fixed axis, so a flatter distribution (a higher temperature) looks flatter;
+# a little above 1 so the top-p line at p = 1 and the cumulative sum's last point stay inside the panel.
+PROB_RANGE = (0.0, 1.05)
+PROB_TICKS = (0.0, 0.5, 1.0)
+HEIGHT = 520  # the whole figure (two rows of panels), in px
+PRESENTER_HEIGHT = 270  # on a projector (charts.style grows it by 1.25): fits under the step buttons at 720 px
+PRESENTER_TOKENS = 10  # on a projector at most this many tokens a panel: their names in large type do not overlap
 
 
 def _ticks(labels: list[str]) -> tuple[list[int], list[str]]:
     return list(range(len(labels))), [short_label(lab) for lab in labels]
 
 
-PANEL_SPACING = 0.07  # between the two columns of panels (a fraction of the figure's width)
+PANEL_SPACING = 0.06  # between the columns of panels (a fraction of the figure's width): room for the tick numbers
 
 
 def _panel_grid(n_panels: int) -> list[tuple[str, str, list[float], list[float]]]:
@@ -49,12 +56,24 @@ def _panel_grid(n_panels: int) -> list[tuple[str, str, list[float], list[float]]
     return cells
 
 
-def pipeline_figure(pipeline: Pipeline, ids: list[int], labels: list[str], chosen: int | None = None) -> go.Figure:
+def _y_axis(k: int, cells: list, title: str, fixed: bool) -> dict:
+    """Panel ``k``'s y axis: named in the first column only (a name in another column would be drawn over the
+    panel to its left); ``fixed``: the probability axis every probability panel shares."""
+    xa, _, _, y_domain = cells[k]
+    axis = dict(anchor=xa, domain=y_domain, title=dict(text=title if k % PANEL_COLUMNS == 0 else ""))
+    if fixed:
+        axis.update(range=list(PROB_RANGE), tickvals=list(PROB_TICKS), autorange=False)
+    return axis
+
+
+def pipeline_figure(pipeline: Pipeline, ids: list[int], labels: list[str], chosen: int | None = None,
+                    height: int = HEIGHT) -> go.Figure:
     """One panel per stage over the same tokens, then the renormalised distribution the draw uses.
 
-    Raw logits as bars; every later panel shows the probabilities after its stage. A token removed by
-    the stage keeps a grey bar at its probability just before the cut; one removed earlier shows a grey
-    ✕ naming the stage. The top-p panel adds the cumulative sum and its cut-off; min-p its threshold.
+    Raw logits as bars; every later panel shows the probabilities after its stage, all on the same 0–1 axis.
+    A token removed by the stage keeps a grey bar at its probability just before the cut; one removed earlier
+    shows a grey ✕ naming the stage. The top-p panel adds the cumulative sum and its cut-off; min-p its
+    threshold. Panel titles are one short line, so three panels a row fit a projector's type.
     Built in one constructor call from dicts (the lab redraws it on every slider move): make_subplots,
     add_hline and one update per axis cost several times more.
     """
@@ -64,17 +83,15 @@ def pipeline_figure(pipeline: Pipeline, ids: list[int], labels: list[str], chose
     x, ticktext = _ticks(labels)
     hover_labels = escaped(labels)
     fig = dict(data=[], shapes=[], annotations=[
-        dict(text=html.escape(title), x=sum(xd) / 2.0, xanchor="center", xref="paper", y=yd[1], yanchor="bottom",
-             yref="paper", showarrow=False, font=dict(size=16))
+        dict(text=title, x=sum(xd) / 2.0, xanchor="center", xref="paper", y=yd[1], yanchor="bottom",
+             yref="paper", showarrow=False, font=dict(size=15))
         for title, (_, _, xd, yd) in zip([_stage_title(s) for s in stages] + [_final_title(pipeline)], cells)])
-    layout = dict(height=260 * math.ceil(len(cells) / PANEL_COLUMNS) + 60, margin=dict(l=40, r=20, t=50, b=40),
-                  bargap=0.15)
-    for k, (xa, ya, x_domain, y_domain) in enumerate(cells):
+    layout = dict(height=height, margin=dict(l=50, r=10, t=30, b=10), bargap=0.15)
+    for k, (xa, ya, x_domain, _) in enumerate(cells):
         lowest = k + PANEL_COLUMNS >= len(cells)  # token names under the lowest panel of each column only
         layout["xaxis" + xa[1:]] = dict(anchor=ya, domain=x_domain, tickvals=x, ticktext=ticktext, tickangle=-60,
-                                        showticklabels=lowest)
-        layout["yaxis" + ya[1:]] = dict(anchor=xa, domain=y_domain, title=dict(text="probability"),
-                                        rangemode="tozero")
+                                        showticklabels=lowest, automargin=True)
+        layout["yaxis" + ya[1:]] = _y_axis(k, cells, "probability", fixed=True)
         if k == len(stages):
             final = pipeline.probs[idx].tolist()
             colors = [CHOSEN_COLOR if ids[i] == chosen else KEPT_COLOR if final[i] > 0 else REMOVED_COLOR
@@ -84,7 +101,7 @@ def pipeline_figure(pipeline: Pipeline, ids: list[int], labels: list[str], chose
                                     hovertemplate="%{customdata[0]} (id %{customdata[1]})<br>probability %{y:.4f}"
                                                   "<extra></extra>"))
         elif stages[k].name == RAW:
-            layout["yaxis" + ya[1:]] = dict(anchor=xa, domain=y_domain, title=dict(text="logit"))
+            layout["yaxis" + ya[1:]] = _y_axis(k, cells, "logit", fixed=False)
             _raw_panel(fig, stages[k], ids, hover_labels, (xa, ya))
         else:
             _stage_panel(fig, pipeline, k, ids, hover_labels, removed_by, (xa, ya))
@@ -163,19 +180,23 @@ def _nucleus_marks(fig: dict, pipeline: Pipeline, k: int, ids: list[int], remove
 
 
 def _stage_title(stage: Stage) -> str:
+    """One short line (the stage and the tokens left), escaped: three panels a row fit a projector's type.
+    How many a stage removed is on hover (each grey bar names its stage)."""
     if stage.name == RAW:
         return "1. raw logits"
     if stage.name == ARGMAX:
-        return f"{stage.title} — 1 left"
+        return "greedy: 1 left"  # the stage's own title names the temperature too: too wide for a panel
     if not stage.active:
-        return f"{stage.title} (no change)"
-    return f"{stage.title} — removed {int(stage.removed.sum())}, {stage.kept} left"
+        return f"{html.escape(stage.title)}: no change"
+    if not int(stage.removed.sum()):
+        return html.escape(stage.title)
+    return f"{html.escape(stage.title)}: {int(stage.kept):,} left"
 
 
 def _final_title(pipeline: Pipeline) -> str:
     if pipeline.fallback:
-        return "renormalised: fallback to the top token"
-    return f"renormalised: {pipeline.kept} token{'s' if pipeline.kept != 1 else ''} left"
+        return "renormalised: top token"
+    return f"renormalised: {int(pipeline.kept):,} left"
 
 
 def draw_figure(draw: InverseCdfDraw, probs: torch.Tensor, labels: dict[int, str], max_show: int = 25) -> go.Figure:
