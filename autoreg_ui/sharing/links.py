@@ -181,6 +181,8 @@ def replay_pending(bundle, state: MutableMapping, attention: bool = False) -> No
     bar.empty()
     where = "the session file" if kind == "file" else "the link"
     rebuilt = rebuilt_text(where, len(session.records))
+    if kind == "link" and state.get(keys.PATH) is not None:
+        return  # a lesson path's stop set itself up: its own note says what the page holds, no notice covers it
     if state.get(keys.PRESENT):
         st.toast(rebuilt)  # on a projector the page's first screen is for the step, not for a banner
     else:

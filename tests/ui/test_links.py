@@ -185,6 +185,24 @@ class _Page:
     def error(self, text):
         self.alerts.append(("error", text))
 
+    def toast(self, text):
+        self.alerts.append(("toast", text))
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    ({}, [("success", "Rebuilt from the link: the prompt and 2 steps, replayed exactly.")]),
+    ({keys.PRESENT: True}, [("toast", "Rebuilt from the link: the prompt and 2 steps, replayed exactly.")]),
+    ({keys.PATH: ("a path",)}, []),  # a lesson path's stop set itself up: no notice over its first screen
+    ({keys.PATH: ("a path",), keys.PRESENT: True}, []),
+])
+def test_a_replayed_link_says_so_except_on_a_lesson_paths_stop(tiny, monkeypatch, extra, said):
+    state = {keys.LINK_PENDING: ("link", link_codec.Link(prompt="Once upon a time", steps=2)),
+             keys.CONFIG: replace(NOW, temperature=0.0), **extra}
+    page = _Page()
+    monkeypatch.setattr(links, "st", page)
+    links.replay_pending(tiny, state)
+    assert len(state[keys.SESSION].records) == 2 and page.alerts == said
+
 
 def test_a_replay_interrupted_by_a_rerun_is_done_again_on_the_next_run(tiny, monkeypatch):
     link = link_codec.Link(prompt="Once upon a time", steps=3)

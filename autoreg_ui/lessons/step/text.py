@@ -67,7 +67,7 @@ def around_the_loop(n_tokens: int, dtype: str, last_ms: float | None = None) -> 
   products in 16-bit floats while keeping softmax, normalisation and sums (accumulation) in 32-bit;
   *speculative decoding* lets a cheap draft propose several tokens that the model checks in
   one pass; *continuous batching* lets a server add and remove requests from a running batch every
-  step. The KV cache itself is the first and biggest saving — see **Naive vs KV cache**.
+  step. The KV cache is a saving of the same kind: **Naive vs KV cache** measures it on this model.
 - **Other ways to write.** Non-autoregressive and diffusion-style models predict many positions at
   once and refine them; they are faster per token but harder to keep coherent.
 """
