@@ -106,8 +106,12 @@ def show(page: str, questions: tuple[Question, ...], live: Live | None = None) -
             return
         live = Live(bundle, current_session(), current_config())
     step = len(live.session.records) if live.session is not None else 0
-    # keyed: it stays open once opened, a verdict included, until the learner closes it
-    with st.expander(text.TITLE, icon=":material/quiz:", key=f"{keys.PREDICT_BOX}{page}", on_change="rerun"):
+    # keyed: it stays open once opened, a verdict included, until the learner closes it. Its questions are drawn
+    # only while it is open: a closed box costs each Next token click one element, not a caption and three radios.
+    box = st.expander(text.TITLE, icon=":material/quiz:", key=f"{keys.PREDICT_BOX}{page}", on_change="rerun")
+    if not box.open:
+        return
+    with box:
         st.caption(text.INTRO)
         if step and any(q.needs_session for q in questions):
             st.caption(text.ASKED_AT.format(step=step))

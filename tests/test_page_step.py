@@ -5,6 +5,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from autoreg_core import SamplingConfig
+from autoreg_ui import keys
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -160,6 +161,10 @@ def test_a_chart_shows_its_numbers_as_a_table_when_asked(embedded):
 def test_predict_then_check_answers_only_after_a_choice_with_the_live_numbers(embedded):
     at = _app()
     answers = lambda: [m.value for m in at.markdown if m.value.startswith(("**Right.**", "**Not quite.**"))]  # noqa: E731
+    assert answers() == [] and len(at.radio) == 0  # a closed box draws no question (one element per click)
+    at.session_state[keys.PREDICT_BOX + "step"] = True  # the learner opens the box
+    at.run()
+    assert [r.key for r in at.radio] == ["predict_step_top", "predict_step_logprob", "predict_step_entropy"]
     assert answers() == []  # nothing is shown before the learner picks
     at.radio(key="predict_step_top").set_value(0).run()
     assert not at.exception, at.exception
@@ -171,7 +176,6 @@ def test_predict_then_check_answers_only_after_a_choice_with_the_live_numbers(em
 
 
 def test_the_prompt_is_prefilled_when_the_page_opens_not_at_the_first_click(open_page):
-    from autoreg_ui import keys
 
     at = open_page("pages/1_step.py")
     session = at.session_state[keys.SESSION]

@@ -63,6 +63,8 @@ def test_the_questions_are_answered_live(page):
     from autoreg_ui.lessons.tricks import questions
 
     assert len(questions.QUESTIONS) >= 6
+    page.session_state[keys.PREDICT_BOX + "tricks"] = True  # the learner opens the box: its questions are drawn
+    page.run()
     for q in questions.QUESTIONS:
         if q.needs_session:
             continue
