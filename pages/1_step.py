@@ -55,16 +55,16 @@ def stepper() -> None:
         st.success(f"Generation stopped: {records[-1].stop[1]}.")
 
     last = records[-1] if records else None
-    m = st.columns(5)
-    m[0].metric("Generated tokens", len(records))
-    m[1].metric("Sequence log-prob", f"{session.sequence_logprob():.2f}" if last else "—",
-                help=step_text.LOGPROB_HELP)
-    m[2].metric("Perplexity", f"{session.perplexity():.2f}" if last else "—",
-                help=step_text.PERPLEXITY_HELP)
-    m[3].metric("Entropy of this step", f"{last.entropy_bits:.2f} bits" if last else "—",
-                help=step_text.ENTROPY_HELP)
-    m[4].metric("Last step", f"{last.time_ms:.0f} ms" if last else "—",
-                help=step_text.LAST_STEP_HELP)
+    row = st.container(horizontal=True)  # one block for five metrics: columns would send six (one per column)
+    row.metric("Generated tokens", len(records))
+    row.metric("Sequence log-prob", f"{session.sequence_logprob():.2f}" if last else "—",
+               help=step_text.LOGPROB_HELP)
+    row.metric("Perplexity", f"{session.perplexity():.2f}" if last else "—",
+               help=step_text.PERPLEXITY_HELP)
+    row.metric("Entropy of this step", f"{last.entropy_bits:.2f} bits" if last else "—",
+               help=step_text.ENTROPY_HELP)
+    row.metric("Last step", f"{last.time_ms:.0f} ms" if last else "—",
+               help=step_text.LAST_STEP_HELP)
 
     if last is not None:
         st.caption(step_text.pass_note(last.forward_ms, last.pass_rows))
