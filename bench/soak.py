@@ -62,6 +62,20 @@ def slope_after_warmup(samples: list[tuple[float, float]], warmup_s: float) -> f
     return sum((t - t_mean) * (m - m_mean) for t, m in after) / var * 60
 
 
+def slope_error(samples: list[tuple[float, float]], warmup_s: float) -> float | None:
+    """The slope's standard error (MiB per minute): memory saw-tooths by tens of MiB as the students' texts grow
+    and reset, so a slope is read with its uncertainty. None with fewer than three samples after the warm-up."""
+    slope = slope_after_warmup(samples, warmup_s)
+    after = [(t, m) for t, m in samples if t >= warmup_s]
+    if slope is None or len(after) < 3:
+        return None
+    t_mean = statistics.fmean(t for t, _ in after)
+    m_mean = statistics.fmean(m for _, m in after)
+    var = sum((t - t_mean) ** 2 for t, _ in after)
+    residual = sum((m - m_mean - slope / 60 * (t - t_mean)) ** 2 for t, m in after)
+    return (residual / (len(after) - 2) / var) ** 0.5 * 60
+
+
 def verdict(slope: float | None, goal: float = GOAL_SLOPE_MIB_PER_MIN) -> bool | None:
     """Within ±``goal`` MiB/min (None: no slope could be read)."""
     return None if slope is None else abs(slope) <= goal
@@ -137,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         stop_server(server)
     actions = [a for s in students for a in s.actions]
     errors = [a.error for a in actions if a.error] + [e for s in students for e in s.errors]
-    slope = slope_after_warmup(samples, args.warmup)
+    slope, error = slope_after_warmup(samples, args.warmup), slope_error(samples, args.warmup)
     print(json.dumps({
         "students": args.students, "minutes": args.minutes, "reset_every_tokens": args.reset_every,
         "actions_served": sum(1 for a in actions if a.error is None),
@@ -148,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         "after_warmup_first_last_mib": [m for t, m in samples if t >= args.warmup][:1]
         + [m for t, m in samples if t >= args.warmup][-1:],
         "slope_after_warmup_mib_per_min": None if slope is None else round(slope, 2),
+        "slope_standard_error_mib_per_min": None if error is None else round(error, 2),
         "goal": f"{GOAL_STUDENTS} students resetting every {GOAL_RESET_EVERY} tokens for {GOAL_MINUTES} min: "
                 f"slope within ±{GOAL_SLOPE_MIB_PER_MIN} MiB/min",
         "within_goal": verdict(slope),

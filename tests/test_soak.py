@@ -37,3 +37,16 @@ def test_a_soak_student_resets_at_its_token_count_and_before_the_text_is_full():
     student.reset_every = 10
     assert [student.next_kind(n, 64) for n in (9, 10)] == [soak.NEXT, soak.RESET]
     assert student.next_kind(5, 6) == soak.RESET  # max new tokens 6: reset at 5, as the class bench does
+
+
+def test_the_slopes_standard_error_is_zero_on_a_line_and_numpys_on_a_saw_tooth():
+    import numpy as np
+
+    line = [(t * 60.0, 500.0 + 3 * t) for t in range(6)]
+    assert soak.slope_error(line, 0.0) == pytest.approx(0.0, abs=1e-9)
+    saw = [(t * 60.0, 500.0 + 3 * t + (40 if t % 2 else -40)) for t in range(6)]
+    fit, cov = np.polyfit([t for t, _ in saw], [m for _, m in saw], 1, cov=True)  # an independent fit
+    assert soak.slope_after_warmup(saw, 0.0) == pytest.approx(fit[0] * 60)
+    assert soak.slope_error(saw, 0.0) == pytest.approx(float(np.sqrt(cov[0, 0])) * 60)
+    assert soak.slope_error(saw, 0.0) > 5  # the saw-tooth makes a 3 MiB/min slope uncertain
+    assert soak.slope_error(saw[:2], 0.0) is None
