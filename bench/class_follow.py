@@ -182,9 +182,10 @@ def _cpu(pids: list[int]) -> float | None:
 
 
 async def run(url: str | list[str], db: Path | str, n_students: int, seconds: float, period: float, idle_s: float,
-              pid: int | list[int] | None) -> dict:
+              pid: int | list[int] | None, db_cpu=None) -> dict:
     """One class: the teacher on the first of ``url`` (one address, or one per replica), followers dealt over all
-    of them; ``pid`` the servers' process ids (their CPU is summed)."""
+    of them; ``pid`` the servers' process ids (their CPU is summed); ``db_cpu`` the database's CPU seconds so far
+    (a callable: PostgreSQL's processes are not the servers')."""
     from autoreg_ui.classroom.store import ClassStore
 
     urls = [url] if isinstance(url, str) else list(url)
@@ -215,14 +216,15 @@ async def run(url: str | list[str], db: Path | str, n_students: int, seconds: fl
     stop = asyncio.Event()
     tasks = [asyncio.create_task(follow(f, stop)) for f in followers]
 
-    cpu0, t0 = _cpu(pids), time.perf_counter()
+    cpu0, t0, db0 = _cpu(pids), time.perf_counter(), db_cpu() if db_cpu else None
     await asyncio.sleep(idle_s)  # the class sits still: polling only
     cpu_idle, idle_elapsed = ((_cpu(pids) - cpu0) if pids else None), time.perf_counter() - t0
+    db_idle = db_cpu() - db0 if db_cpu else None
     polls_idle = sum(f.polls for f in followers)
 
     steps: list[tuple[float, list[int]]] = []  # (click time, the teacher's generated ids after it)
     pressed: list[float] = []  # how long each Next token took to answer the teacher
-    cpu1, t1 = _cpu(pids), time.perf_counter()
+    cpu1, t1, db1 = _cpu(pids), time.perf_counter(), db_cpu() if db_cpu else None
     stop_at = t1 + seconds
     shown = opened.tokens or []
     while time.perf_counter() < stop_at:
@@ -242,10 +244,15 @@ async def run(url: str | list[str], db: Path | str, n_students: int, seconds: fl
     stop.set()
     await asyncio.gather(*tasks)
     cpu_steps, steps_elapsed = ((_cpu(pids) - cpu1) if pids else None), time.perf_counter() - t1
+    db_steps = db_cpu() - db1 if db_cpu else None
     for c in [teacher] + [f.client for f in followers]:
         await c.close()
     out = report(steps, followers, errors, cpu_idle, idle_elapsed, polls_idle, cpu_steps, steps_elapsed)
     out["teacher_next_token"] = latency(pressed)
+    if db_cpu:  # the database's own CPU, read the same way (idle polling, then per follower update)
+        db = report(steps, followers, [], db_idle, idle_elapsed, polls_idle, db_steps, steps_elapsed)["server_cpu"]
+        out["database_cpu"] = {"idle_s_per_s": db["idle_polling_s_per_s"], "while_stepping_s": db["while_stepping_s"],
+                               "per_follower_update_ms": db["per_follower_update_ms"]}
     return out
 
 
@@ -320,6 +327,21 @@ def _throwaway_postgres():
     return module.start_cluster()
 
 
+def postgres_cpu(cluster) -> float:
+    """CPU seconds of the throwaway PostgreSQL so far: the postmaster, its live backends and the ones it reaped."""
+    import psutil
+
+    pid = int((cluster.folder / "data" / "postmaster.pid").read_text().split()[0])
+    main = psutil.Process(pid)
+    total = sum(main.cpu_times()[:4])  # user, system, and its reaped children's
+    for child in main.children():
+        try:
+            total += sum(child.cpu_times()[:2])
+        except psutil.Error:
+            pass
+    return total
+
+
 def goal(out: dict, replicas: int, class_db: str) -> dict:
     """Issue 28's goal, read off this run: every step reached every follower with the same text, p95 <= 2 s."""
     p95_ms = out["delay_click_to_follower_page"].get("p95_ms")
@@ -365,7 +387,8 @@ def main(argv: list[str] | None = None) -> int:
                     **(profile_env(args.profile) if args.profile else {})}))
             load = tuple(round(x, 2) for x in os.getloadavg())
             out = asyncio.run(run([local_url(s) for s in servers], db, args.students, args.seconds, args.period,
-                                  args.idle, [s.pid for s in servers]))
+                                  args.idle, [s.pid for s in servers],
+                                  db_cpu=(lambda: postgres_cpu(cluster)) if cluster else None))
     finally:
         for server in servers:
             stop_server(server)
