@@ -26,6 +26,11 @@ starts a throwaway PostgreSQL (``tests/postgres.py``), ``--replicas`` servers on
 first and the followers dealt round-robin over all of them (as the balancer's cookie would pin them), and adds
 the delays per replica, the machine's solo decode step (the embedded model, one tab, measured first in this
 process: the yardstick the goals are read against) and the goal's verdict.
+
+``--profile DIR`` profiles every script run inside the servers (``RUN_PROFILER``, installed by PYTHONPATH as
+``bench/click_cost.py``'s RUN_TIMER is): each run's wall and thread CPU time, and a cProfile per kind of run
+(``poll``: a follower's polling fragment that found nothing new; ``update``: a run that drew the page) written
+to DIR as ``<pid>-<kind>.prof``; the JSON adds the runs' CPU per kind and the top functions of each.
 """
 from __future__ import annotations
 
@@ -89,14 +94,98 @@ async def follow(f: Follower, stop: asyncio.Event) -> None:
             f.updates.append((time.perf_counter(), list(result.tokens)))
 
 
+RUN_PROFILER = """
+import os
+
+_DIR = os.environ.get("AUTOREG_BENCH_PROFILE_DIR")
+if _DIR:
+    import cProfile
+    import pstats
+    import threading
+    import time
+
+    from streamlit.runtime.scriptrunner import script_runner as _script_runner
+
+    _original = _script_runner.ScriptRunner._run_script
+    _lock = threading.Lock()
+    _stats = {}
+    _count = [0]
+
+    def _kind(profile):
+        for (path, _line, name) in profile.stats:
+            if name == "render" and path.endswith(os.path.join("classroom", "mode.py")):
+                return "update"
+            if name == "follow_here" and path.endswith(os.path.join("classroom", "mode.py")):
+                return "update"
+        return "poll"
+
+    def _profiled(self, rerun_data, *args, **kwargs):
+        profile = cProfile.Profile(time.thread_time)  # CPU, not waits: what each function costs the server
+        wall, cpu = time.perf_counter(), time.thread_time()
+        profile.enable()
+        try:
+            return _original(self, rerun_data, *args, **kwargs)
+        finally:
+            profile.disable()
+            wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
+            profile.create_stats()
+            kind = _kind(profile)
+            with _lock:
+                if kind in _stats:
+                    _stats[kind].add(profile)
+                else:
+                    _stats[kind] = pstats.Stats(profile)
+                _count[0] += 1
+                with open(os.path.join(_DIR, "%d.runs" % os.getpid()), "a") as log:
+                    log.write("%s %.3f %.3f\\n" % (kind, wall * 1000, cpu * 1000))
+                if _count[0] % 25 == 0:
+                    for name, stats in _stats.items():
+                        stats.dump_stats(os.path.join(_DIR, "%d-%s.prof" % (os.getpid(), name)))
+
+    _script_runner.ScriptRunner._run_script = _profiled
+"""
+
+
+def profile_env(folder: Path) -> dict:
+    """The environment that makes a bench server profile its script runs into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sitecustomize.py").write_text(RUN_PROFILER)
+    path = os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH", "")) if p)
+    return {"PYTHONPATH": path, "AUTOREG_BENCH_PROFILE_DIR": str(folder)}
+
+
+def profile_summary(folder: Path, top: int = 25) -> dict:
+    """The servers' script runs by kind (count, CPU per run) and each kind's top functions by cumulative time."""
+    import io
+    import pstats
+    import statistics
+
+    runs: dict[str, list[float]] = {}
+    for log in folder.glob("*.runs"):
+        for line in log.read_text().splitlines():
+            kind, _wall, cpu = line.split()
+            runs.setdefault(kind, []).append(float(cpu))
+    out = {kind: {"runs": len(cpus), "cpu_ms_median": round(statistics.median(cpus), 2),
+                  "cpu_ms_mean": round(statistics.fmean(cpus), 2)} for kind, cpus in runs.items()}
+    for kind in runs:
+        files = sorted(str(f) for f in folder.glob(f"*-{kind}.prof"))
+        if files:
+            text = io.StringIO()
+            pstats.Stats(*files, stream=text).sort_stats("cumulative").print_stats(top)
+            (folder / f"{kind}.txt").write_text(text.getvalue())
+            out[kind]["profile"] = str(folder / f"{kind}.txt")
+    return out
+
+
 def _cpu(pids: list[int]) -> float | None:
     return sum(cpu_seconds(p) for p in pids) if pids else None
 
 
 async def run(url: str | list[str], db: Path | str, n_students: int, seconds: float, period: float, idle_s: float,
-              pid: int | list[int] | None) -> dict:
+              pid: int | list[int] | None, db_cpu=None) -> dict:
     """One class: the teacher on the first of ``url`` (one address, or one per replica), followers dealt over all
-    of them; ``pid`` the servers' process ids (their CPU is summed)."""
+    of them; ``pid`` the servers' process ids (their CPU is summed); ``db_cpu`` the database's CPU seconds so far
+    (a callable: PostgreSQL's processes are not the servers')."""
     from autoreg_ui.classroom.store import ClassStore
 
     urls = [url] if isinstance(url, str) else list(url)
@@ -127,14 +216,15 @@ async def run(url: str | list[str], db: Path | str, n_students: int, seconds: fl
     stop = asyncio.Event()
     tasks = [asyncio.create_task(follow(f, stop)) for f in followers]
 
-    cpu0, t0 = _cpu(pids), time.perf_counter()
+    cpu0, t0, db0 = _cpu(pids), time.perf_counter(), db_cpu() if db_cpu else None
     await asyncio.sleep(idle_s)  # the class sits still: polling only
     cpu_idle, idle_elapsed = ((_cpu(pids) - cpu0) if pids else None), time.perf_counter() - t0
+    db_idle = db_cpu() - db0 if db_cpu else None
     polls_idle = sum(f.polls for f in followers)
 
     steps: list[tuple[float, list[int]]] = []  # (click time, the teacher's generated ids after it)
     pressed: list[float] = []  # how long each Next token took to answer the teacher
-    cpu1, t1 = _cpu(pids), time.perf_counter()
+    cpu1, t1, db1 = _cpu(pids), time.perf_counter(), db_cpu() if db_cpu else None
     stop_at = t1 + seconds
     shown = opened.tokens or []
     while time.perf_counter() < stop_at:
@@ -154,10 +244,15 @@ async def run(url: str | list[str], db: Path | str, n_students: int, seconds: fl
     stop.set()
     await asyncio.gather(*tasks)
     cpu_steps, steps_elapsed = ((_cpu(pids) - cpu1) if pids else None), time.perf_counter() - t1
+    db_steps = db_cpu() - db1 if db_cpu else None
     for c in [teacher] + [f.client for f in followers]:
         await c.close()
     out = report(steps, followers, errors, cpu_idle, idle_elapsed, polls_idle, cpu_steps, steps_elapsed)
     out["teacher_next_token"] = latency(pressed)
+    if db_cpu:  # the database's own CPU, read the same way (idle polling, then per follower update)
+        db = report(steps, followers, [], db_idle, idle_elapsed, polls_idle, db_steps, steps_elapsed)["server_cpu"]
+        out["database_cpu"] = {"idle_s_per_s": db["idle_polling_s_per_s"], "while_stepping_s": db["while_stepping_s"],
+                               "per_follower_update_ms": db["per_follower_update_ms"]}
     return out
 
 
@@ -232,6 +327,21 @@ def _throwaway_postgres():
     return module.start_cluster()
 
 
+def postgres_cpu(cluster) -> float:
+    """CPU seconds of the throwaway PostgreSQL so far: the postmaster, its live backends and the ones it reaped."""
+    import psutil
+
+    pid = int((cluster.folder / "data" / "postmaster.pid").read_text().split()[0])
+    main = psutil.Process(pid)
+    total = sum(main.cpu_times()[:4])  # user, system, and its reaped children's
+    for child in main.children():
+        try:
+            total += sum(child.cpu_times()[:2])
+        except psutil.Error:
+            pass
+    return total
+
+
 def goal(out: dict, replicas: int, class_db: str) -> dict:
     """Issue 28's goal, read off this run: every step reached every follower with the same text, p95 <= 2 s."""
     p95_ms = out["delay_click_to_follower_page"].get("p95_ms")
@@ -253,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--period", type=float, default=3.0, help="seconds between the teacher's steps")
     parser.add_argument("--idle", type=float, default=15.0, help="seconds of polling before the first step")
     parser.add_argument("--replicas", type=int, default=1, help="servers sharing the class (1 to 4)")
+    parser.add_argument("--profile", type=Path, metavar="DIR",
+                        help="profile the servers' script runs into DIR (cProfile per kind of run)")
     parser.add_argument("--class-db", choices=("sqlite", "postgres"), default="sqlite",
                         help="postgres: a throwaway PostgreSQL shared by the replicas (sqlite: one file they share)")
     args = parser.parse_args(argv)
@@ -271,15 +383,19 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(args.replicas):
                 servers.append(start_server(ROOT / "app.py", free_port(), env={
                     "AUTOREG_CLASS_DB": str(db), "AUTOREG_MAX_SESSIONS": "0",
-                    "AUTOREG_CLASS_SEATS": str(max(60, args.students))}))
+                    "AUTOREG_CLASS_SEATS": str(max(60, args.students)),
+                    **(profile_env(args.profile) if args.profile else {})}))
             load = tuple(round(x, 2) for x in os.getloadavg())
             out = asyncio.run(run([local_url(s) for s in servers], db, args.students, args.seconds, args.period,
-                                  args.idle, [s.pid for s in servers]))
+                                  args.idle, [s.pid for s in servers],
+                                  db_cpu=(lambda: postgres_cpu(cluster)) if cluster else None))
     finally:
         for server in servers:
             stop_server(server)
         if cluster is not None:
             cluster.stop()
+    if args.profile:
+        out["profile"] = profile_summary(args.profile)
     out["solo_decode_step_ms"] = solo_ms
     out["goal"] = goal(out, args.replicas, args.class_db)
     out["load_average_at_start"] = load

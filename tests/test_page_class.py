@@ -253,3 +253,69 @@ def test_wrong_codes_from_one_tab_are_slowed_and_none_gets_in(class_db, tiny_fol
     _ok(guesser.button(key=keys.CLASS_JOIN).click().run())
     assert "Too many wrong class codes" in " ".join(e.value for e in guesser.error)
     assert keys.CLASS_SEAT not in guesser.session_state and class_mode.store().students(code) == []
+
+
+def _chart_step(at) -> str | None:
+    """The follower's caption over the last step's chart (None: no chart drawn)."""
+    return next((c.value for c in at.caption if c.value.startswith("The teacher's step")), None)
+
+
+def test_followers_see_the_teachers_undo_reset_and_new_prompt_through_the_drawn_memo(class_db, tiny_folder):
+    """The strip and the chart are built once per class text in the process (``class_live.memo``): every change
+    of the teacher's text must still reach the follower, whole sequence and length, and the chart's step."""
+    from autoreg_ui.classroom import live as class_live
+    from autoreg_ui.classroom import text as class_text
+
+    teacher, code, (ann, bob) = _class_with_students(tiny_folder, 2)
+    _teacher_steps(teacher, 3, back_to_class=False)
+
+    def both_follow(generated: int) -> list[int]:
+        ids = list(teacher.session_state[keys.SESSION].ids)
+        prompt_len = len(teacher.session_state[keys.SESSION].prompt_ids)
+        assert len(ids) == prompt_len + generated
+        for s in (ann, bob):
+            _ok(s.run())
+            assert _strip_ids(s) == ids
+            caption = _chart_step(s)
+            if generated:
+                assert caption == class_text.LAST_STEP_CHART.format(n=generated)
+            else:
+                assert caption is None  # back at the prompt: no step to chart
+        return ids
+
+    three = both_follow(3)
+    built = len(class_live._memo)
+    _ok(ann.run())  # a redraw of the same text builds nothing new
+    assert len(class_live._memo) == built
+    _ok(teacher.button(key="step_undo").click().run())
+    assert both_follow(2) == three[:-1]
+    _ok(teacher.button(key="step_next").click().run())
+    assert both_follow(3) == three  # greedy: the same third token again, drawn from the memo's first entry
+    _ok(teacher.button(key="step_reset").click().run())
+    both_follow(0)
+    teacher.text_area(key=keys.PROMPT_BOX).input("Once upon a time").run()
+    _ok(teacher.button(key=keys.APPLY_PROMPT).click().run())
+    for _ in range(3):
+        _ok(teacher.button(key="step_next").click().run())
+    fresh = both_follow(3)
+    assert fresh[:len(three) - 3] != three[:len(three) - 3]  # another prompt: other text, same step count
+
+
+def test_after_a_restart_no_teacher_tab_says_it_leads_until_one_acts(class_db, tiny_folder):
+    from autoreg_ui.classroom import live as class_live
+    from autoreg_ui.classroom import text as class_text
+
+    teacher, code, _ = _class_with_students(tiny_folder, 0)
+    key = teacher.session_state[keys.CLASS_KEY]
+    assert class_text.THIS_TAB_LEADS in _text(_ok(teacher.run()))  # the tab that started the class leads it
+    _teacher_steps(teacher, 1)
+    with class_live._live_lock:  # the server restarted: this process has seen no tab act
+        class_live._leaders.clear()
+        class_live._live.clear()
+    second = _tab(tiny_folder, {"class": code, "key": key})
+    for tab in (teacher, second):
+        shown = _text(_ok(tab.run()))
+        assert class_text.NO_TAB_LEADS_YET in shown and class_text.THIS_TAB_LEADS not in shown
+    _teacher_steps(second, 1)
+    assert class_text.THIS_TAB_LEADS in _text(_ok(second.run()))
+    assert class_text.OTHER_TAB_LEADS in _text(_ok(teacher.run()))

@@ -13,6 +13,7 @@ id), ``key=KEY`` for the teacher; ``mode`` reads it into the tab's state. The vi
 """
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import threading
@@ -232,11 +233,18 @@ def warm_classes(bundle, limit: int = 20) -> int:
     return built
 
 
-def leads(state) -> bool:
-    """Whether this teacher tab made the class's latest change (or no tab has since this server started)."""
+def leads(state) -> bool | None:
+    """Whether this teacher tab made the class's latest change; None when no tab has acted on the class since
+    this server started (after a restart every teacher tab would otherwise say it leads until one acts)."""
     with _live_lock:
         leader = _leaders.get(state.get(keys.CLASS_CODE))
-    return leader is None or leader == tab_id(state)
+    return None if leader is None else leader == tab_id(state)
+
+
+def take_lead(state) -> None:
+    """The tab that started the class leads it before its first step."""
+    with _live_lock:
+        _leaders[state[keys.CLASS_CODE]] = tab_id(state)
 
 
 def forget(code: str) -> None:
@@ -278,6 +286,39 @@ def class_snapshot(code: str, info: ClassInfo) -> SessionSnapshot | None:
         if how == replica_text.REPLAYED:
             st.info(text.REBUILT.format(steps=len(snapshot.records)))
         return snapshot
+
+
+MEMO_KEPT = 64  # drawn pieces (strips, figures) of the classes' current texts this process keeps
+_memo: OrderedDict[tuple, object] = OrderedDict()
+
+
+def memo_key(what: tuple, recipe: dict | None, model: str) -> tuple:
+    """What a drawn piece of a class's text depends on: the class and the piece (``what``), the model, and the
+    whole recipe (prompt, chat, seed, every step's settings, forced and listed tokens): a teacher's step, Undo,
+    Reset, new prompt or new settings is a new key."""
+    return (*what, model, json.dumps(recipe, sort_keys=True, separators=(",", ":")))
+
+
+def memo(what: tuple, recipe: dict | None, model: str, build):
+    """A piece every follower of a class draws the same (the token strip's HTML, the last step's figure), built
+    once per text in this process instead of once per follower and redraw. ``build`` must not depend on
+    anything but the class's text at ``recipe``; what it returns is shared and must not be changed."""
+    key = memo_key(what, recipe, model)
+    with _live_lock:
+        if key in _memo:
+            _memo.move_to_end(key)
+            return _memo[key]
+    with _once(("memo", *what)):  # the followers woken together by one step: one builds, the others take it
+        with _live_lock:
+            if key in _memo:
+                return _memo[key]
+        built = build()
+        with _live_lock:
+            _memo[key] = built
+            _memo.move_to_end(key)
+            while len(_memo) > MEMO_KEPT:
+                _memo.popitem(last=False)
+        return built
 
 
 def keep_prefix(rid: int, prefix: prefixes.Prefix) -> None:

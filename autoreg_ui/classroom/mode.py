@@ -7,6 +7,8 @@ file, the teacher's live text) is ``class_live``; the class itself is ``class_st
 """
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from autoreg_ui import glossary, keys, messages
@@ -97,13 +99,29 @@ def drawn(state, info: ClassInfo, teacher: bool) -> None:
     state[keys.CLASS_DRAWN] = (info.version, info.activity) if teacher else info.version
 
 
+HEARTBEAT = "class_heartbeat"  # (code, seat, mode, page, when) this tab last wrote to the store
+HEARTBEAT_S = 60.0  # a student in the same place writes ``seen`` at most this often
+
+
+def heartbeat_due(last, place: tuple, now: float, every: float = HEARTBEAT_S) -> bool:
+    """Whether a tab at ``place`` (code, seat, mode, page) should write it: a new place at once, the same one
+    after ``every`` seconds. A follower's page is redrawn on every teacher step; a write each time would put
+    every follower of a lecture through the store's one write lock on every step."""
+    return last is None or tuple(last[:4]) != place or now - last[4] >= every
+
+
 def heartbeat(page_name: str) -> None:
     """A student's tab says which page it is on (the teacher sees counts, never transcripts)."""
     state = st.session_state
     if is_student(state):
+        place = (state[keys.CLASS_CODE], state[keys.CLASS_SEAT], state.get(keys.CLASS_MODE, "following"),
+                 page_name or "step")
+        now = time.monotonic()
+        if not heartbeat_due(state.get(HEARTBEAT), place, now):
+            return
         try:
-            store().seen(state[keys.CLASS_CODE], state[keys.CLASS_SEAT], state.get(keys.CLASS_MODE, "following"),
-                         page_name or "step")
+            store().seen(*place)
+            state[HEARTBEAT] = (*place, now)
         except ClassError:
             pass
 
@@ -118,6 +136,7 @@ def start_class_button(where) -> None:
             return
         st.session_state.update({keys.CLASS_CODE: code, keys.CLASS_KEY: key, keys.CLASS_MODE: "following"})
         st.session_state.pop(keys.CLASS_SEAT, None)
+        class_live.take_lead(st.session_state)
         st.switch_page(PAGE, query_params={"class": code, "key": key})
 
 

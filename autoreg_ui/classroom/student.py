@@ -85,7 +85,9 @@ def view(info: ClassInfo, on_class_page: bool) -> None:
         st.info(text.WAITING)
         seat_buttons(info, mode, False)
         return
-    st.markdown(token_strip_html(snapshot.views(), list(snapshot.records), snapshot.prompt_len),
+    st.markdown(class_live.memo(("strip", code), info.recipe, snapshot.bundle.name,
+                                lambda: token_strip_html(snapshot.views(), list(snapshot.records),
+                                                         snapshot.prompt_len)),
                 unsafe_allow_html=True)
     question = store.question(code, info.open_question)
     if question is not None:
@@ -98,14 +100,21 @@ def view(info: ClassInfo, on_class_page: bool) -> None:
     if snapshot.records:
         last = snapshot.records[-1]
         st.caption(text.LAST_STEP_CHART.format(n=last.index))
-        fig = topn_figure(snapshot.bundle.tokenizer, top_of_record(last, TOP_N),
-                          text.LAST_STEP_CHART.format(n=last.index))
-        # the caption above says what it is: on a phone the title was cut and the chart's toolbar covered it and
-        # the legend, so the legend sits under the toolbar, across the width
-        fig.update_layout(title=None, legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
-                          margin=dict(l=10, r=10, t=100, b=10))
+        fig = class_live.memo(("last step", code), info.recipe, snapshot.bundle.name,
+                              lambda: last_step_figure(snapshot.bundle.tokenizer, last))
         show_chart(fig, "class_last_step", f"class-step-{last.index}")
     leave_block()
+
+
+def last_step_figure(tokenizer, last):
+    """The teacher's last step as bars. Built once per class and text in this process (``class_live.memo``):
+    every follower of a step draws the same figure, and nobody changes it after (``show_chart`` styles a copy)."""
+    fig = topn_figure(tokenizer, top_of_record(last, TOP_N), text.LAST_STEP_CHART.format(n=last.index))
+    # the caption above says what it is: on a phone the title was cut and the chart's toolbar covered it and
+    # the legend, so the legend sits under the toolbar, across the width
+    fig.update_layout(title=None, legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
+                      margin=dict(l=10, r=10, t=100, b=10))
+    return fig
 
 
 def seat_buttons(info: ClassInfo, mode: str, has_text: bool) -> None:

@@ -34,7 +34,7 @@ ASK_AGAIN = "class_ask_again_for"  # the open question whose answers a second As
 def view(info: ClassInfo) -> None:
     key = st.session_state[keys.CLASS_KEY]
     st.header(text.TEACHER_HEADER)
-    st.caption(text.THIS_TAB_LEADS if class_live.leads(st.session_state) else text.OTHER_TAB_LEADS)
+    st.caption(text.lead_line(class_live.leads(st.session_state)))
     join_block(info.code)
     students = [s for s in class_live.store().students(info.code) if not s.removed]
     seats(students)

@@ -25,6 +25,17 @@ THIS_TAB_LEADS = ("This tab leads the class: the class's text is what you do her
 OTHER_TAB_LEADS = ("Another tab with your teacher key moved the class's text last, so it leads; this tab shows "
                    "the class's current text and leads again from your next action here.")
 JOIN_WITH = "Students join at"
+NO_TAB_LEADS_YET = ("No tab with your teacher key has acted on the class since this server started: the class's "
+                    "text is the one it had, and the tab you act in next leads.")
+
+
+def lead_line(leads: bool | None) -> str:
+    """Which of the teacher's tabs leads, as ``live.leads`` says (None: none has acted since the server started)."""
+    if leads is None:
+        return NO_TAB_LEADS_YET
+    return THIS_TAB_LEADS if leads else OTHER_TAB_LEADS
+
+
 KEY_WARNING = ("This tab's address holds your **teacher key**: it lets this tab lead the class and come back to "
                "it after a reload or a server restart. Never share this address (hide the address bar when "
                "you project, e.g. full screen); share the join link above.")

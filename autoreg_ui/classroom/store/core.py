@@ -75,6 +75,7 @@ class StoreCore:
         self.max_classes = max_classes
         self.max_students = class_seats() if max_students is None else max_students
         self._write = threading.Lock()  # one writer at a time in this process (SQLite would make us wait anyway)
+        self._versions: dict[str, tuple] = {}  # code → (listener stamp, read at, version, expires): ``watched_version``
         with self._db() as db:
             self.backend.create_tables(db)
 

@@ -12,6 +12,8 @@ A back end (``sqlite.Backend`` for a file, ``postgres.Backend`` for ``postgresql
   back on leaving), ``create_tables(db)`` and ``write_transaction(db)`` (SQLite: ``BEGIN IMMEDIATE``;
   PostgreSQL: a transaction holding one advisory lock, so writes are serialised across replicas as SQLite
   serialises them in a file);
+- ``stamp(code)``: what this process has heard of the class (PostgreSQL: the listener's count; SQLite: None,
+  every waiter reads the version itself);
 - ``changed(db, code)``: said inside a teacher's transaction (PostgreSQL: ``NOTIFY``; SQLite: nothing) and
   ``watch(code)``: an event set when the class may have changed (PostgreSQL: by one listener thread per
   process; SQLite: never, the waiter polls), with ``recheck_s``, how often a waiter reads the version anyway;

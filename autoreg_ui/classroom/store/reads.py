@@ -46,12 +46,30 @@ class ClassReads(StoreCore):
         deadline = time.monotonic() + max(0.0, timeout)
         with self.backend.watch(normal_code(code)) as woken:
             while True:
-                now = self.version(code)
+                now = self.watched_version(code)
                 left = deadline - time.monotonic()
                 if now != version or left <= 0:
                     return now
                 woken.wait(min(left, self.backend.recheck_s))
                 woken.clear()
+
+    def watched_version(self, code: str) -> int | None:
+        """The version as a waiter reads it. On PostgreSQL, while the listener is in force, the last read of
+        this process stands (for at most ``recheck_s``, and not past the class's expiry) until the listener hears
+        of the class or reconnects: the stamp is taken before the read, so a change committed after the read
+        has moved it. One read then serves every follower of the class on this replica. SQLite: one read."""
+        code = normal_code(code)
+        stamp = self.backend.stamp(code)
+        if stamp is not None:
+            held = self._versions.get(code)
+            if (held is not None and held[0] == stamp and time.monotonic() - held[1] < self.backend.recheck_s
+                    and held[3] > self.clock()):
+                return held[2]
+        with self._db() as db:
+            row = db.execute("SELECT version, expires FROM classes WHERE code = ?", (code,)).fetchone()
+        if stamp is not None and row is not None:
+            self._versions[code] = (stamp, time.monotonic(), row[0], row[1])
+        return None if row is None or row[1] <= self.clock() else row[0]
 
     def codes(self) -> list[str]:
         """Open classes, oldest first (for the operator)."""

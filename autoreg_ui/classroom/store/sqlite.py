@@ -78,5 +78,10 @@ class Backend:
     def watch(self, code: str) -> Iterator[threading.Event]:
         yield threading.Event()  # never set: the waiter polls
 
+    @staticmethod
+    def stamp(code: str) -> None:
+        """Nothing is heard: every waiter reads the version itself."""
+        return None
+
     def close(self) -> None:
         """Nothing held open: each use opens and closes its connection."""

@@ -71,3 +71,50 @@ def test_postgres_wakes_every_waiter_well_before_its_own_recheck(store):
     assert max(took for _, took in woke) < 0.5 + 2.0 < store.backend.recheck_s + 0.5
     assert len([d for d in postgres._listeners if d == store.path]) == 1  # one listener for the process
     assert postgres.listener(store.path).heard >= 1
+
+
+def _counting_reads(store, monkeypatch) -> list[int]:
+    reads = [0]
+    opened = store._db
+
+    def counted():
+        reads[0] += 1
+        return opened()
+
+    monkeypatch.setattr(store, "_db", counted)
+    return reads
+
+
+@pytest.mark.parametrize("class_db", ["postgres"], indirect=True)
+def test_postgres_waiters_share_one_version_read_until_the_listener_hears_of_the_class(store, monkeypatch):
+    """Idle followers cost one read per class and process, not one each per poll; a change made elsewhere (another
+    store object: another replica's) is read again as soon as its NOTIFY is heard, and a lost LISTEN voids it."""
+    from autoreg_ui.classroom import store as class_store
+    from autoreg_ui.classroom.store import postgres
+
+    code, key = store.create()
+    version = store.version(code)
+    assert store.wait_for_change(code, version, timeout=0.2) == version  # the listener is in force now
+    reads = _counting_reads(store, monkeypatch)
+    assert [store.watched_version(code) for _ in range(20)] == [version] * 20
+    assert reads[0] <= 1
+    other = class_store.ClassStore(store.path, clock=store.clock, hours=2)
+    other.set_recipe(code, key, {"prompt": "x"})
+    assert store.wait_for_change(code, version, timeout=10) == version + 1  # woken, and read again
+    assert store.watched_version(code) == version + 1
+    # a lost LISTEN connection (its generation moves): what was read before is read again
+    before = reads[0]
+    with postgres.listener(store.path).lock:
+        postgres.listener(store.path).generation += 1
+    assert store.watched_version(code) == version + 1 and reads[0] == before + 1
+    # the class's expiry is kept with the read: past it, the class reads as gone even before anyone says so
+    store.clock.now += 3 * 3600
+    assert store.watched_version(code) is None
+
+
+@pytest.mark.parametrize("class_db", ["sqlite"], indirect=True)
+def test_sqlite_waiters_read_the_version_each_time(store, monkeypatch):
+    code, _ = store.create()
+    version = store.version(code)
+    reads = _counting_reads(store, monkeypatch)
+    assert [store.watched_version(code) for _ in range(3)] == [version] * 3 and reads[0] == 3

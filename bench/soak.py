@@ -1,0 +1,175 @@
+"""The soak: a class of students working for a long time, and whether the server's memory keeps growing.
+
+    python -m bench.soak                        # 30 students, each resets every 40 tokens, 20 minutes
+    python -m bench.soak --students 5 --minutes 2 --warmup 30
+
+Issue 28's goal: 30 students who reset every 40 tokens for 20 minutes, the server's memory slope after the
+warm-up within ±2 MiB per minute. A leak (a session, a record, a cache entry or a figure kept per click) shows
+as a slope; what the students legitimately hold (each one's text, at most 40 tokens) stops growing once every
+student has reached 40 tokens and reset once.
+
+Each student is ``bench.classroom``'s simulated tab (the step page over the websocket, its own seed) acting
+every ``--period`` seconds, with one rule of its own: Next token until its text holds ``--reset-every``
+tokens, then Reset. The server it starts is sampled every ``--every`` seconds; each sample is printed to stderr
+as it comes, and the JSON at the end holds them all, the least-squares slope after the warm-up (MiB/min) and
+the goal's verdict. The slope's arithmetic is ``slope_after_warmup`` (a pure function, unit-tested).
+
+Bounded and local: 127.0.0.1 only, at most 25 minutes, and the server it starts is stopped.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.classroom import NEXT, RESET, Student, latency, run_student, warm_up  # noqa: E402
+from bench.server import free_port, local_url, start_server, stop_server  # noqa: E402
+
+MAX_MINUTES = 25
+GOAL_STUDENTS, GOAL_MINUTES, GOAL_RESET_EVERY, GOAL_SLOPE_MIB_PER_MIN = 30, 20, 40, 2.0  # issue 28
+
+
+class SoakStudent(Student):
+    """A student who presses Next token until the text holds ``reset_every`` tokens, then Reset."""
+
+    reset_every: int = GOAL_RESET_EVERY
+
+    def next_kind(self, n_tokens: int, max_new: int) -> str:
+        return RESET if n_tokens >= min(self.reset_every, max_new - 1) else NEXT
+
+
+def slope_after_warmup(samples: list[tuple[float, float]], warmup_s: float) -> float | None:
+    """The least-squares slope (MiB per minute) of the (seconds, MiB) samples taken at or after ``warmup_s``;
+    None with fewer than three such samples (or all at one instant)."""
+    after = [(t, m) for t, m in samples if t >= warmup_s]
+    if len(after) < 3:
+        return None
+    t_mean = statistics.fmean(t for t, _ in after)
+    m_mean = statistics.fmean(m for _, m in after)
+    var = sum((t - t_mean) ** 2 for t, _ in after)
+    if not var:
+        return None
+    return sum((t - t_mean) * (m - m_mean) for t, m in after) / var * 60
+
+
+def slope_error(samples: list[tuple[float, float]], warmup_s: float) -> float | None:
+    """The slope's standard error (MiB per minute): memory saw-tooths by tens of MiB as the students' texts grow
+    and reset, so a slope is read with its uncertainty. None with fewer than three samples after the warm-up."""
+    slope = slope_after_warmup(samples, warmup_s)
+    after = [(t, m) for t, m in samples if t >= warmup_s]
+    if slope is None or len(after) < 3:
+        return None
+    t_mean = statistics.fmean(t for t, _ in after)
+    m_mean = statistics.fmean(m for _, m in after)
+    var = sum((t - t_mean) ** 2 for t, _ in after)
+    residual = sum((m - m_mean - slope / 60 * (t - t_mean)) ** 2 for t, m in after)
+    return (residual / (len(after) - 2) / var) ** 0.5 * 60
+
+
+def verdict(slope: float | None, goal: float = GOAL_SLOPE_MIB_PER_MIN) -> bool | None:
+    """Within ±``goal`` MiB/min (None: no slope could be read)."""
+    return None if slope is None else abs(slope) <= goal
+
+
+async def sample_memory(pid: int, started: float, stop: asyncio.Event, every: float, out: list) -> None:
+    """The server's resident memory every ``every`` seconds, printed as it comes (a long run shows its trend)."""
+    import psutil
+
+    proc = psutil.Process(pid)
+    while True:
+        try:
+            sample = (round(time.perf_counter() - started, 1), round(proc.memory_info().rss / 2**20, 1))
+        except psutil.Error:
+            return
+        out.append(sample)
+        print(f"soak: {sample[0]:7.1f} s  {sample[1]:8.1f} MiB", file=sys.stderr, flush=True)
+        try:
+            await asyncio.wait_for(stop.wait(), every)
+            return
+        except TimeoutError:
+            pass
+
+
+async def soak(url: str, pid: int, n_students: int, seconds: float, period: float, jitter: float,
+               reset_every: int, every: float, seed: int) -> tuple[list[Student], list]:
+    await warm_up(url)
+    rng = random.Random(seed)
+    students = []
+    for i in range(n_students):
+        student = SoakStudent(i, 1000 + i, url, random.Random(rng.random()))
+        student.reset_every = reset_every
+        students.append(student)
+    started = time.perf_counter()
+    stop_at = started + seconds
+    samples: list = []
+    stop = asyncio.Event()
+    sampler = asyncio.create_task(sample_memory(pid, started, stop, every, samples))
+
+    async def arrive(student: Student) -> None:
+        await asyncio.sleep(min(10.0, seconds / 4) * student.index / max(1, n_students))
+        await run_student(student, started, stop_at, period, jitter)
+
+    await asyncio.gather(*(arrive(s) for s in students))
+    stop.set()
+    await sampler
+    return students, samples
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=GOAL_STUDENTS)
+    parser.add_argument("--minutes", type=float, default=GOAL_MINUTES)
+    parser.add_argument("--reset-every", type=int, default=GOAL_RESET_EVERY, help="tokens before a student resets")
+    parser.add_argument("--warmup", type=float, default=300.0, help="seconds before memory should be flat")
+    parser.add_argument("--period", type=float, default=2.0, help="seconds between a student's actions")
+    parser.add_argument("--jitter", type=float, default=0.5)
+    parser.add_argument("--every", type=float, default=15.0, help="seconds between memory samples")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if not 1 <= args.students <= 200:
+        parser.error("--students must lie between 1 and 200")
+    if not 0 < args.minutes <= MAX_MINUTES:
+        parser.error(f"--minutes must lie between 0 and {MAX_MINUTES}")
+    if not 0 <= args.warmup < args.minutes * 60:
+        parser.error("--warmup must be shorter than the run")
+    load = tuple(round(x, 2) for x in os.getloadavg())
+    server = start_server(ROOT / "app.py", free_port())
+    try:
+        students, samples = asyncio.run(soak(local_url(server), server.pid, args.students, args.minutes * 60,
+                                             args.period, args.jitter, args.reset_every, args.every, args.seed))
+    finally:
+        stop_server(server)
+    actions = [a for s in students for a in s.actions]
+    errors = [a.error for a in actions if a.error] + [e for s in students for e in s.errors]
+    slope, error = slope_after_warmup(samples, args.warmup), slope_error(samples, args.warmup)
+    print(json.dumps({
+        "students": args.students, "minutes": args.minutes, "reset_every_tokens": args.reset_every,
+        "actions_served": sum(1 for a in actions if a.error is None),
+        "resets": sum(1 for a in actions if a.kind == RESET and a.error is None),
+        "response_time": latency([a.seconds for a in actions if a.error is None]),
+        "errors": len(errors), "error_examples": errors[:5],
+        "memory_samples_s_mib": samples, "warmup_s": args.warmup,
+        "after_warmup_first_last_mib": [m for t, m in samples if t >= args.warmup][:1]
+        + [m for t, m in samples if t >= args.warmup][-1:],
+        "slope_after_warmup_mib_per_min": None if slope is None else round(slope, 2),
+        "slope_standard_error_mib_per_min": None if error is None else round(error, 2),
+        "goal": f"{GOAL_STUDENTS} students resetting every {GOAL_RESET_EVERY} tokens for {GOAL_MINUTES} min: "
+                f"slope within ±{GOAL_SLOPE_MIB_PER_MIN} MiB/min",
+        "within_goal": verdict(slope),
+        "load_average_at_start": load, "load_average_at_end": tuple(round(x, 2) for x in os.getloadavg()),
+    }, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
