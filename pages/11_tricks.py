@@ -17,7 +17,9 @@ bundle = lesson_page.set_up(text.TITLE, keys.TRICKS_PAGE, questions.QUESTIONS, t
 # ---------------------------------------------------------------- 1 · speculation's arithmetic
 guide.header(text.GUIDES, "1 · Speculation's arithmetic")
 explain(text.SPEC)
-st.latex(text.SPEC_LATEX)
+with guide.derivation(text.SPEC_DERIVATION):
+    st.markdown(text.SPEC_WORKING)
+    st.latex(text.SPEC_LATEX)
 a_col, c_col = st.columns(2)
 alpha = a_col.slider(text.WHATIF_ALPHA, 0.0, 1.0, 0.7, 0.05, key=keys.TRICKS_WHATIF_ALPHA, help=text.WHATIF_HELP)
 cost = c_col.slider(text.WHATIF_C, 0.0, 1.0, 0.1, 0.05, key=keys.TRICKS_WHATIF_C, help=text.WHATIF_HELP)

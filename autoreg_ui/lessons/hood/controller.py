@@ -16,7 +16,7 @@ import streamlit as st
 from autoreg_core import invariance, loss, positions
 from autoreg_core.teacher import MAX_TOKENS
 from autoreg_core.tokens import sequence_text, single_token_view
-from autoreg_ui import keys, measuring
+from autoreg_ui import guide, keys, measuring
 from autoreg_ui.charts import show_chart
 from autoreg_ui.lessons.hood import figures as figs
 from autoreg_ui.lessons.hood import text
@@ -100,7 +100,9 @@ def loss_rows(tokenizer, scored: loss.TextLoss, records) -> list[dict]:
 
 def draw_loss(bundle, session) -> None:
     explain(text.LOSS_EXPLAIN)
-    st.latex(text.LOSS_LATEX)
+    with guide.derivation(text.LOSS_DERIVATION):
+        st.latex(text.LOSS_LATEX)
+        st.markdown(text.NATS)
     ids = list(session.ids)[:MAX_READ]
     scored = run_and_keep(st.session_state, keys.HOOD_LOSS, measuring.stamp(bundle, tuple(ids), session.prompt_len),
                           text.LOSS_RUN, text.LOSS_SPINNER, lambda: loss.text_loss(bundle, ids, session.prompt_len),
@@ -140,9 +142,10 @@ def position_rows(tokenizer, session) -> list[dict]:
 
 def draw_positions(bundle, session) -> None:
     explain(text.ROPE_EXPLAIN)
-    st.latex(text.ROPE_LATEX)
-    rope = positions.rope_of(bundle.config)
-    st.markdown(text.rope_sentence(rope.base, rope.head_dim, rope.rope_type))  # code in a caption fails contrast
+    with guide.derivation(text.ROPE_DERIVATION):
+        st.latex(text.ROPE_LATEX)
+        rope = positions.rope_of(bundle.config)
+        st.markdown(text.rope_sentence(rope.base, rope.head_dim, rope.rope_type))  # code in a caption fails contrast
     ids = list(session.ids)[-MAX_READ:]
     st.subheader(text.POSITION_IDS_TITLE)
     st.markdown(text.positions_sentence(session.prompt_len, len(session.ids)))
