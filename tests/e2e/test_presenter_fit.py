@@ -120,3 +120,38 @@ def test_a_phone_does_not_scroll_sideways(browser, app_url, path):
         assert wide <= screen + 1, f"{path}: the page is {wide} px wide on a {screen} px screen"
     finally:
         ctx.close()
+
+
+def _bottom(page, selector: str) -> float:
+    box = page.locator(selector).first.bounding_box()
+    assert box is not None, f"{selector} is not drawn"
+    return box["y"] + box["height"]
+
+
+def test_hood_and_tricks_show_their_control_and_chart_on_the_first_screen(browser, app_url):
+    """Issue 29: on a projector, each new page's main control and main chart are inside the first 720 px."""
+    from autoreg_ui.lessons.hood import text as hood_text
+    from autoreg_ui.lessons.tricks import text as tricks_text
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    ctx, page = _open(browser, app_url, PROJECTOR, "hood", present=True)
+    try:
+        page.locator("[data-testid=stMain] button", has_text=hood_text.LOSS_RUN).first.click()
+        page.wait_for_timeout(500)
+        _settled(page)
+        page.locator(".st-key-hood_loss_fig").first.wait_for()
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=str(SHOTS / "hood-first-screen.png"))
+        for what in (f"[data-testid=stMain] button:has-text('{hood_text.LOSS_RUN}')", ".st-key-hood_loss_fig"):
+            assert _bottom(page, what) <= PROJECTOR[1], what
+        page.goto(f"{app_url}/tricks{QUERY}&present=1")
+        page.locator("h1").first.wait_for()
+        _settled(page)
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=str(SHOTS / "tricks-first-screen.png"))
+        slider = f"[data-testid=stMain] [data-testid=stSlider]:has-text('{tricks_text.WHATIF_C}')"
+        for what in (slider, ".st-key-tricks_whatif_fig"):
+            assert _bottom(page, what) <= PROJECTOR[1], what
+        assert page.evaluate(OVERFLOW_JS) == []
+    finally:
+        ctx.close()
