@@ -33,14 +33,18 @@ PAGES = [
     st.Page("pages/6_serving.py", title="How servers go fast", icon=":material/speed:", url_path="serving"),
     st.Page("pages/7_glossary.py", title="Glossary", icon=":material/menu_book:", url_path="glossary"),
     st.Page("pages/9_class.py", title="Class", icon=":material/groups:", url_path="class"),
-    st.Page("pages/10_hood.py", title="Under the hood: loss, positions, determinism", icon=":material/memory:",
-            url_path="hood"),
-    st.Page("pages/11_tricks.py", title="More serving tricks: shared prefixes, grammars, speculation",
-            icon=":material/bolt:", url_path="tricks"),
+    st.Page("pages/10_hood.py", title="Under the hood", icon=":material/memory:", url_path="hood"),
+    st.Page("pages/11_tricks.py", title="More serving tricks", icon=":material/bolt:", url_path="tricks"),
     # the app's root: Start here, or the step page when it carries a link (every link written before /step existed)
     st.Page("pages/1_step.py", title="Step through generation", url_path="home", default=True, visibility="hidden"),
 ]
 
+# Text wraps onto a second line instead of ending in "…": page names in the sidebar, button labels and metrics
+# (presenter mode's large type in a column narrowed by the open sidebar cut them; issue 27)
+WRAP_CSS = ("<style>[data-testid=stSidebarNavLink] { height: auto; min-height: 2rem; }"
+            ":is([data-testid=stSidebarNavLink], [data-testid=stMain] button, [data-testid=stMetricLabel],"
+            " [data-testid=stMetricValue]) :is([data-testid=stMarkdownContainer], p, div)"
+            " { white-space: normal; overflow: visible; text-overflow: clip; }</style>")
 page = st.navigation(PAGES)
 lesson_path.follow()  # a path's ← Previous stop / Next stop → asked for another page: switch to it in this tab
 class_mode.read_link(st.session_state, st.query_params)
@@ -49,6 +53,7 @@ if page.url_path == "" and class_mode.wants_class_page(st.query_params):
 if page.url_path == "" and not links.asks_for_a_page(st.query_params):
     st.switch_page(PAGES[0], query_params=st.query_params.to_dict())  # a bare / opens Start here
 with st.sidebar:
+    st.html(WRAP_CSS)
     render_sidebar()
 presenter.apply()
 install_export_script()  # once per run, outside every fragment

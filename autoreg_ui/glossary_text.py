@@ -37,7 +37,7 @@ PAGE_TITLES = {START: "Start here", STEP: "Step through generation", TOKENS: "To
                ATTENTION: "Attention and the KV cache", SAMPLING: "Sampling lab", COST: "Naive vs KV cache",
                INSIDE: "Inside generation", SERVING: "How servers go fast", CLASS: "Class",
                HOOD: "Under the hood",
-               TRICKS: "More serving tricks: shared prefixes, grammars, speculation"}
+               TRICKS: "More serving tricks"}
 
 GROUPS: dict[str, tuple[Term, ...]] = {
     "The loop": (
@@ -217,7 +217,7 @@ GROUPS: dict[str, tuple[Term, ...]] = {
     ),
 }
 
-# Every term each page uses, so its "Terms on this page" popover reaches them all (a term may be on
+# Every term each page uses, so its "Terms" popover reaches them all (a term may be on
 # several pages). A test checks each name is an entry, each entry's own page lists it, and that a term
 # whose words appear in a page's sentences is in that page's list.
 LOOP_WORDS = ("Token", "Prefill", "Decode step", "Forward pass", "Logits", "KV cache")
@@ -310,7 +310,7 @@ def entry_markdown(term: Term) -> str:
     return f"{term.meaning} *Seen on:* {where}."
 
 
-TERMS_HERE = "Terms on this page"
+TERMS_HERE = "Terms"  # short: it shares the head row with the title on a projector with the sidebar open
 WHOLE_GLOSSARY = "The whole glossary, with units"
 
 

@@ -37,3 +37,15 @@ def header(guides: Guides, title: str) -> None:
     """A section heading with its box right under it."""
     st.header(title)
     show(guides, title)
+
+
+DERIVATION_ICON = ":material/functions:"
+
+
+def derivation(label: str, where=None):
+    """A closed box for a derivation (a formula, a FLOP or byte count, a standard error, a unit's meaning).
+
+    Closed in every mode: the measurement and its prompts come first, the working is one click away.
+    ``label``: the box's title, from the lesson's text module; ``where``: a container to draw it in.
+    """
+    return (where or st).expander(label, icon=DERIVATION_ICON, expanded=False)

@@ -9,20 +9,31 @@ from autoreg_ui.format import BYTE_UNITS_NOTE
 from autoreg_ui.lessons.tricks import controller as tricks
 from autoreg_ui.lessons.tricks import figures as figs
 from autoreg_ui.lessons.tricks import questions, text
+from autoreg_ui.sharing import presenter
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import current_session
 
 bundle = lesson_page.set_up(text.TITLE, keys.TRICKS_PAGE, questions.QUESTIONS, text.INTRO)
 
 # ---------------------------------------------------------------- 1 · speculation's arithmetic
-guide.header(text.GUIDES, "1 · Speculation's arithmetic")
-explain(text.SPEC)
-st.latex(text.SPEC_LATEX)
-a_col, c_col = st.columns(2)
+projector = presenter.active()  # one screen: the boxes on one row, the sliders beside their chart
+st.header("1 · Speculation's arithmetic")
+box_cols = st.columns(3, vertical_alignment="center") if projector else [st] * 3
+guide.show(text.GUIDES, "1 · Speculation's arithmetic", where=box_cols[0])
+explain(text.SPEC, where=box_cols[1])
+with guide.derivation(text.SPEC_DERIVATION, where=box_cols[2]):
+    st.markdown(text.SPEC_WORKING)
+    st.latex(text.SPEC_LATEX)
+if projector:
+    slider_col, chart_at = st.columns([1, 2.2])
+    a_col = c_col = slider_col
+else:
+    (a_col, c_col), chart_at = st.columns(2), None
 alpha = a_col.slider(text.WHATIF_ALPHA, 0.0, 1.0, 0.7, 0.05, key=keys.TRICKS_WHATIF_ALPHA, help=text.WHATIF_HELP)
 cost = c_col.slider(text.WHATIF_C, 0.0, 1.0, 0.1, 0.05, key=keys.TRICKS_WHATIF_C, help=text.WHATIF_HELP)
 whatif = spec_math.best_k(alpha, cost)
 st.markdown(text.best_k_sentence("What if", alpha, cost, whatif.k, whatif.speedup, whatif.pays, spec_math.MAX_K))
+chart_at = chart_at or st.container()  # normally under the sentence; on a projector beside the sliders
 k_col, n_col = st.columns(2)
 k = k_col.slider(text.SPEC_K, 1, speculative.MAX_DRAFT, 4, key=keys.TRICKS_SPEC_K)
 max_new = n_col.slider(text.SPEC_MAX_NEW, 16, 96, 48, 8, key=keys.TRICKS_SPEC_MAX_NEW)
@@ -33,7 +44,8 @@ if measuring.run_controls(keys.TRICKS_SPEC, text.SPEC_RUN):
 found = measuring.show_kept(keys.TRICKS_SPEC.kept, bundle.name)
 reads = found.result if found else []
 curves = [("what if", whatif)] + [(f"{r.prompt} · {r.read.draft}", r.best) for r in reads]
-show_chart(figs.speedup_figure(curves), key=keys.TRICKS_WHATIF_FIG, filename="speculation-speedup-over-k")
+show_chart(figs.speedup_figure(curves, figs.PROJECTOR_HEIGHT if projector else figs.HEIGHT), key=keys.TRICKS_WHATIF_FIG,
+           filename="speculation-speedup-over-k", where=chart_at)
 if reads:
     st.dataframe(pd.DataFrame(tricks.spec_rows(reads)), hide_index=True, key=keys.TRICKS_SPEC.table)
     for r in reads:

@@ -93,10 +93,11 @@ else:
                        file_name=cost.csv_name(result), mime="text/csv", key=keys.COST_CSV)
 
 guide.header(text.GUIDES, "2 · Count, don't just time")
-st.markdown(text.counts_intro(spec))
-st.latex(text.F_NAIVE)
-st.latex(text.F_CACHE)
-st.markdown(text.SUMS)
+with guide.derivation(text.FLOPS_DERIVATION):
+    st.markdown(text.counts_intro(spec))
+    st.latex(text.F_NAIVE)
+    st.latex(text.F_CACHE)
+    st.markdown(text.SUMS)
 T = int(st.number_input("Tokens to generate, T", min_value=1, max_value=1_000_000, value=1000, step=100,
                         key=keys.COST_T))
 st.dataframe(pd.DataFrame(cost.count_rows(spec, T)), hide_index=True, key=keys.COST_COUNTS)
@@ -127,8 +128,9 @@ def memory_bound() -> None:
         return
     budget = cost.decode_budget(spec, L_ref, roofs.bandwidth, roofs.peak)
     guide.show(text.GUIDES, "3 · Is a decode step memory-bound?", notice=text.memory_notice(budget), where=box)
-    st.markdown(text.decode_reads(spec, budget, L_ref))
-    st.latex(text.intensity_latex(budget))
+    with guide.derivation(text.INTENSITY_DERIVATION):
+        st.markdown(text.decode_reads(spec, budget, L_ref))
+        st.latex(text.intensity_latex(budget))
     show_chart(figs.bytes_figure(budget.weight_bytes, budget.cache_bytes,
                                  f"Bytes read by one decode step at L = {L_ref}"), key=keys.COST_FIG_BYTES,
                filename=f"decode-step-bytes-L{L_ref}")
@@ -141,7 +143,8 @@ def memory_bound() -> None:
     if result:
         show_chart(figs.roofline_figure(budget.bandwidth, budget.peak_flops, cost.roofline_marks(spec, last)),
                    key=keys.COST_FIG_ROOFLINE, filename="roofline")
-        st.caption(text.ROOFLINE_POINTS)
+        with guide.derivation(text.ROOFLINE_DERIVATION):
+            st.markdown(text.ROOFLINE_POINTS)
 
 
 memory_bound()

@@ -102,7 +102,8 @@ if sweep is not None and sweep.points:
 st.subheader(text.WORKED_TITLE)
 counts = phases.worked_counts(bundle.spec, text.WORKED_PROMPT, text.WORKED_NEW)
 st.dataframe(inside.worked_rows(counts), hide_index=True, key=keys.INSIDE_WORKED_COUNTS)
-st.caption(text.WORKED_COUNTING)
+with guide.derivation(text.WORKED_DERIVATION):
+    st.markdown(text.WORKED_COUNTING)
 worked = inside.run_and_keep(state, keys.INSIDE_EXAMPLE, measuring.stamp(bundle, text.WORKED_PROMPT, text.WORKED_NEW),
                              "Time it on this model", text.WORKED_SPINNER,
                              lambda: phases.greedy_run(bundle, inside.worked_prompt(bundle), text.WORKED_NEW,
@@ -140,7 +141,8 @@ st.markdown(text.toy_summary([toy.VOCAB[s.pick] for s in toy_steps], toy_steps[-
 
 guide.header(text.GUIDES, "6 · From the last hidden state to logits: W·h + b")
 explain(text.UNEMBED)
-st.latex(text.UNEMBED_LATEX)
+with guide.derivation(text.UNEMBED_DERIVATION):
+    st.latex(text.UNEMBED_LATEX)
 read_ids = list(session.ids)[-lens.MAX_TOKENS:]
 kept = state.get(keys.INSIDE_UNEMBED_KEPT)
 if not (kept and kept[0] == (bundle.name, tuple(read_ids))):  # one pass per new text, not per rerun

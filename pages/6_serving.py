@@ -97,7 +97,7 @@ if found := measuring.show_kept(keys.SRV_QUEUE.kept, bundle.name):
 guide.header(text.GUIDES, "3 · Speculative decoding")
 explain(text.SPECULATIVE)
 others = [name for name in allowed_models() if name != bundle.name]
-c1, c2, c3, c4 = st.columns(4)
+c1, (c2, c3, c4) = st.container(), st.columns(3)  # drafts on a row of their own: names not cut
 drafts = c1.multiselect("Drafts", [speculative.PROMPT_LOOKUP, speculative.EARLY_EXIT] + others,
                         default=[speculative.PROMPT_LOOKUP, speculative.EARLY_EXIT], key=keys.SRV_SPEC_DRAFTS,
                         help=text.OTHER_DRAFTS)

@@ -41,8 +41,8 @@ def test_teach_this_path_follows_it_in_this_tab(open_page):
 def test_an_answer_opens_only_after_a_choice_and_says_whether_it_was_right(open_page):
     at = open_page("pages/0_start.py")
     assert not at.success and not at.warning
-    at.radio(key="start_quiz_accept").set_value("0.5").run()
-    assert [s.value[:6] for s in at.success] == ["Right."] and "min(1, p / q) = **0.5**" in at.success[0].value
+    at.radio(key="start_quiz_top_p").set_value("2").run()
+    assert [s.value[:6] for s in at.success] == ["Right."] and "keeps **2** tokens" in at.success[0].value
     at.radio(key="start_quiz_cache").set_value("true").run()
     assert [w.value.split(" ")[:2] for w in at.warning] == [["Not", "quite."]]
     assert "**500,500**" in at.warning[0].value

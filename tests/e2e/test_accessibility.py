@@ -5,8 +5,9 @@ and run there. A violation counts when one of its nodes is the app's own element
 frame around it (its toolbar, its own navigation widgets), which the app cannot change.
 
 Not only what a page shows first: every tab of a page with tabs, the "Predict, then check" box, the
-"Terms on this page" popover, and on the step page one "Numbers as a table" switch are opened and
-checked too, each in the state a learner would see it.
+"Terms" popover, and on the step page one "Numbers as a table" switch are opened and checked too, each in
+the state a learner would see it; on the hood and tricks pages, each of their buttons is pressed and the view it
+leaves is checked (PRESSED).
 """
 import json
 from pathlib import Path
@@ -15,6 +16,8 @@ import pytest
 
 from autoreg_ui.charts_text import TABLE_TOGGLE
 from autoreg_ui.glossary_text import TERMS_HERE
+from autoreg_ui.lessons.hood import text as hood_text
+from autoreg_ui.lessons.tricks import text as tricks_text
 from autoreg_ui.predict_text import TITLE as PREDICT_TITLE
 
 from .conftest import ARTIFACTS
@@ -42,6 +45,19 @@ PAGES = [
 TABLE_SWITCH_ON = {""}  # pages where one "Numbers as a table" switch is turned on and checked
 # pages that draw something only for a step taken on them (the attention strip: a replayed step has no captured row)
 STEP_HERE = {"attention": ".attstrip"}
+# Buttons pressed on a page, one after another, each checked in the state it leaves (issue 29's new views): the tab to
+# open first (None: no tab), the button's label, and what its result draws (waited for before axe runs).
+PRESSED = {
+    "tricks": [(None, tricks_text.SPEC_RUN, ".st-key-tricks_spec_bars"),
+               (None, tricks_text.PREFIX_RUN, ".st-key-tricks_prefix_fig"),
+               (None, tricks_text.GRAMMAR_RUN, ".st-key-tricks_grammar_fig")],
+    "hood": [(hood_text.LOSS, hood_text.LOSS_RUN, ".st-key-hood_loss_fig"),
+             (hood_text.POSITIONS, hood_text.KEY_RUN, ".st-key-hood_key_fig"),
+             (hood_text.POSITIONS, hood_text.SHIFT_RUN, None),
+             (hood_text.POSITIONS, hood_text.PAD_RUN, None),
+             (hood_text.DETERMINISM, hood_text.BATCH_RUN, ".st-key-hood_batch_fig"),
+             (hood_text.DETERMINISM, hood_text.SEARCH_RUN, None)],
+}
 # Streamlit's own frame: parts of the page no app code draws.
 STREAMLIT_FRAME = ("[data-testid=\"stToolbar\"]", "[data-testid=\"stHeader\"]", "[data-testid=\"stDecoration\"]",
                    "[data-testid=\"stStatusWidget\"]", "[data-testid=\"stMainMenu\"]")
@@ -109,6 +125,21 @@ def _states(page, path: str):
         page.locator("[data-testid=stPopoverBody]").first.wait_for()
         yield "terms on this page (open)"
         page.keyboard.press("Escape")
+    if path in PRESSED:
+        page.set_default_timeout(300_000)  # measurements on the embedded model, on a machine others share
+    for tab, label, drawn in PRESSED.get(path, []):
+        if tab is not None:
+            page.locator("[data-testid=stMain] [role=tab]", has_text=tab).first.click()
+            _after_click(page)
+        before = page.locator("[data-testid=stMain] [data-testid=stMarkdownContainer]").count()
+        page.locator("[data-testid=stMain] button", has_text=label).first.click()
+        _after_click(page)
+        if drawn is not None:
+            page.locator(drawn).first.wait_for()
+        else:  # a result that is only sentences: more of them than before the click
+            page.wait_for_function("n => document.querySelectorAll("
+                                   "'[data-testid=stMain] [data-testid=stMarkdownContainer]').length > n", arg=before)
+        yield f"after {label}"
     if path in TABLE_SWITCH_ON:
         if labels:  # back to the first view, which draws a chart
             tabs.nth(0).click()
@@ -142,4 +173,6 @@ def test_no_wcag_violation_from_the_apps_own_elements(page, app_url, present):
     assert any("· tab " in c for c in checked) and any("terms on this page" in c for c in checked), checked
     assert any("numbers as a table" in c for c in checked) and any("predict, then check" in c for c in checked)
     assert "attention · first view" in checked
+    assert [c for c in checked if " · after " in c] == [f"{p} · after {label}" for p in PAGES if p in PRESSED
+                                                      for _, label, _ in PRESSED[p]]
     assert found == {}, json.dumps(found, indent=1)[:4000]

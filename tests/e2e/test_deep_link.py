@@ -26,8 +26,7 @@ def test_a_deep_link_first_gets_the_whole_app(browser):
 NAMES = {"start": "Start here", "step": "Step through generation", "tokens": "Tokens",
          "attention": "Attention and the KV cache", "sampling": "Sampling lab", "cost": "Naive vs KV cache",
          "inside": "Inside generation", "serving": "How servers go fast", "glossary": "Glossary", "class": "Class",
-         "hood": "Under the hood: loss, positions, determinism",
-         "tricks": "More serving tricks: shared prefixes, grammars, speculation"}
+         "hood": "Under the hood", "tricks": "More serving tricks"}
 
 
 def test_every_page_opens_by_its_own_name(browser, app_url):

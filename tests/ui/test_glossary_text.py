@@ -57,7 +57,7 @@ def test_an_entry_says_every_page_that_uses_it_its_own_page_first():
                                        "[Sampling lab](/sampling) · [Naive vs KV cache](/cost) · "
                                        "[Inside generation](/inside) · [How servers go fast](/serving) · "
                                        "[Class](/class) · "
-                                       "[More serving tricks: shared prefixes, grammars, speculation](/tricks).")
+                                       "[More serving tricks](/tricks).")
     bpe = text.term_named("Byte-level BPE")
     assert text.entry_markdown(bpe) == bpe.meaning + " *Seen on:* [Tokens](/tokens)."
 

@@ -7,7 +7,7 @@ from autoreg_ui.format import human_bytes, ratio
 
 INTRO = (
     "Without a cache, the step that writes token L recomputes every earlier position, so T tokens cost "
-    r"$\frac{T(T+1)}{2}$ positions through the weights: quadratic. With the **KV cache** each decode step "
+    "1 + 2 + … + T positions through the weights: quadratic. With the **KV cache** each decode step "
     "feeds one new position and reads the keys and values of the others from the cache: linear in the weights' "
     "work, while attention over the cache still grows with L. Here it is counted and measured on the loaded "
     "model, on this machine.")
@@ -29,6 +29,9 @@ SUMS = (
     r"in total (the naive run does $\frac{T(T+1)(T+2)}{6}$), as the table shows.")
 
 
+FLOPS_DERIVATION = "How the FLOPs are counted: the two formulas"
+INTENSITY_DERIVATION = "How the bytes and the arithmetic intensity are counted"
+ROOFLINE_DERIVATION = "How the roofline's points are placed"
 ROOFLINE_POINTS = ("Points are the FLOP counts divided by the measured times. The naive intensity counts the weights "
                    "read once per pass and ignores activations.")
 

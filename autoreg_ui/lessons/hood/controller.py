@@ -16,10 +16,11 @@ import streamlit as st
 from autoreg_core import invariance, loss, positions
 from autoreg_core.teacher import MAX_TOKENS
 from autoreg_core.tokens import sequence_text, single_token_view
-from autoreg_ui import keys, measuring
+from autoreg_ui import guide, keys, measuring
 from autoreg_ui.charts import show_chart
 from autoreg_ui.lessons.hood import figures as figs
 from autoreg_ui.lessons.hood import text
+from autoreg_ui.sharing import presenter
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import EXAMPLE_PROMPTS
 
@@ -67,10 +68,10 @@ def recorded_gap(session) -> float:
 
 
 def run_and_keep(state: MutableMapping, job: keys.JobKeys, stamp: tuple, label: str, what: str,
-                 compute: Callable[[], object], disabled: bool = False):
-    """The job's button: pressed, ``compute()`` runs at the measuring gate and is kept with its stamp.
-    Returns the kept result for ``stamp`` (pressed now or earlier), else None."""
-    if st.button(label, key=job.run, disabled=disabled):
+                 compute: Callable[[], object], disabled: bool = False, where=None):
+    """The job's button (in ``where``, a column, if given): pressed, ``compute()`` runs at the measuring gate and is
+    kept with its stamp. Returns the kept result for ``stamp`` (pressed now or earlier), else None."""
+    if (where or st).button(label, key=job.run, disabled=disabled):
         with st.spinner(what):
             try:
                 with measuring.turn(what):
@@ -98,18 +99,41 @@ def loss_rows(tokenizer, scored: loss.TextLoss, records) -> list[dict]:
     return rows
 
 
+def section_head(explanation: str, derivation: str):
+    """A section's explanation and derivation box, and where its button goes: stacked normally; on a projector
+    the two closed boxes and the button share one row, so the section's chart starts on the first screen."""
+    if presenter.active():
+        left, middle, right = st.columns([1, 1.4, 1.4], vertical_alignment="center")
+        explain(explanation, where=left)
+        return guide.derivation(derivation, where=middle), right
+    explain(explanation)
+    return guide.derivation(derivation), None
+
+
 def draw_loss(bundle, session) -> None:
-    explain(text.LOSS_EXPLAIN)
-    st.latex(text.LOSS_LATEX)
+    box, button_at = section_head(text.LOSS_EXPLAIN, text.LOSS_DERIVATION)
+    with box:
+        st.latex(text.LOSS_LATEX)
+        st.markdown(text.NATS)
     ids = list(session.ids)[:MAX_READ]
     scored = run_and_keep(st.session_state, keys.HOOD_LOSS, measuring.stamp(bundle, tuple(ids), session.prompt_len),
                           text.LOSS_RUN, text.LOSS_SPINNER, lambda: loss.text_loss(bundle, ids, session.prompt_len),
-                          disabled=len(ids) < 2)
+                          disabled=len(ids) < 2, where=button_at)
     if scored is None:
         return
     if len(session.ids) > MAX_READ:
         st.caption(text.LOSS_CUT.format(n=MAX_READ))
     records = session.records[:len(scored.generated_losses)]
+    labels = [_label(bundle.tokenizer, t) for t in scored.ids[1:]]
+    chart_first = presenter.active()  # on a projector the chart comes first, inside the first screen
+
+    def chart() -> None:
+        show_chart(figs.loss_figure(labels, scored.losses, len(scored.prompt_losses), [-r.logprob for r in records],
+                                    height=figs.PROJECTOR_HEIGHT if chart_first else figs.HEIGHT),
+                   key=keys.HOOD_LOSS_FIG, filename="training-loss-terms")
+
+    if chart_first:
+        chart()
     cols = st.columns(4)
     cols[0].metric("Loss (cross-entropy)", f"{scored.loss:.3f} nats", help="The mean of every term below.")
     cols[1].metric("Perplexity", f"{scored.perplexity:,.1f}", help="exp(loss)")
@@ -121,9 +145,8 @@ def draw_loss(bundle, session) -> None:
     st.markdown(text.parts_sentence(mean_or_nan(scored.prompt_losses), mean_or_nan(scored.generated_losses),
                                     len(scored.generated_losses)))
     st.markdown(text.records_sentence(max(gaps, default=0.0), len(gaps)))
-    labels = [_label(bundle.tokenizer, t) for t in scored.ids[1:]]
-    show_chart(figs.loss_figure(labels, scored.losses, len(scored.prompt_losses), [-r.logprob for r in records]),
-               key=keys.HOOD_LOSS_FIG, filename="training-loss-terms")
+    if not chart_first:
+        chart()
     st.dataframe(loss_rows(bundle.tokenizer, scored, records), hide_index=True, key=keys.HOOD_LOSS.table)
 
 
@@ -140,9 +163,10 @@ def position_rows(tokenizer, session) -> list[dict]:
 
 def draw_positions(bundle, session) -> None:
     explain(text.ROPE_EXPLAIN)
-    st.latex(text.ROPE_LATEX)
-    rope = positions.rope_of(bundle.config)
-    st.markdown(text.rope_sentence(rope.base, rope.head_dim, rope.rope_type))  # code in a caption fails contrast
+    with guide.derivation(text.ROPE_DERIVATION):
+        st.latex(text.ROPE_LATEX)
+        rope = positions.rope_of(bundle.config)
+        st.markdown(text.rope_sentence(rope.base, rope.head_dim, rope.rope_type))  # code in a caption fails contrast
     ids = list(session.ids)[-MAX_READ:]
     st.subheader(text.POSITION_IDS_TITLE)
     st.markdown(text.positions_sentence(session.prompt_len, len(session.ids)))

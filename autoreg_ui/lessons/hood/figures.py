@@ -6,15 +6,21 @@ import plotly.graph_objects as go
 from autoreg_ui import palette
 from autoreg_ui.labels import escaped
 
+HEIGHT = 320
+PROJECTOR_HEIGHT = 225  # presenter mode grows it by charts.HEIGHT_GROWTH: the loss chart then ends on the first screen
 
-def _layout(fig: go.Figure, title: str, height: int = 320) -> go.Figure:
-    fig.update_layout(title=title, height=height, margin=dict(l=60, r=20, t=50, b=45),
-                      legend=dict(orientation="h", y=-0.25))
+
+def _layout(fig: go.Figure, title: str, height: int = HEIGHT) -> go.Figure:
+    """Title, height and legend; at the projector's height the legend moves to the right, so the large type of
+    presenter mode does not draw it over the x axis's title in a short chart."""
+    legend = (dict(orientation="v", x=1.02, xanchor="left", y=1, yanchor="top") if height == PROJECTOR_HEIGHT
+              else dict(orientation="h", y=-0.25))
+    fig.update_layout(title=title, height=height, margin=dict(l=60, r=20, t=50, b=45), legend=legend)
     return fig
 
 
 def loss_figure(labels: list[str], losses: list[float], prompt_terms: int,
-                recorded: list[float]) -> go.Figure:
+                recorded: list[float], height: int = HEIGHT) -> go.Figure:
     """One bar per next-token term (−log p, one pass): prompt targets, then generated ones; the steps'
     recorded −log p as marks on the generated bars."""
     xs = list(range(2, len(losses) + 2))  # the target token's 1-based place in the text
@@ -30,8 +36,8 @@ def loss_figure(labels: list[str], losses: list[float], prompt_terms: int,
                         name="−log-prob the step recorded", marker=dict(color=palette.HIGHLIGHT, symbol="x", size=9),
                         hovertemplate="token %{x}<br>recorded −log p = %{y:.4f} nats<extra></extra>")
     fig.update_xaxes(title="token in the text (its place, from 1)", tickformat="d")
-    fig.update_yaxes(title="−log p(token | text before it), nats", rangemode="tozero")
-    return _layout(fig, "Every term of the loss, from one pass")
+    fig.update_yaxes(title="−log p, nats", rangemode="tozero")
+    return _layout(fig, "Every term of the loss, from one pass", height)
 
 
 def angles_figure(angles: list[float], position: int) -> go.Figure:

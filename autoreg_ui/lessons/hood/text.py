@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-TITLE = "Under the hood: loss, positions, determinism"
+TITLE = "Under the hood"
 INTRO = ("Three things the model does on every pass that no step shows: the number training makes small, how it "
          "knows where each token sits, and why the same step can give slightly different numbers in a shared pass. "
          "Each is computed here, on the loaded model, from the text of this tab.")
@@ -25,6 +25,9 @@ LOSS_EXPLAIN = (
     "generated so far.")
 LOSS_LATEX = (r"\mathcal{L} = -\frac{1}{T-1}\sum_{t=2}^{T}\log p(x_t \mid x_{<t}),\qquad "
               r"\text{perplexity} = e^{\mathcal{L}}")
+LOSS_DERIVATION = "Formula: loss, perplexity, nats"
+NATS = (f"The logarithm is the natural one, so the loss is in **nats**; one nat is 1 / ln 2 = {1 / math.log(2):.3f} "
+        "bits. A loss of 0 means every next token had probability 1; each extra nat divides that probability by e.")
 LOSS_RUN = "Compute the loss of this text (one pass)"
 LOSS_SPINNER = "One forward pass over the whole text…"
 LOSS_CUT = "One pass reads at most {n} tokens here; the text was cut there."
@@ -73,6 +76,7 @@ ROPE_EXPLAIN = (
     "two tokens are. Below: the position ids of the steps, the angles, a cached key recomputed, left "
     "padding, and a position that is off by one.")
 ROPE_LATEX = r"\theta_i = \text{pos}\cdot \text{base}^{-2i/d},\quad i = 0,\dots,\tfrac{d}{2}-1"
+ROPE_DERIVATION = "Formula: each pair's angle"
 POSITION_IDS_TITLE = "The position ids of the steps"
 ANGLES_TITLE = "The rotation's angle per dimension pair"
 KEY_TITLE = "A cached key is stored already rotated"

@@ -147,6 +147,8 @@ UNEMBED = ("After the last layer and the final norm, the model holds one vector 
            "turns it into logits with one matrix product: logit_t = W_t · h + b_t, where W_t is token t's row. Each "
            "row works as a **template**: the dot product is large when h points the way the row points. Writing it "
            "as |W_t| · |h| · cos θ splits a template's length from how well h matches it.")
+UNEMBED_DERIVATION = "The formula: a dot product, split into lengths and an angle"
+WORKED_DERIVATION = "How the positions are counted"
 UNEMBED_LATEX = r"\text{logit}_t = W_t \cdot h + b_t = \lVert W_t \rVert\,\lVert h \rVert \cos\theta_t + b_t"
 
 

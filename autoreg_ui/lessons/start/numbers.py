@@ -3,28 +3,31 @@ from __future__ import annotations
 
 import torch
 
+from autoreg_core import SamplingConfig
 from autoreg_core.cache import positions_processed
-from autoreg_core.spec import PRESETS, ModelSpec
-from autoreg_core.speculative import accept_probability
+from autoreg_core.decode import logprob_of, process
+from autoreg_core.spec import ModelSpec
 
-GQA_70B = "70B model with GQA, 4K tokens"
+CHAIN = (0.5, 0.4, 0.5)  # the chosen tokens' probabilities at three steps (each step: the token and the rest)
+TOP_P, TOP_P_PROBS = 0.5, (0.4, 0.3, 0.2, 0.1)
 
 
-def quiz_numbers() -> dict[str, float]:
-    """What the quiz's answers quote: counts from ``ModelSpec`` and ``cache``, the accept rule from ``speculative``."""
-    big = PRESETS[GQA_70B]
-    probs, draft = torch.tensor([0.3, 0.7]), torch.tensor([0.6, 0.4])  # target p and draft q of token 0
+def quiz_numbers() -> dict[str, float | str]:
+    """What the quiz's answers quote: counts from ``ModelSpec`` and ``cache``, log-probs and the top-p stage
+    from the sampling pipeline (``decode``), the same code the pages run."""
+    chain_logp = sum(logprob_of(torch.tensor([p, 1.0 - p]).log(), 0) for p in CHAIN)
+    pipeline = process(torch.tensor(TOP_P_PROBS).log(), [], SamplingConfig(top_p=TOP_P))
+    kept = [round(float(p), 3) for p in pipeline.probs if p > 0]
+    mass = sum(p for p, k in zip(TOP_P_PROBS, pipeline.probs) if k > 0)
     return {
         "naive_1000": ModelSpec.positions_total(1000, cached=False),
         "cached_1000": ModelSpec.positions_total(1000, cached=True),
         "naive_50_100": positions_processed(50, 100, cached=False),
         "cached_50_100": positions_processed(50, 100, cached=True),
-        "gqa_70b_bytes": big.cache_bytes(),
-        "mha_70b_bytes": big.without_gqa().cache_bytes(),
-        "gqa_70b_layers": big.n_layers,
-        "gqa_70b_kv_heads": big.n_kv_heads,
-        "gqa_70b_heads": big.n_heads,
-        "gqa_70b_head_dim": big.head_dim,
-        "gqa_70b_positions": big.seq_len,
-        "accept_p03_q06": accept_probability(probs, draft, 0),
+        "chain_logp": chain_logp,
+        "chain_p": round(float(torch.tensor(chain_logp).exp()), 6),
+        "chain_product": " × ".join(f"{p:g}" for p in CHAIN),
+        "top_p_kept": pipeline.kept,
+        "top_p_mass": round(mass, 6),
+        "top_p_probs": " and ".join(f"{p:g}" for p in kept),
     }

@@ -8,8 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from autoreg_ui.format import human_bytes
-
 TITLE = "Start here"
 WHAT = (
     "This app runs a real language model (SmolLM2-135M-Instruct) on this computer and lets you watch it "
@@ -138,6 +136,7 @@ class Question:
     choices: tuple[str, ...]
     right: int
     answer: str  # a format string over ``start.quiz_numbers()``
+    topic: str  # the url path of the page that teaches it (each one a stop of the 45-minute path)
 
 
 QUIZ = (
@@ -146,17 +145,16 @@ QUIZ = (
              "Naively, the step choosing each token re-reads everything: 50, then 51, … up to 149 positions, "
              "**{naive_50_100:,}** in all. With the cache the prefill reads the 50 prompt tokens once and each "
              "later step reads one token: **{cached_50_100:,}** (the 100th token never needs to be fed; the "
-             "app feeds it anyway so the next distribution is ready, so its cache ends with 150)."),
-    Question("gqa", "A 70B model (80 layers, 8 KV heads of 128 dims, 16-bit cache) holds 4,096 tokens. How big "
-             "is its KV cache?", ("about 100 MiB", "about 1.25 GiB", "about 40 GiB"), 1,
-             "2 (K and V) × {gqa_70b_layers} layers × {gqa_70b_kv_heads} KV heads × {gqa_70b_head_dim} dims × "
-             "{gqa_70b_positions:,} positions × 2 bytes = **{gqa_70b_bytes_h}**. Without grouped-query attention "
-             "every one of the "
-             "{gqa_70b_heads} query heads would keep its own K and V: **{mha_70b_bytes_h}**."),
-    Question("accept", "Speculative decoding: the draft proposed a token with probability q = 0.6; the model "
-             "gives it p = 0.3. How likely is the token kept?", ("0.3", "0.5", "0.6", "always"), 1,
-             "The rule keeps a drafted token with probability min(1, p / q) = **{accept_p03_q06:g}**. If it is "
-             "rejected, a token is drawn from max(0, p − q), renormalised, so the output still follows p exactly."),
+             "app feeds it anyway so the next distribution is ready, so its cache ends with 150).", "cost"),
+    Question("chain", "The model wrote a 3-token answer; at its three steps the chosen tokens had probabilities "
+             "0.5, 0.4 and 0.5. How likely was it to write exactly this answer?", ("0.1", "0.47", "1.4"), 0,
+             "Each step's distribution is conditioned on the tokens already written, so the probabilities "
+             "multiply: {chain_product} = **{chain_p:g}**. Its log is the sum of the steps' log-probs, "
+             "**{chain_logp:.2f}** nats: the step page adds them up the same way.", "step"),
+    Question("top_p", "Top-p = 0.5 keeps the most likely tokens until their probabilities add up to 0.5. With "
+             "probabilities 0.4, 0.3, 0.2 and 0.1, how many tokens can still be drawn?", ("1", "2", "3", "4"), 1,
+             "0.4 alone is short of 0.5, so the next token joins: together they hold {top_p_mass:g}. The sampling "
+             "pipeline keeps **{top_p_kept:g}** tokens and rescales them to sum to 1: {top_p_probs}.", "sampling"),
 )
 
 MYTHS_TITLE = "Four common beliefs: true or false?"
@@ -164,28 +162,24 @@ MYTHS = (
     Question("plans", "“The model works out its whole answer before writing it.”", ("true", "false"), 1,
              "False as stated: it commits to one token per step and never revises, with no search over "
              "futures. But it is not blind to what comes later either: probing studies find information about "
-             "upcoming tokens in its hidden states."),
-    Question("gpus", "“More GPUs make one user's answer arrive proportionally faster.”", ("true", "false"), 1,
-             "False: tensor parallelism does shorten each step (the weights stream from several GPUs at once), "
-             "but communication grows and the number of sequential steps stays the same. Extra GPUs mostly "
-             "buy more users served at once."),
+             "upcoming tokens in its hidden states.", "step"),
+    Question("letters", "“The model reads text letter by letter.”", ("true", "false"), 1,
+             "False: it reads **tokens**, pieces of text from a fixed vocabulary. A common word is often one "
+             "token, a rare name several, and a space usually belongs to the word after it. The *Tokens* page "
+             "splits any text you type.", "tokens"),
     Question("cache", "“The KV cache is a nice-to-have.”", ("true", "false"), 1,
              "False: without it, 1,000 tokens push **{naive_1000:,}** positions through the model (1 + 2 + … "
-             "+ 1,000) instead of **{cached_1000:,}**. The *Naive vs KV cache* page measures it."),
+             "+ 1,000) instead of **{cached_1000:,}**. The *Naive vs KV cache* page measures it.", "cost"),
     Question("choice", "“Writing left to right is a limitation models are stuck with.”", ("true", "false"), 1,
              "False: it is a modelling choice. Masked prediction and diffusion-style models write in other "
              "orders; left-to-right was chosen because it gives a simple training objective (predict the next "
-             "token) and matches how text is read."),
+             "token) and matches how text is read.", "step"),
 )
 
 
-def answer_text(question: Question, numbers: dict[str, float]) -> str:
-    """The question's answer with the engine's numbers filled in (byte counts in binary units)."""
-    filled = dict(numbers)
-    for name in ("gqa_70b_bytes", "mha_70b_bytes"):
-        if name in numbers:
-            filled[f"{name}_h"] = human_bytes(int(numbers[name]))
-    return question.answer.format(**filled)
+def answer_text(question: Question, numbers: dict[str, float | str]) -> str:
+    """The question's answer with the engine's numbers filled in."""
+    return question.answer.format(**numbers)
 
 
 FURTHER_TITLE = "Further reading"

@@ -10,13 +10,20 @@ from autoreg_ui import palette
 COLOURS = (palette.ACCENT, palette.HIGHLIGHT, palette.CUMULATIVE, palette.GOOD, palette.INK)
 
 
-def _layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
-    fig.update_layout(title=title, height=height, margin=dict(l=60, r=20, t=50, b=45),
-                      legend=dict(orientation="h", y=-0.25))
+HEIGHT = 360
+PROJECTOR_HEIGHT = 280  # beside its sliders in presenter mode, grown by charts.HEIGHT_GROWTH: inside the first screen
+
+
+def _layout(fig: go.Figure, title: str, height: int = HEIGHT) -> go.Figure:
+    """Title, height and legend; at the projector's height the legend moves to the right, so the large type of
+    presenter mode does not draw it over the x axis's title in a short chart."""
+    legend = (dict(orientation="v", x=1.02, xanchor="left", y=1, yanchor="top") if height == PROJECTOR_HEIGHT
+              else dict(orientation="h", y=-0.25))
+    fig.update_layout(title=title, height=height, margin=dict(l=60, r=20, t=50, b=45), legend=legend)
     return fig
 
 
-def speedup_figure(curves: list[tuple[str, spec_math.BestK]]) -> go.Figure:
+def speedup_figure(curves: list[tuple[str, spec_math.BestK]], height: int = HEIGHT) -> go.Figure:
     """Speed-up against k for each (label, best-k reading), its best k marked, and the 1× line of plain decoding."""
     fig = go.Figure()
     for i, (label, best) in enumerate(curves):
@@ -30,7 +37,7 @@ def speedup_figure(curves: list[tuple[str, spec_math.BestK]]) -> go.Figure:
     fig.add_hline(y=1.0, line_dash="dot", annotation_text="plain decoding (1×)")
     fig.update_xaxes(title="draft length k", tickformat="d")
     fig.update_yaxes(title="speed-up, E / (k·c + 1)")
-    return _layout(fig, "Where a longer draft stops paying")
+    return _layout(fig, "Where a longer draft stops paying", height)
 
 
 def predicted_measured_figure(labels: list[str], predicted: list[float], with_verify: list[float],

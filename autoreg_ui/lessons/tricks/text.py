@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from autoreg_ui.format import human_bytes, ms
 
-TITLE = "More serving tricks: shared prefixes, grammars, speculation"
+TITLE = "More serving tricks"
 INTRO = ("Three tricks real servers use, each measured here on the loaded model: how far speculative decoding's "
          "arithmetic predicts its speed, how a class that opens the same prompt can share one prefill, and how a "
          "grammar makes the model's answer valid by construction.")
@@ -13,9 +13,12 @@ SPEC_TITLE, PREFIX_TITLE, GRAMMAR_TITLE = ("1 · Speculation's arithmetic", "2 �
 
 # ---------------------------------------------------------------- 1 · speculation
 SPEC = ("A **draft** guesses k tokens; the model checks them in one **verify** pass and keeps the guesses up to the "
-        "first it rejects, then adds one token of its own. If each guess is kept with the same probability α "
-        "(the **acceptance rate**), a round gives on average the sum below; a round costs k draft steps of "
-        "c decode steps each, plus the verify pass (one decode step, if reading k + 1 tokens cost no more than one).")
+        "first it rejects, then adds one token of its own. Each guess is kept with probability α (the "
+        "**acceptance rate**); each draft step costs c decode steps.")
+SPEC_DERIVATION = "Formula: tokens per round, speed-up"
+SPEC_WORKING = ("If each guess is kept with the same probability α, a round gives on average the sum below; a round "
+                "costs k draft steps of c decode steps each, plus the verify pass (one decode step, if reading k + 1 "
+                "tokens cost no more than one).")
 SPEC_LATEX = (r"E[\text{tokens per round}] = \sum_{i=0}^{k} \alpha^i = \frac{1-\alpha^{k+1}}{1-\alpha}"
               r"\qquad \text{speed-up} = \frac{E[\text{tokens per round}]}{k\,c + 1}")
 WHATIF_ALPHA, WHATIF_C = "What if α =", "and c ="
