@@ -12,13 +12,14 @@ from autoreg_ui.state import bundle_or_stop
 
 
 def set_up(title: str, page: str, questions: tuple[predict.Question, ...], intro: str | None = None, *,
-           caption: str | None = None, latex: str | None = None,
+           caption: str | None = None, latex: str | None = None, latex_label: str | None = None,
            guides: guide.Guides | None = None) -> ModelBundle:
     """Draw a lesson page's head in the order every lesson page uses, and return the loaded model.
 
     ``page``: the page's name (its glossary terms, its widget keys); ``questions``: its lesson's ``QUESTIONS``;
     ``intro``: an explanation under the questions (folded in presenter mode); ``caption``, ``latex``: shown next,
-    in that order; ``guides``: the lesson's boxes, when the page shows the one named ``page`` under its title.
+    in that order (``latex`` in a closed derivation box titled ``latex_label`` when given); ``guides``: the
+    lesson's boxes, when the page shows the one named ``page`` under its title.
     """
     if presenter.active():  # on a projector: the title, its terms and the folded explanation on one line
         head, terms, folded = st.columns([4, 2, 2], vertical_alignment="center")
@@ -45,7 +46,10 @@ def set_up(title: str, page: str, questions: tuple[predict.Question, ...], intro
         explain(intro)
     if caption is not None:
         st.caption(caption)
-    if latex is not None:
+    if latex is not None and latex_label:
+        with guide.derivation(latex_label):
+            st.latex(latex)
+    elif latex is not None:
         st.latex(latex)
     return bundle_or_stop()
 

@@ -22,7 +22,7 @@ from autoreg_ui.step_figures import (
 )
 
 bundle = lesson_page.set_up("Step through generation", "step", step_questions.QUESTIONS, step_text.LOOP,
-                            latex=step_text.CHAIN_RULE)
+                            latex=step_text.CHAIN_RULE, latex_label=step_text.CHAIN_RULE_LABEL)
 if class_mode.follow_here():  # a student following a class sees the teacher's text here
     st.stop()
 step_slot = st.container() if presenter.active() else None  # on a projector the step comes first, the prompt below

@@ -8,6 +8,7 @@ LOOP = (
     "prompt is the **prefill**; every later pass feeds only the newest token and reuses the keys and "
     "values stored in the **KV cache** — one **decode step**."
 )
+CHAIN_RULE_LABEL = "The chain rule as a formula: how the steps' probabilities multiply"
 CHAIN_RULE = r"P(x_1,\dots,x_T \mid \text{prompt}) = \prod_{t=1}^{T} P(x_t \mid \text{prompt}, x_{<t})"
 NEAR_TIE = ("rounding tips a near-tie: when other tabs step at the same moment, this server runs their steps and "
             "yours as one batch, and batched logits differ from solo ones by under 1e-4")
