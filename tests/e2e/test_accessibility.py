@@ -117,7 +117,7 @@ def _states(page, path: str):
     predict = page.locator("[data-testid=stExpander] summary", has_text=PREDICT_TITLE)
     if predict.count():
         predict.first.click()
-        page.wait_for_timeout(300)
+        _after_click(page)  # opening it reruns the page: its questions are drawn only while it is open
         yield "predict, then check (open)"
     terms = page.get_by_role("button", name=TERMS_HERE)
     if terms.count():

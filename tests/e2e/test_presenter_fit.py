@@ -20,10 +20,7 @@ SHOTS = Path(os.environ.get("AUTOREG_SHOTS", "/tmp/shots-presenter-fit"))
 PROJECTOR, PHONE = (1280, 720), (390, 844)
 QUERY = "?prompt=The+capital+of+France+is&steps=2"
 # pages whose cut text is in another helper's files: url path → why (reported to them, not fixed here)
-OTHERS: dict[str, str] = {
-    "attention": "helper A's attention figures: the heatmap's title 'Layer 15, head 0: query 6 over 7 cached keys' "
-                 "is wider than its chart at presenter size with the sidebar open",
-}
+OTHERS: dict[str, str] = {}
 
 # A sidebar page name is cut when its text is wider than its box (Streamlit ends it with "…").
 NAV_CUT_JS = """

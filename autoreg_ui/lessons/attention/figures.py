@@ -42,7 +42,7 @@ def attention_bar_figure(labels: list[str], weights, n_prompt: int, title: str) 
     axis = dict(title=dict(text="key (cached token)"))
     if 0 < len(x) <= MAX_TICK_LABELS:
         axis.update(tickmode="array", tickvals=x, ticktext=[short_label(labels[i], 14) for i in x], tickangle=-60)
-    layout = dict(title=dict(text=title), height=320, margin=dict(l=50, r=10, t=50, b=60), showlegend=False,
+    layout = dict(title=dict(text=title), height=320, margin=dict(l=50, r=10, t=75, b=60), showlegend=False,
                   yaxis=dict(title=dict(text="attention weight"), rangemode="tozero"), bargap=0.1, xaxis=axis)
     return go.Figure(data=[bar], layout=layout)
 

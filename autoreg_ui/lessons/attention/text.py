@@ -45,7 +45,8 @@ STRIP_LEGEND = ("Each token is shaded by the weight the new token's query gave i
 
 
 def bar_title(where: str, position: int) -> str:
-    return f"{where}: query {position} over {position + 1} cached keys"
+    """Two lines: the chart sits in half the page, and one line was wider than it on a projector."""
+    return f"{where}<br>query {position} over {position + 1} cached keys"
 
 
 def heads_title(layer: int, n_heads: int, position: int) -> str:
