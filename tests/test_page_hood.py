@@ -112,3 +112,25 @@ def test_every_question_is_answered_live(page):
         assert verdict(question, live, checked.right).startswith(f"**{predict_text.CORRECT}**")
     position = questions.next_position(live).answer
     assert position.startswith(f"**{len(session.ids):,}**")
+
+
+@pytest.mark.parametrize("steps", [8, 9, 11])
+def test_the_position_table_folds_older_steps_into_one_row_without_a_gap(tiny, steps):
+    from autoreg_core import SamplingConfig, Session
+    from autoreg_ui.lessons.hood import controller
+
+    session = Session(tiny, "The cat sat on the")
+    session.prefill()
+    for _ in range(steps):
+        session.step(SamplingConfig(temperature=0.0))
+    rows = controller.position_rows(tiny.tokenizer, session)
+    p = session.prompt_len
+    folded = steps - controller.RECENT_STEPS
+    expected = [("prefill", p, f"0 … {p - 1}")]
+    if folded == 1:
+        expected.append(("step 1", 1, str(p)))
+    elif folded > 1:
+        expected.append((f"steps 1 … {folded}", folded, f"{p} … {p + folded - 1}"))
+    expected += [(f"step {i}", 1, str(p + i - 1)) for i in range(folded + 1, steps + 1)]
+    assert [(r["pass"], r["tokens fed"], r["position ids"]) for r in rows] == expected
+    assert sum(r["tokens fed"] for r in rows) == len(session.ids)  # every token fed once, no gap

@@ -151,10 +151,18 @@ def draw_loss(bundle, session) -> None:
 
 
 # ---------------------------------------------------------------- 2 · positions
+RECENT_STEPS = 8  # steps with a row of their own in the position table
+
+
 def position_rows(tokenizer, session) -> list[dict]:
     """The prefill's positions, then one row per recent step: the token it fed and at which position."""
     rows = [{"pass": "prefill", "tokens fed": session.prompt_len, "position ids": f"0 … {session.prompt_len - 1}"}]
-    for record in session.records[-8:]:
+    earlier, recent = session.records[:-RECENT_STEPS], session.records[-RECENT_STEPS:]
+    if earlier:  # folded into one row, so the ids run on without a gap
+        first, last = (positions.step_positions(r.context_len, 1)[0] for r in (earlier[0], earlier[-1]))
+        rows.append({"pass": text.earlier_steps(earlier[0].index, earlier[-1].index), "tokens fed": len(earlier),
+                     "position ids": f"{first} … {last}" if last > first else str(first)})
+    for record in recent:
         rows.append({"pass": f"step {record.index}", "tokens fed": 1,
                      "position ids": str(positions.step_positions(record.context_len, 1)[0]),
                      "token fed": _label(tokenizer, record.token_id)})
@@ -182,7 +190,8 @@ def draw_positions(bundle, session) -> None:
 
     st.subheader(text.KEY_TITLE)
     left, right = st.columns(2)
-    at = int(left.number_input(text.KEY_POSITION, 0, len(ids) - 1, 0, key=keys.HOOD_KEY_POS))
+    # a middle position by default: at position 0 the rotation is the identity and the check shows nothing
+    at = int(left.number_input(text.KEY_POSITION, 0, len(ids) - 1, len(ids) // 2, key=keys.HOOD_KEY_POS))
     layer = int(right.number_input(text.KEY_LAYER, 0, bundle.spec.n_layers - 1, 0, key=keys.HOOD_KEY_LAYER))
     check = run_and_keep(st.session_state, keys.HOOD_KEY, measuring.stamp(bundle, tuple(ids), at, layer),
                          text.KEY_RUN, text.KEY_RUN, lambda: positions.check_cached_key(bundle, ids, at, layer))

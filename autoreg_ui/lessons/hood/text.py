@@ -78,6 +78,11 @@ ROPE_EXPLAIN = (
 ROPE_LATEX = r"\theta_i = \text{pos}\cdot \text{base}^{-2i/d},\quad i = 0,\dots,\tfrac{d}{2}-1"
 ROPE_DERIVATION = "Formula: each pair's angle"
 POSITION_IDS_TITLE = "The position ids of the steps"
+
+
+def earlier_steps(first: int, last: int) -> str:
+    """The position table's row for the steps it folds together (only the most recent get a row each)."""
+    return f"steps {first} … {last}" if last > first else f"step {first}"
 ANGLES_TITLE = "The rotation's angle per dimension pair"
 KEY_TITLE = "A cached key is stored already rotated"
 SHIFT_TITLE = "Off by one: the last token at the wrong position"
