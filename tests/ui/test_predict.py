@@ -184,10 +184,13 @@ def test_a_check_that_needs_a_session_says_so_and_a_failed_check_says_why(tiny):
     assert predict.verdict(QUESTIONS["inside"][0], fresh, 0).startswith("This check could not run")
 
 
-def test_show_keys_each_widget_by_page_and_question_and_checks_only_what_was_picked(live, monkeypatch):
+@pytest.mark.parametrize("is_open", [True, False], ids=["open", "closed"])
+def test_show_keys_each_widget_by_page_and_question_and_checks_only_what_was_picked(live, monkeypatch, is_open):
     drawn = []
 
     class Box:
+        open = is_open
+
         def __enter__(self):
             return self
 
@@ -205,6 +208,9 @@ def test_show_keys_each_widget_by_page_and_question_and_checks_only_what_was_pic
                               "markdown": staticmethod(lambda t: drawn.append(("verdict", t)))})
     monkeypatch.setattr(predict, "st", fake_st)
     predict.show("cost", QUESTIONS["cost"], live)
+    if not is_open:  # a closed box draws nothing inside it and checks nothing
+        assert drawn == [("box", text.TITLE, "predict_box" + "cost")]
+        return
     assert drawn[:2] == [("box", text.TITLE, "predict_box" + "cost"), ("caption", text.INTRO)]
     radios = [d[1:] for d in drawn if d[0] == "radio"]
     at = f"_at{len(live.session.records)}" if live.session.records else ""  # asked afresh at each step
