@@ -48,14 +48,16 @@ if page.url_path == "" and class_mode.wants_class_page(st.query_params):
     st.switch_page("pages/9_class.py", query_params=st.query_params.to_dict())  # the join link, /?class=CODE
 if page.url_path == "" and not links.asks_for_a_page(st.query_params):
     st.switch_page(PAGES[0], query_params=st.query_params.to_dict())  # a bare / opens Start here
+following = class_live.is_follower(st.session_state)  # the teacher's settings apply: the sidebar leaves ours out
 with st.sidebar:
-    render_sidebar()
+    render_sidebar(following=following)
 presenter.apply()
 install_export_script()  # once per run, outside every fragment
 for note in link_notes:
     st.warning(messages.plain(note))
 links.replay_pending(current_bundle(), st.session_state, attention=page.url_path == "attention")
-render_tools()
+if not following:  # a follower has no text of its own to share, save or load
+    render_tools()
 lesson_path.bar(page.url_path)
 links.sync_url()
 class_mode.keep_in_url(st.session_state, st.query_params)

@@ -66,9 +66,9 @@ def view(info: ClassInfo, on_class_page: bool) -> None:
     store = class_live.store()
     me = store.student(code, seat)
     if me is None or me.removed:
-        st.warning(text.REMOVED_YOU)
+        messages.say(text.REMOVED_YOU, "warning", state)
         class_live.leave(state, st.query_params)
-        return
+        st.rerun()  # drawn again as a tab in no class: its sidebar holds the learner's own settings again
     mode = state.get(keys.CLASS_MODE, "following")
     following = mode == "following"
     if on_class_page:  # phone-first: who and where in two short lines, then the text, the guess and the score
@@ -78,8 +78,6 @@ def view(info: ClassInfo, on_class_page: bool) -> None:
                    + (text.FOLLOWING if following else text.EXPLORING))
     else:
         st.info(text.FOLLOWING_HERE.format(code=code))
-    if following:
-        st.sidebar.caption(text.SIDEBAR_FOLLOWING)
     snapshot = class_live.class_snapshot(code, info)
     if snapshot is None:
         st.info(text.WAITING)
