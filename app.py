@@ -4,6 +4,8 @@ Entry point: ``streamlit run app.py``. It reads the link (once), builds the navi
 sidebar, replays what the link or a loaded file asks for, keeps the URL current, then runs the chosen
 page from ``pages/``.
 """
+import copy
+
 import streamlit as st
 
 from autoreg_ui import lesson_path, limits, messages
@@ -21,7 +23,12 @@ st.set_page_config(page_title="autoreg — how LLMs generate text", page_icon="�
 limits.gate()  # a seat for this tab, or the class-is-full page (the operator's AUTOREG_MAX_SESSIONS)
 link_notes = links.read_on_load(st.session_state, st.query_params)  # before the bound widgets take the URL
 
-PAGES = [
+@st.cache_resource(show_spinner=False)
+def _pages() -> list:
+    """The pages, made once per process: ``st.Page`` resolves and checks its file on every call (13 a run, about
+    8% of a class follower's redraw in ``bench/class_follow.py --profile``). Each run navigates its own copies,
+    because ``st.navigation`` marks the page it runs."""
+    return [
     st.Page("pages/0_start.py", title="Start here", icon=":material/flag:", url_path="start"),
     st.Page("pages/1_step.py", title="Step through generation", icon=":material/play_arrow:", url_path="step"),
     st.Page("pages/8_tokens.py", title="Tokens", icon=":material/text_fields:", url_path="tokens"),
@@ -40,6 +47,9 @@ PAGES = [
     # the app's root: Start here, or the step page when it carries a link (every link written before /step existed)
     st.Page("pages/1_step.py", title="Step through generation", url_path="home", default=True, visibility="hidden"),
 ]
+
+
+PAGES = [copy.copy(p) for p in _pages()]
 
 page = st.navigation(PAGES)
 lesson_path.follow()  # a path's ← Previous stop / Next stop → asked for another page: switch to it in this tab
