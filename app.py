@@ -28,7 +28,7 @@ def _pages() -> list:
     """The pages, made once per process: ``st.Page`` resolves and checks its file on every call (13 a run, about
     8% of a class follower's redraw in ``bench/class_follow.py --profile``). Each run navigates its own copies,
     because ``st.navigation`` marks the page it runs."""
-    return [
+    PAGES = [
     st.Page("pages/0_start.py", title="Start here", icon=":material/flag:", url_path="start"),
     st.Page("pages/1_step.py", title="Step through generation", icon=":material/play_arrow:", url_path="step"),
     st.Page("pages/8_tokens.py", title="Tokens", icon=":material/text_fields:", url_path="tokens"),
@@ -47,17 +47,18 @@ def _pages() -> list:
     # the app's root: Start here, or the step page when it carries a link (every link written before /step existed)
     st.Page("pages/1_step.py", title="Step through generation", url_path="home", default=True, visibility="hidden"),
 ]
+    return PAGES
 
 
-PAGES = [copy.copy(p) for p in _pages()]
+pages_now = [copy.copy(p) for p in _pages()]
 
-page = st.navigation(PAGES)
+page = st.navigation(pages_now)
 lesson_path.follow()  # a path's ← Previous stop / Next stop → asked for another page: switch to it in this tab
 class_mode.read_link(st.session_state, st.query_params)
 if page.url_path == "" and class_mode.wants_class_page(st.query_params):
     st.switch_page("pages/9_class.py", query_params=st.query_params.to_dict())  # the join link, /?class=CODE
 if page.url_path == "" and not links.asks_for_a_page(st.query_params):
-    st.switch_page(PAGES[0], query_params=st.query_params.to_dict())  # a bare / opens Start here
+    st.switch_page(pages_now[0], query_params=st.query_params.to_dict())  # a bare / opens Start here
 following = class_live.is_follower(st.session_state)  # the teacher's settings apply: the sidebar leaves ours out
 with st.sidebar:
     render_sidebar(following=following)
