@@ -4,6 +4,8 @@ Entry point: ``streamlit run app.py``. It reads the link (once), builds the navi
 sidebar, replays what the link or a loaded file asks for, keeps the URL current, then runs the chosen
 page from ``pages/``.
 """
+import copy
+
 import streamlit as st
 
 from autoreg_ui import lesson_path, limits, messages
@@ -21,23 +23,31 @@ st.set_page_config(page_title="autoreg — how LLMs generate text", page_icon="�
 limits.gate()  # a seat for this tab, or the class-is-full page (the operator's AUTOREG_MAX_SESSIONS)
 link_notes = links.read_on_load(st.session_state, st.query_params)  # before the bound widgets take the URL
 
-PAGES = [
-    st.Page("pages/0_start.py", title="Start here", icon=":material/flag:", url_path="start"),
-    st.Page("pages/1_step.py", title="Step through generation", icon=":material/play_arrow:", url_path="step"),
-    st.Page("pages/8_tokens.py", title="Tokens", icon=":material/text_fields:", url_path="tokens"),
-    st.Page("pages/2_attention.py", title="Attention and the KV cache", icon=":material/visibility:",
-            url_path="attention"),
-    st.Page("pages/3_sampling.py", title="Sampling lab", icon=":material/casino:", url_path="sampling"),
-    st.Page("pages/4_cost.py", title="Naive vs KV cache", icon=":material/timer:", url_path="cost"),
-    st.Page("pages/5_inside.py", title="Inside generation", icon=":material/science:", url_path="inside"),
-    st.Page("pages/6_serving.py", title="How servers go fast", icon=":material/speed:", url_path="serving"),
-    st.Page("pages/7_glossary.py", title="Glossary", icon=":material/menu_book:", url_path="glossary"),
-    st.Page("pages/9_class.py", title="Class", icon=":material/groups:", url_path="class"),
-    st.Page("pages/10_hood.py", title="Under the hood", icon=":material/memory:", url_path="hood"),
-    st.Page("pages/11_tricks.py", title="More serving tricks", icon=":material/bolt:", url_path="tricks"),
-    # the app's root: Start here, or the step page when it carries a link (every link written before /step existed)
-    st.Page("pages/1_step.py", title="Step through generation", url_path="home", default=True, visibility="hidden"),
-]
+
+@st.cache_resource(show_spinner=False)
+def _pages() -> list:
+    """The pages, made once per process: ``st.Page`` resolves and checks its file on every call (13 a run, about
+    8% of a class follower's redraw in ``bench/class_follow.py --profile``). Each run navigates its own copies,
+    because ``st.navigation`` marks the page it runs."""
+    PAGES = [
+        st.Page("pages/0_start.py", title="Start here", icon=":material/flag:", url_path="start"),
+        st.Page("pages/1_step.py", title="Step through generation", icon=":material/play_arrow:", url_path="step"),
+        st.Page("pages/8_tokens.py", title="Tokens", icon=":material/text_fields:", url_path="tokens"),
+        st.Page("pages/2_attention.py", title="Attention and the KV cache", icon=":material/visibility:",
+                url_path="attention"),
+        st.Page("pages/3_sampling.py", title="Sampling lab", icon=":material/casino:", url_path="sampling"),
+        st.Page("pages/4_cost.py", title="Naive vs KV cache", icon=":material/timer:", url_path="cost"),
+        st.Page("pages/5_inside.py", title="Inside generation", icon=":material/science:", url_path="inside"),
+        st.Page("pages/6_serving.py", title="How servers go fast", icon=":material/speed:", url_path="serving"),
+        st.Page("pages/7_glossary.py", title="Glossary", icon=":material/menu_book:", url_path="glossary"),
+        st.Page("pages/9_class.py", title="Class", icon=":material/groups:", url_path="class"),
+        st.Page("pages/10_hood.py", title="Under the hood", icon=":material/memory:", url_path="hood"),
+        st.Page("pages/11_tricks.py", title="More serving tricks", icon=":material/bolt:", url_path="tricks"),
+        # the app's root: Start here, or the step page when it carries a link (every link written before /step existed)
+        st.Page("pages/1_step.py", title="Step through generation", url_path="home", default=True, visibility="hidden"),
+    ]
+    return PAGES
+
 
 # Text wraps onto a second line instead of ending in "…": page names in the sidebar, button labels and metrics
 # (presenter mode's large type in a column narrowed by the open sidebar cut them; issue 27)
@@ -45,22 +55,27 @@ WRAP_CSS = ("<style>[data-testid=stSidebarNavLink] { height: auto; min-height: 2
             ":is([data-testid=stSidebarNavLink], [data-testid=stMain] button, [data-testid=stMetricLabel],"
             " [data-testid=stMetricValue]) :is([data-testid=stMarkdownContainer], p, div)"
             " { white-space: normal; overflow: visible; text-overflow: clip; }</style>")
-page = st.navigation(PAGES)
+
+pages_now = [copy.copy(p) for p in _pages()]
+
+page = st.navigation(pages_now)
 lesson_path.follow()  # a path's ← Previous stop / Next stop → asked for another page: switch to it in this tab
 class_mode.read_link(st.session_state, st.query_params)
 if page.url_path == "" and class_mode.wants_class_page(st.query_params):
     st.switch_page("pages/9_class.py", query_params=st.query_params.to_dict())  # the join link, /?class=CODE
 if page.url_path == "" and not links.asks_for_a_page(st.query_params):
-    st.switch_page(PAGES[0], query_params=st.query_params.to_dict())  # a bare / opens Start here
+    st.switch_page(pages_now[0], query_params=st.query_params.to_dict())  # a bare / opens Start here
+following = class_live.is_follower(st.session_state)  # the teacher's settings apply: the sidebar leaves ours out
 with st.sidebar:
     st.html(WRAP_CSS)
-    render_sidebar()
+    render_sidebar(following=following)
 presenter.apply()
 install_export_script()  # once per run, outside every fragment
 for note in link_notes:
     st.warning(messages.plain(note))
 links.replay_pending(current_bundle(), st.session_state, attention=page.url_path == "attention")
-render_tools()
+if not following:  # a follower has no text of its own to share, save or load
+    render_tools()
 lesson_path.bar(page.url_path)
 links.sync_url()
 class_mode.keep_in_url(st.session_state, st.query_params)

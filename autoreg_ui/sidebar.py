@@ -1,4 +1,8 @@
-"""The sidebar every page shares: model line, sampling settings (bound to the URL), teacher's tools."""
+"""The sidebar every page shares: model line, sampling settings (bound to the URL), teacher's tools.
+
+A student following a class sees none of their own settings: the teacher's apply to the text they see. Their
+own stay in the tab and are there again, whole, when they explore on their own (``OWN_WIDGETS``).
+"""
 from __future__ import annotations
 
 import streamlit as st
@@ -6,17 +10,29 @@ import streamlit as st
 from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models
 from autoreg_ui import charts, keys, limits, settings
 from autoreg_ui.classroom import mode as class_mode
+from autoreg_ui.classroom import text as class_text
 from autoreg_ui.sharing import export, links, presenter
-from autoreg_ui.state import current_bundle, session_or_start
+from autoreg_ui.state import current_bundle, keep_widget_values, session_or_start
 
 URL = "query-params"  # Streamlit's own binding: the widget's value lives in the URL (left out at its default)
 DEFAULT = settings.SIDEBAR_DEFAULTS
 RANGE = {s.key: (s.kind(s.low), s.kind(s.high)) for s in settings.SETTINGS}
+# A follower's sidebar does not draw the learner's own choices. The settings are bound to the URL, and Streamlit
+# keeps a bound widget's value while it is not drawn (tests/ui/test_sidebar_following.py); the model box is not
+# bound, so it is kept here (writing the bound ones back as well only makes Streamlit warn that a widget "had its
+# value set via the Session State API").
+OWN_WIDGETS = (keys.MODEL,)
 
 
-def render_sidebar() -> SamplingConfig:
-    """Draw the sidebar and return the (normalised) sampling settings, also kept in session_state."""
+def render_sidebar(following: bool = False) -> SamplingConfig:
+    """Draw the sidebar and return the (normalised) sampling settings, also kept in session_state.
+
+    ``following``: a student following their teacher; the teacher's model and settings make the text, so the
+    learner's own are neither drawn nor changed (``following_sidebar``).
+    """
     links.apply_model(st.query_params, st.session_state, allowed_models(), EMBEDDED_MODEL)
+    if following:
+        return following_sidebar()
     sb = st.sidebar
     sb.header("Model")
     models = allowed_models()
@@ -72,6 +88,23 @@ def render_sidebar() -> SamplingConfig:
                "**A** draw again (sampling lab) or run the race (cost page). The address bar always holds "
                "a link that rebuilds this moment.")
     return config
+
+
+def following_sidebar() -> SamplingConfig:
+    """A follower's sidebar: the model line, a caption saying the teacher's settings apply, presenter mode.
+
+    Nothing here can move while the class leads, and a follower's redraw (every teacher step) draws four
+    elements instead of some twenty: the learner's own settings are kept, not drawn, and come back unchanged.
+    """
+    keep_widget_values(st.session_state, OWN_WIDGETS)
+    sb = st.sidebar
+    sb.header("Model")
+    bundle = current_bundle()
+    if bundle is not None:
+        sb.caption(bundle.describe())
+    sb.caption(class_text.SIDEBAR_FOLLOWING)
+    presenter.toggle(sb)
+    return st.session_state.get(keys.CONFIG) or DEFAULT
 
 
 def render_tools() -> None:

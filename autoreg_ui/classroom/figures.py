@@ -54,3 +54,31 @@ def tree_figure(branches: list[Branch], draws: int, label_of, title: str, root_l
                    "<extra></extra>", maxdepth=-1)],
         layout=dict(title=dict(text=title), height=max(320, 46 * min(12, max(1, len(branches)))),
                     margin=dict(l=10, r=10, t=60, b=10)))
+
+
+class SharedFigure(go.Figure):
+    """A finished figure that many tabs draw as it is (the class's last step: the same for every follower).
+
+    ``st.plotly_chart`` serialises ``to_dict()``, which on a plain figure deep-copies every property on every
+    draw (14% of a follower's update, ``bench/class_follow.py --profile``). Here the dict is made once
+    (``shared``) and each call hands out fresh top-level and per-trace containers around it (plotly's JSON
+    writer drops each trace's ``uid`` in place; nothing else changes it). The figure must not be edited after
+    ``shared``: an edit would not reach that dict (``charts.style`` edits a copy).
+    """
+
+    def to_dict(self) -> dict:
+        frozen = self.__dict__.get("_frozen")
+        if frozen is None:
+            return super().to_dict()
+        out = {"data": [dict(trace) for trace in frozen["data"]], "layout": frozen["layout"]}
+        if "frames" in frozen:
+            out["frames"] = frozen["frames"]
+        return out
+
+
+def shared(fig: go.Figure) -> SharedFigure:
+    """``fig`` as a ``SharedFigure``: copied once (with plotly's validation) and its dict made once, from ``fig``
+    itself (the copy's dict holds the same, its keys in another order: the JSON would differ as text)."""
+    out = SharedFigure(fig)
+    out._frozen = fig.to_dict()
+    return out

@@ -148,6 +148,8 @@ def render() -> None:
     # before the counters are read: this page's own publishing must not look like news
     class_live.publish(state, redraw=False)
     info = store().info(code) if code else None
+    if code and info is None:
+        seat_gone(state, say=False)  # the warning below says it
     teacher = info is not None and is_teacher(state)
     seated = info is not None and not teacher and is_student(state)
     if teacher:
@@ -172,6 +174,17 @@ def render() -> None:
     watch(state, teacher)
 
 
+def seat_gone(state, say: bool) -> None:
+    """A seated student whose class ended or expired: the seat goes and the page runs again, so that its sidebar
+    (a follower's leaves the learner's own settings out) is the learner's own again."""
+    if not is_student(state):
+        return
+    state.pop(keys.CLASS_SEAT, None)
+    if say:
+        messages.say(text.CLASS_GONE, "warning", state)
+    st.rerun()
+
+
 def about() -> None:
     """What class mode is, folded away below a student's seat or the join form."""
     with st.expander(text.ABOUT_CLASS):
@@ -187,6 +200,7 @@ def follow_here() -> bool:
         return False
     info = store().info(state[keys.CLASS_CODE])
     if info is None:
+        seat_gone(state, say=True)
         return False
     if not is_follower(state):
         class_student.explore_bar(info)

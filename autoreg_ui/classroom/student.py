@@ -19,6 +19,7 @@ from autoreg_ui import keys, limits, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import text
+from autoreg_ui.classroom.figures import shared
 from autoreg_ui.classroom.store import GUESS_MAX, NICKNAME_MAX, ClassError, ClassInfo, normal_code
 from autoreg_ui.state import current_bundle
 from autoreg_ui.step_figures import token_strip_html, top_of_record, topn_figure
@@ -66,9 +67,9 @@ def view(info: ClassInfo, on_class_page: bool) -> None:
     store = class_live.store()
     me = store.student(code, seat)
     if me is None or me.removed:
-        st.warning(text.REMOVED_YOU)
+        messages.say(text.REMOVED_YOU, "warning", state)
         class_live.leave(state, st.query_params)
-        return
+        st.rerun()  # drawn again as a tab in no class: its sidebar holds the learner's own settings again
     mode = state.get(keys.CLASS_MODE, "following")
     following = mode == "following"
     if on_class_page:  # phone-first: who and where in two short lines, then the text, the guess and the score
@@ -78,8 +79,6 @@ def view(info: ClassInfo, on_class_page: bool) -> None:
                    + (text.FOLLOWING if following else text.EXPLORING))
     else:
         st.info(text.FOLLOWING_HERE.format(code=code))
-    if following:
-        st.sidebar.caption(text.SIDEBAR_FOLLOWING)
     snapshot = class_live.class_snapshot(code, info)
     if snapshot is None:
         st.info(text.WAITING)
@@ -108,13 +107,14 @@ def view(info: ClassInfo, on_class_page: bool) -> None:
 
 def last_step_figure(tokenizer, last):
     """The teacher's last step as bars. Built once per class and text in this process (``class_live.memo``):
-    every follower of a step draws the same figure, and nobody changes it after (``show_chart`` styles a copy)."""
+    every follower of a step draws the same figure, and nobody changes it after (``show_chart`` styles a copy),
+    so it is a ``SharedFigure``: its dict is made once, not deep-copied by every follower's redraw."""
     fig = topn_figure(tokenizer, top_of_record(last, TOP_N), text.LAST_STEP_CHART.format(n=last.index))
     # the caption above says what it is: on a phone the title was cut and the chart's toolbar covered it and
     # the legend, so the legend sits under the toolbar, across the width
     fig.update_layout(title=None, legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
                       margin=dict(l=10, r=10, t=100, b=10))
-    return fig
+    return shared(fig)  # serialised by every follower's redraw: its dict is made once, here
 
 
 def seat_buttons(info: ClassInfo, mode: str, has_text: bool) -> None:

@@ -120,8 +120,8 @@ LEAVE_BUTTON = "Leave the class…"
 LEAVE_CONFIRM = "Leave the class? Your teacher's text and questions stop reaching this tab."
 LEAVE_SURE = "Yes, leave"
 LEAVE_STAY = "Stay in the class"
-SIDEBAR_FOLLOWING = ("While you follow your teacher, the text uses the teacher's settings: these take effect "
-                     "when you press **Explore on my own**.")
+SIDEBAR_FOLLOWING = ("While you follow your teacher, the teacher's model and settings make the text. Your own "
+                     "settings are kept as you left them: they come back when you press **Explore on my own**.")
 ROUND_MOVED_ON = ("The teacher's text has moved on since this sampling round began: your tab draws in the "
                   "teacher's next round.")
 CODE_TOO_LONG = "A class code is at most {limit} characters; this box holds {n}. Type the code your teacher shows."
