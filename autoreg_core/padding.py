@@ -77,7 +77,10 @@ def slab_cache(bundle, caches: list[DynamicCache], new: int = 1) -> tuple[Dynami
     width, rows = max(lengths), len(caches)
     first = caches[0].layers[0].keys
     heads, dim = first.shape[1], first.shape[-1]
-    slab = first.new_zeros((len(joined.layers), 2, rows, heads, width + new, dim))
+    slab = first.new_empty((len(joined.layers), 2, rows, heads, width + new, dim))
+    for row, n in enumerate(lengths):  # zeros only where a row has no position (the pass writes the spare column)
+        if n < width:
+            slab[:, :, row, :, :width - n].zero_()
     targets, sources = [], []
     for i in range(len(joined.layers)):
         for row, (cache, n) in enumerate(zip(caches, lengths)):
