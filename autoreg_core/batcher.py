@@ -18,6 +18,7 @@ gone (a tab closed, a cache dropped by a Reset) never counts as someone stepping
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 import weakref
@@ -29,7 +30,7 @@ import torch
 from transformers import DynamicCache
 
 from . import decode
-from .padding import left_padded_cache
+from .padding import left_padded_cache, slab_cache, write_back
 
 MAX_ROWS = 12  # rows per pass: 12 rows cost ~1.1× a 8-row pass on this CPU, and the padding copy grows with rows
 GATHER_MS = 4.0  # the longest a step waits for company, and only when other tabs are stepping
@@ -57,6 +58,28 @@ def worker_count(environ=os.environ) -> int:
     return max(1, wanted or decode.forward_slot_count() or 1)
 
 
+SWITCH_INTERVAL_MS = 0.0  # 0: Python's own (5 ms); see ``tune_gil``
+
+
+def tune_gil(environ=os.environ) -> float:
+    """Shorten Python's thread switch interval to ``AUTOREG_SWITCH_INTERVAL_MS`` (default ``SWITCH_INTERVAL_MS``,
+    0: leave Python's) once a worker starts; returns the interval in force, in ms.
+
+    A pass is hundreds of torch ops, and each gives the GIL up and takes it back; while other threads run
+    Python, the worker waits for whichever took the GIL to be forced off it, every switch interval. With three
+    threads spinning in Python, a 12-row pass took 1.8 s at 5 ms and 0.7 s at 0.2 ms; in a 30-student class on
+    a machine loaded by other processes, 0.5 ms measured no better than 5 ms (the pass waited for a core, not
+    the GIL), so the default leaves Python's interval and the setting stays for servers where it helps.
+    """
+    try:
+        wanted = float(environ.get("AUTOREG_SWITCH_INTERVAL_MS", SWITCH_INTERVAL_MS))
+    except ValueError:
+        wanted = SWITCH_INTERVAL_MS
+    if wanted > 0 and sys.getswitchinterval() > wanted / 1000.0:
+        sys.setswitchinterval(wanted / 1000.0)
+    return sys.getswitchinterval() * 1000.0
+
+
 @dataclass(frozen=True)
 class Shared:
     """What a step learns of the pass it rode in."""
@@ -80,6 +103,37 @@ class PassRecord:
     ms: float
 
 
+@dataclass(frozen=True)
+class Breakdown:
+    """Sums since a batcher started, for finding where a step's wall time goes: per row, the wait in the queue
+    before its pass started and the wait from the pass's end until the tab ran again (the GIL); per pass, the
+    worker's wait for company and each ``PassTiming`` part."""
+    passes: int = 0
+    rows: int = 0
+    queued_ms: float = 0.0  # Σ over rows: asked → its pass started (gathering included)
+    woke_ms: float = 0.0  # Σ over rows: its pass ended → the tab's thread ran again
+    gather_ms: float = 0.0  # Σ over passes: the worker waiting for company
+    join_ms: float = 0.0
+    forward_ms: float = 0.0
+    model_ms: float = 0.0
+    write_ms: float = 0.0
+    cpu_ms: float = 0.0
+
+    def add(self, **sums: float) -> Breakdown:
+        return Breakdown(**{name: getattr(self, name) + sums.get(name, 0) for name in self.__dataclass_fields__})
+
+    def means(self) -> dict[str, float]:
+        """Per row (``queued_ms``, ``woke_ms``) and per pass (the rest) means, and rows per pass."""
+        per_row = {"queued_ms", "woke_ms"}
+        out = {"passes": self.passes, "rows": self.rows,
+               "rows_per_pass": round(self.rows / self.passes, 2) if self.passes else None}
+        for name in self.__dataclass_fields__:
+            if name not in ("passes", "rows"):
+                n = self.rows if name in per_row else self.passes
+                out[f"mean_{name}"] = round(getattr(self, name) / n, 2) if n else None
+        return out
+
+
 @dataclass
 class _Ask:
     cache: DynamicCache
@@ -88,6 +142,23 @@ class _Ask:
     done: threading.Event = field(default_factory=threading.Event)
     result: Shared | None = None
     error: BaseException | None = None
+    asked: float = field(default_factory=time.perf_counter)
+    ended: float = 0.0
+
+
+@dataclass(frozen=True)
+class PassTiming:
+    """Where one pass's wall time went (ms): joining the rows' caches, the model, writing each row's new
+    keys and values back; and the worker thread's CPU over the pass (wall − CPU: waiting for a core or the GIL)."""
+    join_ms: float = 0.0
+    forward_ms: float = 0.0  # wall, from the call to the logits (a wait for a forward slot included)
+    model_ms: float = 0.0  # ``decode.forward``'s own timing (from the moment it held a slot)
+    write_ms: float = 0.0
+    cpu_ms: float = 0.0
+
+    @property
+    def wall_ms(self) -> float:
+        return self.join_ms + self.forward_ms + self.write_ms
 
 
 def batched_decode(bundle, caches: list[DynamicCache], tokens: list[int]) -> tuple[list[torch.Tensor], float]:
@@ -96,19 +167,42 @@ def batched_decode(bundle, caches: list[DynamicCache], tokens: list[int]) -> tup
     One row is the plain solo pass. Several rows run on a left-padded copy of their caches; each row's new
     key and value (the last column) are then appended to its own cache, and its logits returned.
     """
+    logits, timing = timed_batched_decode(bundle, caches, tokens)
+    _last.timing = timing  # the worker's breakdown reads it on this thread (tests may wrap this function)
+    return logits, timing.model_ms
+
+
+_last = threading.local()
+
+
+def timed_batched_decode(bundle, caches: list[DynamicCache],
+                         tokens: list[int]) -> tuple[list[torch.Tensor], PassTiming]:
+    """``batched_decode`` and where its time went. Several rows are joined into one slab with a spare column
+    (``padding.slab_cache``: one copy of each row's cache, no second one when the pass appends), and each row's
+    cache is then rebuilt from the slab in one buffer (``padding.write_back``)."""
+    cpu0, t0 = time.thread_time(), time.perf_counter()
     if len(caches) == 1:
         fwd = decode.forward(bundle, [[tokens[0]]], caches[0])
-        return [fwd.logits[0]], fwd.ms
-    joined, mask = left_padded_cache(bundle, caches)
-    lengths = mask.sum(dim=1)
+        wall = (time.perf_counter() - t0) * 1000
+        return [fwd.logits[0]], PassTiming(0.0, wall, fwd.ms, 0.0, (time.thread_time() - cpu0) * 1000)
+    lengths = [int(c.get_seq_length()) for c in caches]
+    slab = slab_cache(bundle, caches)
+    joined, mask = slab if slab is not None else left_padded_cache(bundle, caches)
     mask = torch.cat([mask, torch.ones(len(caches), 1, dtype=torch.long)], dim=1)
+    t1 = time.perf_counter()
     fwd = decode.forward(bundle, torch.tensor(tokens).view(-1, 1), joined, attention_mask=mask,
-                         position_ids=lengths.view(-1, 1))
-    for layer_idx, layer in enumerate(joined.layers):
-        for row, cache in enumerate(caches):
-            cache.update(layer.keys[row:row + 1, :, -1:, :].clone(), layer.values[row:row + 1, :, -1:, :].clone(),
-                         layer_idx)
-    return list(fwd.logits), fwd.ms
+                         position_ids=torch.tensor(lengths).view(-1, 1))
+    t2 = time.perf_counter()
+    if slab is not None:
+        write_back(joined, caches, [n + 1 for n in lengths])
+    else:
+        for layer_idx, layer in enumerate(joined.layers):
+            for row, cache in enumerate(caches):
+                cache.update(layer.keys[row:row + 1, :, -1:, :].clone(), layer.values[row:row + 1, :, -1:, :].clone(),
+                             layer_idx)
+    t3 = time.perf_counter()
+    return list(fwd.logits), PassTiming((t1 - t0) * 1000, (t2 - t1) * 1000, fwd.ms, (t3 - t2) * 1000,
+                                        (time.thread_time() - cpu0) * 1000)
 
 
 class DecodeBatcher:
@@ -126,6 +220,7 @@ class DecodeBatcher:
         self._idle = 0  # workers waiting for an ask
         self._waits = 0  # passes before which the worker waited for company
         self._totals = Totals(0, 0, 0)
+        self._breakdown = Breakdown()
 
     # ---------------------------------------------------------------- the tab's side
     def decode(self, cache: DynamicCache, token: int, owner: object = None) -> Shared:
@@ -140,11 +235,15 @@ class DecodeBatcher:
             self._queue.append(ask)
             self._threads = [t for t in self._threads if t.is_alive()]
             if self._idle == 0 and len(self._threads) < self.workers:  # every worker busy: one more may start
+                tune_gil()
                 thread = threading.Thread(target=self._work, name="autoreg-decode-batcher", daemon=True)
                 self._threads.append(thread)
                 thread.start()
             self._cv.notify_all()
         ask.done.wait()
+        woke = (time.perf_counter() - ask.ended) * 1000
+        with self._cv:
+            self._breakdown = self._breakdown.add(woke_ms=woke)
         if ask.error is not None:
             raise ask.error
         return ask.result
@@ -165,9 +264,11 @@ class DecodeBatcher:
         """The next pass's rows (called with the lock held, the queue not empty)."""
         if len(self._queue) < self.max_rows and self._others_stepping(time.monotonic()):
             self._waits += 1
-            deadline = time.monotonic() + self.gather_ms / 1000.0
+            started = time.monotonic()
+            deadline = started + self.gather_ms / 1000.0
             while len(self._queue) < self.max_rows and (left := deadline - time.monotonic()) > 0:
                 self._cv.wait(timeout=left)
+            self._breakdown = self._breakdown.add(gather_ms=(time.monotonic() - started) * 1000)
         rows: list[_Ask] = []
         longest = 0
         for ask in list(self._queue):
@@ -196,24 +297,32 @@ class DecodeBatcher:
             del rows  # the worker keeps no cache alive between passes (see ``_others_stepping``)
 
     def _run(self, rows: list[_Ask]) -> None:
+        started = time.perf_counter()
         try:
+            _last.timing = None
             logits, ms = batched_decode(self.bundle, [a.cache for a in rows], [a.token for a in rows])
+            timing = _last.timing or PassTiming(forward_ms=ms, model_ms=ms)
             for ask, row_logits in zip(rows, logits):
                 ask.result = Shared(row_logits, ms, len(rows))
-            self._note(len(rows), ms)
+            self._note(len(rows), timing, sum(started - a.asked for a in rows) * 1000)
         except BaseException as exc:  # noqa: BLE001 - every waiting tab hears of it, the worker goes on
             for ask in rows:
                 ask.error = exc
         finally:
+            ended = time.perf_counter()
             for ask in rows:
+                ask.ended = ended
                 ask.done.set()
 
-    def _note(self, rows: int, ms: float) -> None:
+    def _note(self, rows: int, timing: PassTiming, queued_ms: float) -> None:
         now = time.time()
         with self._cv:
-            self._passes.append(PassRecord(now, rows, ms))
+            self._passes.append(PassRecord(now, rows, timing.model_ms))
             t = self._totals
             self._totals = Totals(t.passes + 1, t.tokens + rows, t.shared_tokens + (rows if rows > 1 else 0))
+            self._breakdown = self._breakdown.add(passes=1, rows=rows, queued_ms=queued_ms, join_ms=timing.join_ms,
+                                                  forward_ms=timing.forward_ms, model_ms=timing.model_ms,
+                                                  write_ms=timing.write_ms, cpu_ms=timing.cpu_ms)
             while self._passes and now - self._passes[0].at > HISTORY_S:
                 self._passes.popleft()
 
@@ -229,6 +338,11 @@ class DecodeBatcher:
         """How many passes the worker held back, up to ``gather_ms``, waiting for other tabs' steps."""
         with self._cv:
             return self._waits
+
+    def breakdown(self) -> Breakdown:
+        """Where the steps' time went since this batcher started (see ``Breakdown``)."""
+        with self._cv:
+            return self._breakdown
 
     def totals(self) -> Totals:
         """Every pass since this batcher started (the live panel's running count)."""

@@ -51,6 +51,20 @@ if _LOG:
                 log.write(line)
 
     _script_runner.ScriptRunner._run_script = _timed
+
+_BATCHER_LOG = os.environ.get("AUTOREG_BENCH_BATCHER_LOG")
+if _BATCHER_LOG:
+    import atexit
+    import json
+    import sys
+
+    def _dump_batchers():
+        found = sys.modules.get("autoreg_core.batcher")
+        if found is not None:
+            with open(_BATCHER_LOG, "w") as out:
+                json.dump([b.breakdown().means() for b in list(found._batchers.values())], out)
+
+    atexit.register(_dump_batchers)  # the server is stopped with SIGTERM: Streamlit exits, atexit runs
 """
 
 
@@ -59,7 +73,16 @@ def timer_env(folder: Path, name: str) -> dict:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "sitecustomize.py").write_text(RUN_TIMER)
     path = os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH", "")) if p)
-    return {"PYTHONPATH": path, "AUTOREG_BENCH_RUN_LOG": str(folder / f"{name}.runs")}
+    return {"PYTHONPATH": path, "AUTOREG_BENCH_RUN_LOG": str(folder / f"{name}.runs"),
+            "AUTOREG_BENCH_BATCHER_LOG": str(folder / f"{name}.batcher.json")}
+
+
+def read_batcher(folder: Path, name: str) -> list[dict] | None:
+    """The server's batcher breakdown (``batcher.Breakdown.means``, one per loaded model), written as it exited."""
+    import json
+
+    log = folder / f"{name}.batcher.json"
+    return json.loads(log.read_text()) if log.exists() else None
 
 
 def parse_runs(text: str) -> list[tuple[float, float, int, str]]:

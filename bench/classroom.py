@@ -677,6 +677,7 @@ def one_run(args, batch: str | None) -> dict:
     report["goals"] = goals(report, solo_ms, capacity.read_runs(timers / "app", "app"),
                             capacity.read_runs(timers / "bare", "bare"), marks, batch)
     report["goals"]["next_token_vs_solo_step"]["solo_decode_step_ms_after_class"] = round(solo_after_ms, 1)
+    report["batcher"] = capacity.read_batcher(timers / "app", "app")  # where a step's time went, in the server
     if args.profile:  # every script run of the class (Next token, slider, undo, reset, open), per Next token click
         report["profile"] = capacity.profile_report(args.profile.resolve(), report["next_token_clicks_served"])
     if rounds is not None:
@@ -686,6 +687,7 @@ def one_run(args, batch: str | None) -> dict:
                           "burst_rounds": args.burst, "autoreg_batch": batch or os.environ.get("AUTOREG_BATCH", "1"),
                           "alone_clicks": args.alone_clicks, "streamlit_options": args.streamlit_option,
                           "torch_threads_env": os.environ.get("AUTOREG_TORCH_THREADS"),
+                          "switch_interval_ms_env": os.environ.get("AUTOREG_SWITCH_INTERVAL_MS"),
                           "omp_wait_policy_env": os.environ.get("OMP_WAIT_POLICY")}
     report["load_average_at_end"] = tuple(round(x, 2) for x in os.getloadavg())
     return report
