@@ -345,6 +345,7 @@ def run(clicks: int, warmup: int, rounds: int, options: list[str], app_root: Pat
 # read from its protobuf elements (figure JSON, element count and bytes, the token strip's HTML). AppTest
 # always reruns the whole page, where a real click reruns only the fragment; the profile says which parts
 # of the run are the fragment's (``stepper``).
+STEP_PAGE_FILE = "pages/1_step.py"
 SCRIPT_PAGES = {  # name → (script, query parameters, the Next token button's key)
     "bare_next_token": ("bench/bare_page.py", {}, "bare_next"),
     "step_next_token": ("app.py", {}, "step_next"),
@@ -444,6 +445,8 @@ def script_cost(clicks: int, warmup: int = 2, profile_clicks: int = 0, top: int 
             if only is not None and name not in only and not name.startswith("bare"):
                 continue
             at = AppTest.from_file(str(ROOT / script), default_timeout=600)
+            if script == "app.py":
+                at.switch_page(STEP_PAGE_FILE)  # a bare / opens Start here, which has no Next token
             at.query_params.update(query)
             at.run()
             for _ in range(warmup):

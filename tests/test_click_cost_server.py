@@ -3,6 +3,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from bench import click_cost
 
 
@@ -39,3 +41,12 @@ def test_the_bare_page_run_in_process_says_what_a_click_sends():
     assert list(out) == ["bare_next_token"] and bare["clicks"] == 2
     assert bare["elements"] == 5 and bare["figure_json_bytes"] > 1000 and list(bare["figures"]) == ["bare_chart_3"]
     assert bare["token_strip_html_chars"] > 0 and bare["script_wall_p50_ms"] > 0
+
+
+@pytest.mark.integration
+def test_the_step_page_run_in_process_is_the_step_page_not_start_here():
+    """A bare / opens Start here (no Next token): the in-process run must open the step page by its file."""
+    out = click_cost.script_cost(clicks=1, warmup=0, only=["step_next_token"])
+    step = out["step_next_token"]
+    assert list(out) == ["bare_next_token", "step_next_token"] and step["clicks"] == 1
+    assert step["model_pass_p50_ms"] > 0 and step["token_strip_html_chars"] > 0 and step["figure_json_bytes"] > 1000
