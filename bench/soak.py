@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import leak  # noqa: E402
 from bench.classroom import NEXT, RESET, Student, latency, run_student, warm_up  # noqa: E402
 from bench.server import free_port, local_url, start_server, stop_server  # noqa: E402
 
@@ -135,6 +136,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jitter", type=float, default=0.5)
     parser.add_argument("--every", type=float, default=15.0, help="seconds between memory samples")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--leak", type=Path, default=None,
+                        help="folder for bench/leak.py's probe inside the server (tracemalloc, gc, sessions)")
+    parser.add_argument("--leak-every", type=float, default=60.0, help="seconds between the probe's lines")
+    parser.add_argument("--leak-frames", type=int, default=8,
+                        help="tracemalloc's frames per allocation (0: no tracemalloc, the cheap probe)")
     args = parser.parse_args(argv)
     if not 1 <= args.students <= 200:
         parser.error("--students must lie between 1 and 200")
@@ -143,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 <= args.warmup < args.minutes * 60:
         parser.error("--warmup must be shorter than the run")
     load = tuple(round(x, 2) for x in os.getloadavg())
-    server = start_server(ROOT / "app.py", free_port())
+    env = leak.probe_env(args.leak, args.leak_every, args.leak_frames) if args.leak else None
+    server = start_server(ROOT / "app.py", free_port(), env=env)
     try:
         students, samples = asyncio.run(soak(local_url(server), server.pid, args.students, args.minutes * 60,
                                              args.period, args.jitter, args.reset_every, args.every, args.seed))
