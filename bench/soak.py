@@ -2,6 +2,7 @@
 
     python -m bench.soak                        # 30 students, each resets every 40 tokens, 20 minutes
     python -m bench.soak --students 5 --minutes 2 --warmup 30
+    python -m bench.soak --students 15 --minutes 7 --leak /tmp/leak   # what grows: bench/leak.py's probe inside
 
 Issue 28's goal: 30 students who reset every 40 tokens for 20 minutes, the server's memory slope after the
 warm-up within ±2 MiB per minute. A leak (a session, a record, a cache entry or a figure kept per click) shows
@@ -13,6 +14,8 @@ every ``--period`` seconds, with one rule of its own: Next token until its text 
 tokens, then Reset. The server it starts is sampled every ``--every`` seconds; each sample is printed to stderr
 as it comes, and the JSON at the end holds them all, the least-squares slope after the warm-up (MiB/min) and
 the goal's verdict. The slope's arithmetic is ``slope_after_warmup`` (a pure function, unit-tested).
+With ``--leak DIR`` the server carries ``bench/leak.py``'s probe, one JSON line a minute in ``DIR/leak.jsonl``
+(``python -m bench.leak DIR`` summarises it); ``--leak-frames 0`` leaves tracemalloc off (it slows the server).
 
 Bounded and local: 127.0.0.1 only, at most 25 minutes, and the server it starts is stopped.
 """
