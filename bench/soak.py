@@ -47,9 +47,25 @@ class SoakStudent(Student):
     """A student who presses Next token until the text holds ``reset_every`` tokens, then Reset."""
 
     reset_every: int = GOAL_RESET_EVERY
+    first_reset: int | None = None  # the first cycle's length (``stagger``), then every ``reset_every`` tokens
 
     def next_kind(self, n_tokens: int, max_new: int) -> str:
-        return RESET if n_tokens >= min(self.reset_every, max_new - 1) else NEXT
+        due = self.reset_every if self.first_reset is None else self.first_reset
+        if n_tokens >= min(due, max_new - 1):
+            self.first_reset = None
+            return RESET
+        return NEXT
+
+
+def stagger(index: int, n_students: int, reset_every: int) -> int:
+    """Student ``index``'s first cycle: 1..``reset_every`` tokens, spread evenly over the class.
+
+    Why: students who all arrive within seconds and reset every 40 tokens reset nearly together, so the class's
+    texts (the legitimate memory, several MiB per student) grow and drop as one saw-tooth of ±100 MiB that a
+    20-minute slope cannot see past (standard error ~2 MiB/min). Spread, the class holds about the same total at
+    any moment, as a real class out of step does; each student still resets every ``reset_every`` tokens after.
+    """
+    return max(1, round(reset_every * (index + 1) / n_students))
 
 
 def slope_after_warmup(samples: list[tuple[float, float]], warmup_s: float) -> float | None:
@@ -105,13 +121,14 @@ async def sample_memory(pid: int, started: float, stop: asyncio.Event, every: fl
 
 
 async def soak(url: str, pid: int, n_students: int, seconds: float, period: float, jitter: float,
-               reset_every: int, every: float, seed: int) -> tuple[list[Student], list]:
+               reset_every: int, every: float, seed: int, spread: bool = True) -> tuple[list[Student], list]:
     await warm_up(url)
     rng = random.Random(seed)
     students = []
     for i in range(n_students):
         student = SoakStudent(i, 1000 + i, url, random.Random(rng.random()))
         student.reset_every = reset_every
+        student.first_reset = stagger(i, n_students, reset_every) if spread else None
         students.append(student)
     started = time.perf_counter()
     stop_at = started + seconds
@@ -139,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jitter", type=float, default=0.5)
     parser.add_argument("--every", type=float, default=15.0, help="seconds between memory samples")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--in-step", action="store_true",
+                        help="every student's first cycle is full length (they reset nearly together; see stagger)")
     parser.add_argument("--leak", type=Path, default=None,
                         help="folder for bench/leak.py's probe inside the server (tracemalloc, gc, sessions)")
     parser.add_argument("--leak-every", type=float, default=60.0, help="seconds between the probe's lines")
@@ -156,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     server = start_server(ROOT / "app.py", free_port(), env=env)
     try:
         students, samples = asyncio.run(soak(local_url(server), server.pid, args.students, args.minutes * 60,
-                                             args.period, args.jitter, args.reset_every, args.every, args.seed))
+                                             args.period, args.jitter, args.reset_every, args.every, args.seed,
+                                             not args.in_step))
     finally:
         stop_server(server)
     actions = [a for s in students for a in s.actions]
@@ -164,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     slope, error = slope_after_warmup(samples, args.warmup), slope_error(samples, args.warmup)
     print(json.dumps({
         "students": args.students, "minutes": args.minutes, "reset_every_tokens": args.reset_every,
+        "first_cycles": "full length (in step)" if args.in_step else "staggered 1..reset_every tokens",
         "actions_served": sum(1 for a in actions if a.error is None),
         "resets": sum(1 for a in actions if a.kind == RESET and a.error is None),
         "response_time": latency([a.seconds for a in actions if a.error is None]),
