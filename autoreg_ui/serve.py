@@ -24,13 +24,13 @@ _trimmer: list[threading.Thread] = []
 def tame_malloc(environ=None, libc=None) -> bool:
     """Give freed memory back to the system; True when glibc's allocator was found and tamed.
 
-    Why: on a class's server the resident memory rose about 5 MiB a minute for 20 minutes (``bench.soak``,
-    issue 28) while Python's own objects and torch's live tensors stayed flat (``bench/leak.py``): glibc kept the
-    freed blocks of the students' KV caches, which grow a few KiB per token and are dropped at each Reset, as
-    free but held heap, spread over one arena per thread that ever allocated (up to 8 per core). So: at most
-    ``ARENAS`` arenas (``MALLOC_ARENA_MAX`` does the same from the environment, set in deploy/Dockerfile), and
-    ``malloc_trim(0)`` every ``AUTOREG_MALLOC_TRIM_S`` seconds (default 30; 0 turns both off) returns the free
-    pages. Trimming a heap of a few hundred MiB takes milliseconds.
+    Why: on a class's server the resident memory rose about 4 MiB a minute over 20 minutes (``bench.soak``,
+    issue 28). ``bench/leak.py``'s probe found Python's traced memory flat (8 MiB) and torch's live tensors
+    following the students' texts, while glibc's free-but-held heap rose (141 to 388 MiB in 3 minutes): most
+    likely the freed blocks of the students' KV caches (grown a token at a time, dropped at each Reset), spread over one
+    arena per thread that ever allocated (up to 8 per core). So: at most ``ARENAS`` arenas (``MALLOC_ARENA_MAX``
+    does the same from the environment, set in deploy/Dockerfile), and ``malloc_trim(0)`` every
+    ``AUTOREG_MALLOC_TRIM_S`` seconds (default 30; 0 turns both off) returns the free pages.
     """
     import ctypes
     import os
