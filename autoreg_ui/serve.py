@@ -10,9 +10,55 @@ so before the first run.
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from pathlib import Path
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
+M_ARENA_MAX = -8  # glibc's mallopt parameter number (malloc.h)
+ARENAS = 2
+TRIM_EVERY_S = 30.0
+_trimmer: list[threading.Thread] = []
+
+
+def tame_malloc(environ=None, libc=None) -> bool:
+    """Give freed memory back to the system; True when glibc's allocator was found and tamed.
+
+    Why: on a class's server the resident memory rose about 4 MiB a minute over 20 minutes (``bench.soak``,
+    issue 28). ``bench/leak.py``'s probe found Python's traced memory flat (8 MiB) and torch's live tensors
+    following the students' texts, while glibc's free-but-held heap rose (141 to 388 MiB in 3 minutes): most
+    likely the freed blocks of the students' KV caches (grown a token at a time, dropped at each Reset), spread over one
+    arena per thread that ever allocated (up to 8 per core). So: at most ``ARENAS`` arenas (``MALLOC_ARENA_MAX``
+    does the same from the environment, set in deploy/Dockerfile), and ``malloc_trim(0)`` every
+    ``AUTOREG_MALLOC_TRIM_S`` seconds (default 30; 0 turns both off) returns the free pages.
+    """
+    import ctypes
+    import os
+
+    environ = os.environ if environ is None else environ
+    every = float(environ.get("AUTOREG_MALLOC_TRIM_S", TRIM_EVERY_S))
+    if every <= 0:
+        return False
+    if libc is None:
+        try:
+            libc = ctypes.CDLL("libc.so.6")
+            libc.malloc_trim, libc.mallopt  # noqa: B018 - glibc only (musl and macOS have neither)
+        except (OSError, AttributeError):
+            return False
+    libc.mallopt(M_ARENA_MAX, ARENAS)
+    if not _trimmer:
+        _trimmer.append(threading.Thread(target=_trim_forever, args=(libc, every), name="malloc-trim", daemon=True))
+        _trimmer[0].start()
+    return True
+
+
+def _trim_forever(libc, every: float, rounds: int | None = None) -> None:
+    """``malloc_trim(0)`` every ``every`` seconds (``rounds`` times, or for ever)."""
+    done = 0
+    while rounds is None or done < rounds:
+        time.sleep(every)
+        libc.malloc_trim(0)
+        done += 1
 
 
 def warm_up() -> None:
@@ -47,6 +93,7 @@ def main(argv: list[str] | None = None) -> None:
     from streamlit.web import cli
 
     PagesManager.uses_pages_directory = False
+    tame_malloc()  # before the model loads and the threads start: they would each take an arena
     warm_up()
     sys.argv = ["streamlit", "run", APP, *(sys.argv[1:] if argv is None else argv)]
     cli.main()

@@ -2,6 +2,7 @@
 
     python -m bench.soak                        # 30 students, each resets every 40 tokens, 20 minutes
     python -m bench.soak --students 5 --minutes 2 --warmup 30
+    python -m bench.soak --students 15 --minutes 7 --leak /tmp/leak   # what grows: bench/leak.py's probe inside
 
 Issue 28's goal: 30 students who reset every 40 tokens for 20 minutes, the server's memory slope after the
 warm-up within ±2 MiB per minute. A leak (a session, a record, a cache entry or a figure kept per click) shows
@@ -13,6 +14,8 @@ every ``--period`` seconds, with one rule of its own: Next token until its text 
 tokens, then Reset. The server it starts is sampled every ``--every`` seconds; each sample is printed to stderr
 as it comes, and the JSON at the end holds them all, the least-squares slope after the warm-up (MiB/min) and
 the goal's verdict. The slope's arithmetic is ``slope_after_warmup`` (a pure function, unit-tested).
+With ``--leak DIR`` the server carries ``bench/leak.py``'s probe, one JSON line a minute in ``DIR/leak.jsonl``
+(``python -m bench.leak DIR`` summarises it); ``--leak-frames 0`` leaves tracemalloc off (it slows the server).
 
 Bounded and local: 127.0.0.1 only, at most 25 minutes, and the server it starts is stopped.
 """
@@ -32,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import leak  # noqa: E402
 from bench.classroom import NEXT, RESET, Student, latency, run_student, warm_up  # noqa: E402
 from bench.server import free_port, local_url, start_server, stop_server  # noqa: E402
 
@@ -43,9 +47,25 @@ class SoakStudent(Student):
     """A student who presses Next token until the text holds ``reset_every`` tokens, then Reset."""
 
     reset_every: int = GOAL_RESET_EVERY
+    first_reset: int | None = None  # the first cycle's length (``stagger``), then every ``reset_every`` tokens
 
     def next_kind(self, n_tokens: int, max_new: int) -> str:
-        return RESET if n_tokens >= min(self.reset_every, max_new - 1) else NEXT
+        due = self.reset_every if self.first_reset is None else self.first_reset
+        if n_tokens >= min(due, max_new - 1):
+            self.first_reset = None
+            return RESET
+        return NEXT
+
+
+def stagger(index: int, n_students: int, reset_every: int) -> int:
+    """Student ``index``'s first cycle: 1..``reset_every`` tokens, spread evenly over the class.
+
+    Why: students who all arrive within seconds and reset every 40 tokens reset nearly together, so the class's
+    texts (the legitimate memory, several MiB per student) grow and drop as one saw-tooth of ±100 MiB that a
+    20-minute slope cannot see past (standard error ~2 MiB/min). Spread, the class holds about the same total at
+    any moment, as a real class out of step does; each student still resets every ``reset_every`` tokens after.
+    """
+    return max(1, round(reset_every * (index + 1) / n_students))
 
 
 def slope_after_warmup(samples: list[tuple[float, float]], warmup_s: float) -> float | None:
@@ -101,13 +121,14 @@ async def sample_memory(pid: int, started: float, stop: asyncio.Event, every: fl
 
 
 async def soak(url: str, pid: int, n_students: int, seconds: float, period: float, jitter: float,
-               reset_every: int, every: float, seed: int) -> tuple[list[Student], list]:
+               reset_every: int, every: float, seed: int, spread: bool = True) -> tuple[list[Student], list]:
     await warm_up(url)
     rng = random.Random(seed)
     students = []
     for i in range(n_students):
         student = SoakStudent(i, 1000 + i, url, random.Random(rng.random()))
         student.reset_every = reset_every
+        student.first_reset = stagger(i, n_students, reset_every) if spread else None
         students.append(student)
     started = time.perf_counter()
     stop_at = started + seconds
@@ -135,6 +156,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jitter", type=float, default=0.5)
     parser.add_argument("--every", type=float, default=15.0, help="seconds between memory samples")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--in-step", action="store_true",
+                        help="every student's first cycle is full length (they reset nearly together; see stagger)")
+    parser.add_argument("--leak", type=Path, default=None,
+                        help="folder for bench/leak.py's probe inside the server (tracemalloc, gc, sessions)")
+    parser.add_argument("--leak-every", type=float, default=60.0, help="seconds between the probe's lines")
+    parser.add_argument("--leak-frames", type=int, default=8,
+                        help="tracemalloc's frames per allocation (0: no tracemalloc, the cheap probe)")
     args = parser.parse_args(argv)
     if not 1 <= args.students <= 200:
         parser.error("--students must lie between 1 and 200")
@@ -143,10 +171,12 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 <= args.warmup < args.minutes * 60:
         parser.error("--warmup must be shorter than the run")
     load = tuple(round(x, 2) for x in os.getloadavg())
-    server = start_server(ROOT / "app.py", free_port())
+    env = leak.probe_env(args.leak, args.leak_every, args.leak_frames) if args.leak else None
+    server = start_server(ROOT / "app.py", free_port(), env=env)
     try:
         students, samples = asyncio.run(soak(local_url(server), server.pid, args.students, args.minutes * 60,
-                                             args.period, args.jitter, args.reset_every, args.every, args.seed))
+                                             args.period, args.jitter, args.reset_every, args.every, args.seed,
+                                             not args.in_step))
     finally:
         stop_server(server)
     actions = [a for s in students for a in s.actions]
@@ -154,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     slope, error = slope_after_warmup(samples, args.warmup), slope_error(samples, args.warmup)
     print(json.dumps({
         "students": args.students, "minutes": args.minutes, "reset_every_tokens": args.reset_every,
+        "first_cycles": "full length (in step)" if args.in_step else "staggered 1..reset_every tokens",
         "actions_served": sum(1 for a in actions if a.error is None),
         "resets": sum(1 for a in actions if a.kind == RESET and a.error is None),
         "response_time": latency([a.seconds for a in actions if a.error is None]),

@@ -50,3 +50,16 @@ def test_the_slopes_standard_error_is_zero_on_a_line_and_numpys_on_a_saw_tooth()
     assert soak.slope_error(saw, 0.0) == pytest.approx(float(np.sqrt(cov[0, 0])) * 60)
     assert soak.slope_error(saw, 0.0) > 5  # the saw-tooth makes a 3 MiB/min slope uncertain
     assert soak.slope_error(saw[:2], 0.0) is None
+
+
+def test_staggered_students_reset_first_at_their_own_count_then_every_reset_every_tokens():
+    import random
+
+    assert [soak.stagger(i, 4, 40) for i in range(4)] == [10, 20, 30, 40]
+    assert [soak.stagger(i, 30, 40) for i in (0, 1, 14, 29)] == [1, 3, 20, 40]  # spread over 1..40
+    assert soak.stagger(0, 200, 40) == 1  # never a first cycle of no token
+    student = soak.SoakStudent(1, 1001, "http://127.0.0.1:1", random.Random(0))
+    student.first_reset = 20
+    assert [student.next_kind(n, 64) for n in (0, 19)] == [soak.NEXT, soak.NEXT]
+    assert student.next_kind(20, 64) == soak.RESET and student.first_reset is None
+    assert [student.next_kind(n, 64) for n in (0, 20, 39, 40)] == [soak.NEXT, soak.NEXT, soak.NEXT, soak.RESET]
