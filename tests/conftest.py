@@ -117,3 +117,18 @@ def postgres_dsn():
     cluster = postgres.start_cluster()
     yield cluster.dsn
     cluster.stop()
+
+
+@pytest.fixture
+def class_app(tmp_path, monkeypatch, tiny_folder):
+    """The app's class mode on a fresh class file of its own, the tiny model allowed, nothing live from a test
+    before: the page tests of class mode (teacher, students, followers) start here."""
+    from autoreg_ui.classroom import live as class_live
+
+    monkeypatch.setenv("AUTOREG_CLASS_DB", str(tmp_path / "classes.sqlite3"))
+    monkeypatch.setenv("AUTOREG_ALLOWED_MODELS", tiny_folder)
+    class_live.store.clear()
+    with class_live._live_lock:
+        class_live._live.clear()
+    yield tmp_path / "classes.sqlite3"
+    class_live.store.clear()

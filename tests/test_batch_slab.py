@@ -5,6 +5,7 @@ import threading
 
 import pytest
 import torch
+from test_batcher import PROMPTS, _prefilled  # the batcher's own tests' texts and prefill
 from transformers import DynamicCache
 
 from autoreg_core import batcher as batcher_module
@@ -13,16 +14,6 @@ from autoreg_core.batcher import DecodeBatcher, timed_batched_decode, tune_gil
 from autoreg_core.padding import SlabLayer, left_padded_cache, slab_cache
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-PROMPTS = ["The cat sat on the mat.", "Once upon a time", "def add(a, b):", "A bird",
-           "The dog sat on the log. A bird flew over the house.", "Émile", "print(add(2, 3))", "The"]
-
-
-def _prefilled(bundle, prompt: str):
-    ids = bundle.tokenizer(prompt)["input_ids"]
-    cache = decode.new_cache(bundle)
-    logits = decode.forward(bundle, ids, cache).logits[0]
-    return ids, cache, logits
 
 
 def _old_pass(bundle, caches, tokens):

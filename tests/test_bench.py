@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import torch
+from fake_runner import fake_script_runner
 
 from autoreg_core.session import FULL_LOGITS_KEPT, TOP_STORED
 from bench import memory, run
@@ -185,13 +186,7 @@ def test_the_run_timer_logs_the_button_that_started_each_run(tmp_path):
     from bench import capacity
 
     env = {**os.environ, **capacity.timer_env(tmp_path / "timer", "app")}
-    fake = tmp_path / "fake"  # a stand-in for streamlit's script runner, ahead of it on the path
-    (fake / "streamlit" / "runtime" / "scriptrunner").mkdir(parents=True)
-    for folder in ("streamlit", "streamlit/runtime", "streamlit/runtime/scriptrunner"):
-        (fake / folder / "__init__.py").write_text("")
-    (fake / "streamlit/runtime/scriptrunner/script_runner.py").write_text(
-        "class ScriptRunner:\n    def _run_script(self, rerun_data):\n        sum(range(10000))\n")
-    env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], str(fake)])
+    env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], str(fake_script_runner(tmp_path))])
     code = ("from types import SimpleNamespace as N\nfrom streamlit.runtime.scriptrunner import script_runner as s\n"
             "class W(N):\n    def WhichOneof(self, _):\n        return self.kind\n"  # a widget state, as the proto's
             "w = N(widgets=[W(id='$$ID-abc-cfg_seed', kind='int_value', trigger_value=False),\n"

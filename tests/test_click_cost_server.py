@@ -4,19 +4,14 @@ import subprocess
 import sys
 
 import pytest
+from fake_runner import fake_script_runner
 
 from bench import click_cost
 
 
 def test_the_run_timer_times_every_script_run_into_its_log(tmp_path):
     env = {**os.environ, **click_cost._timer_env(tmp_path, "app")}
-    fake = tmp_path / "fake"  # a stand-in for streamlit's script runner, ahead of it on the path
-    (fake / "streamlit" / "runtime" / "scriptrunner").mkdir(parents=True)
-    for folder in ("streamlit", "streamlit/runtime", "streamlit/runtime/scriptrunner"):
-        (fake / folder / "__init__.py").write_text("")
-    (fake / "streamlit/runtime/scriptrunner/script_runner.py").write_text(
-        "class ScriptRunner:\n    def _run_script(self, rerun_data):\n        sum(range(10000))\n")
-    env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], str(fake)])
+    env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], str(fake_script_runner(tmp_path))])
     code = ("from types import SimpleNamespace as N\nfrom streamlit.runtime.scriptrunner import script_runner as s\n"
             "s.ScriptRunner()._run_script(N(fragment_id_queue=['f']))\ns.ScriptRunner()._run_script(N())")
     subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=tmp_path)

@@ -9,17 +9,9 @@ from autoreg_ui import keys
 
 
 @pytest.fixture
-def class_db(tmp_path, monkeypatch, tiny_folder):
-    from autoreg_ui.classroom import live as class_live
-    from autoreg_ui.classroom import mode as class_mode
-
-    monkeypatch.setenv("AUTOREG_CLASS_DB", str(tmp_path / "classes.sqlite3"))
-    monkeypatch.setenv("AUTOREG_ALLOWED_MODELS", tiny_folder)
-    class_mode.store.clear()
-    with class_live._live_lock:
-        class_live._live.clear()
-    yield tmp_path / "classes.sqlite3"
-    class_mode.store.clear()
+def class_db(class_app):
+    """A fresh class file (``class_app`` in conftest)."""
+    return class_app
 
 
 def _tab(tiny_folder, query: dict | None = None) -> AppTest:

@@ -15,16 +15,9 @@ OWN = replace(settings.SIDEBAR_DEFAULTS, temperature=0.3, top_k=7, top_p=0.9, mi
 
 
 @pytest.fixture
-def class_file(tmp_path, monkeypatch, tiny_folder):
-    from autoreg_ui.classroom import live as class_live
-
-    monkeypatch.setenv("AUTOREG_CLASS_DB", str(tmp_path / "classes.sqlite3"))
-    monkeypatch.setenv("AUTOREG_ALLOWED_MODELS", tiny_folder)
-    class_live.store.clear()
-    with class_live._live_lock:
-        class_live._live.clear()
-    yield
-    class_live.store.clear()
+def class_file(class_app):
+    """A fresh class file (``class_app`` in conftest)."""
+    return class_app
 
 
 def _ok(at: AppTest) -> AppTest:
