@@ -17,12 +17,13 @@ import streamlit as st
 
 from autoreg_ui import keys, limits, settings
 from autoreg_ui import lesson_path_text as text
+from autoreg_ui.sharing.link_codec import EMBED_PARAMS
 
 PAGE_FILES = {"start": "pages/0_start.py", "step": "pages/1_step.py", "attention": "pages/2_attention.py",
               "sampling": "pages/3_sampling.py", "cost": "pages/4_cost.py", "inside": "pages/5_inside.py",
               "serving": "pages/6_serving.py", "glossary": "pages/7_glossary.py", "tokens": "pages/8_tokens.py",
               "class": "pages/9_class.py"}
-NOT_CARRIED = ("present", "embed", "embed_options")  # presenter mode is the session's, not the stop's
+NOT_CARRIED = (keys.PRESENT, *EMBED_PARAMS)  # presenter mode is the session's, not the stop's
 CARRY_PRESENT = "lesson_path_present"  # presenter mode was on when the path switched page
 GO = "lesson_path_go"  # a move asked for by a button: (page file, query), done by ``follow`` early in the next run
 

@@ -219,9 +219,12 @@ def check_others(params: dict[str, list[str]]) -> list[str]:
     return notes
 
 
+EMBED_PARAMS = ("embed", "embed_options")  # Streamlit's own parameters for the page's look (presenter mode's theme)
+
+
 def is_known(name: str) -> bool:
     """A parameter this app reads (or Streamlit's own embed options, which it reads itself)."""
-    return name in KNOWN_PARAMS or name.lower() in ("embed", "embed_options")
+    return name in KNOWN_PARAMS or name.lower() in EMBED_PARAMS
 
 
 def _prompt(one: dict[str, str]) -> tuple[str | None, str | None]:

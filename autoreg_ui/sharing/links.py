@@ -19,6 +19,7 @@ from autoreg_core.replay import Recipe, ReplayError, import_session, recipe_of, 
 from autoreg_ui import keys, messages
 from autoreg_ui.settings import SIDEBAR_DEFAULTS, settings_params
 from autoreg_ui.sharing.link_codec import (
+    EMBED_PARAMS,
     PRESENT,
     RECIPE_PARAMS,
     Link,
@@ -117,7 +118,7 @@ def share_url(base: str | None, session, config: SamplingConfig, model: str | No
 def asks_for_a_page(query: Mapping) -> bool:
     """Does a link to the app's root carry anything (a prompt, steps, settings…)? Then it is a link written
     before the pages had names, and opens the step page; a bare ``/`` (or only presenter mode) opens Start here."""
-    return any(name.lower() not in (PRESENT, "embed", "embed_options") for name in query)
+    return any(name.lower() not in (PRESENT, *EMBED_PARAMS) for name in query)
 
 
 def read_on_load(state: MutableMapping, query: Mapping) -> list[str]:
