@@ -367,6 +367,18 @@ def check_deadline(started: float, next_step: str) -> None:
         raise CheckFailed(f"the whole check passed its {DEADLINE_S} s deadline before {next_step}")
 
 
+def pages_now(tabs: list[Tab], chars: int = 600) -> str:
+    """What every tab shows when a step failed (its visible text, cut to ``chars``): which page, which notice."""
+    out = []
+    for tab in tabs:
+        try:
+            shown = " ".join(tab.page.inner_text("[data-testid=stMain]", timeout=3000).split())
+        except Exception as exc:  # noqa: BLE001 - a closed or crashed page says so instead
+            shown = f"(no text: {type(exc).__name__})"
+        out.append(f"{tab.who} on {tab.served_by()} at {tab.page.url.split('?', 1)[-1]}: {shown[:chars]}")
+    return "; pages: " + " || ".join(out)
+
+
 def _log_tails(folder: Path, lines: int = 5) -> str:
     """The last lines of every process's log, to say why a step failed."""
     out = []
@@ -505,6 +517,8 @@ def shared_lesson(browser, url: str, students: int, dsn: str, restart, started: 
             seat["after_restart"] = _follow(tab, steps, teacher_ids)
             seat["replica_after"] = tab.served_by()
         after = _stored(dsn, code)
+    except CheckFailed as exc:
+        raise CheckFailed(str(exc) + pages_now(tabs)) from exc
     finally:
         for tab in tabs:
             tab.close()
