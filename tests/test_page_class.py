@@ -200,6 +200,35 @@ def test_everyone_samples_and_the_tree_counts_every_student(class_db, tiny_folde
         class_mode.store().add_draw(code, students[1].session_state[keys.CLASS_SEAT], rid, [1], 1)
 
 
+def test_a_seat_open_in_two_tabs_shows_the_draw_the_other_tab_made_first(class_db, tiny_folder, monkeypatch):
+    """A phone and a laptop on one seat draw at once: the tab whose draw the store refuses (the seat has one) shows
+    the seat's draw, not a refusal."""
+    from autoreg_ui.classroom import mode as class_mode
+
+    teacher, code, (phone,) = _class_with_students(tiny_folder, 1, temperature=1.0)
+    _teacher_steps(teacher, 1)
+    _ok(teacher.button(key=keys.CLASS_SAMPLE).click().run())
+    seat = phone.session_state[keys.CLASS_SEAT]
+    laptop = _tab(tiny_folder, {"class": code, "seat": seat})
+    store = class_mode.store()
+    real, calls = store.draws, []
+
+    def raced(*args):  # the laptop's first read comes before the phone's draw is stored
+        calls.append(args)
+        return [] if len(calls) == 1 else real(*args)
+
+    _ok(phone.run())  # the phone draws
+    rid = store.info(code).open_round
+    (drawn,) = store.draws(code, rid)
+    monkeypatch.setattr(store, "draws", raced)
+    _ok(laptop.run())
+    monkeypatch.setattr(store, "draws", real)
+    shown = _text(laptop)
+    assert f"Your tab drew (seed {drawn.seed})" in shown.replace("\\", "") and "could not draw" not in shown
+    assert len(calls) >= 2  # the laptop did try to draw, and was refused by the store
+    assert store.draws(code, rid) == [drawn]  # still the one draw
+
+
 def test_a_student_tab_cannot_act_as_the_teacher(class_db, tiny_folder):
     teacher = _tab(tiny_folder)
     _ok(teacher.button(key=keys.CLASS_START).click().run())

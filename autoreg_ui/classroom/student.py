@@ -225,9 +225,14 @@ def my_draw(info: ClassInfo, seat: str, snapshot: SessionSnapshot) -> None:
             tokens = draw_one(bundle, prefix, config_from_dict(rnd.config), rnd.tokens, seed)
             store.add_draw(info.code, seat, rnd.id, tokens, seed)
         except (ClassError, ReplayError, ValueError) as exc:
-            st.warning(text.DRAW_FAILED.format(why=exc))
-            return
-        mine = [d for d in store.draws(info.code, rnd.id) if d.student == seat]
+            # the same seat open twice (a phone and a laptop, a reloaded tab): the other drew first, and its draw is
+            # this seat's, so it is shown; any other refusal is said
+            mine = [d for d in store.draws(info.code, rnd.id) if d.student == seat]
+            if not mine:
+                st.warning(text.DRAW_FAILED.format(why=exc))
+                return
+        else:
+            mine = [d for d in store.draws(info.code, rnd.id) if d.student == seat]
     if mine and bundle is not None:
         st.markdown(messages.plain(text.YOUR_DRAW.format(seed=mine[0].seed,
                                                          text=sequence_text(bundle.tokenizer, list(mine[0].tokens)))))
