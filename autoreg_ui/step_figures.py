@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import html
+import threading
+import weakref
 from dataclasses import dataclass
 
 import pandas as pd
@@ -10,7 +12,7 @@ import torch
 
 from autoreg_core.decode import Pipeline
 from autoreg_core.session import StepRecord
-from autoreg_core.tokens import TokenView, single_token_view
+from autoreg_core.tokens import TokenView, single_token_view, token_views
 from autoreg_ui import palette
 
 OTHER_LABEL = "all other tokens"
@@ -41,6 +43,58 @@ def top_of_pipeline(pipeline: Pipeline, n: int) -> TopN:
     raw, final = pipeline.raw_probs, pipeline.probs
     ids = torch.topk(raw, k=max(1, min(n, raw.shape[-1]))).indices
     return TopN(ids.tolist(), raw[ids].tolist(), final[ids].tolist())
+
+
+class ViewsMemo:
+    """A sequence's token views, extended as it grows instead of decoded whole on every click.
+
+    ``token_views`` decodes the whole sequence through one incremental UTF-8 decoder, so each click
+    used to decode every token again (twice: the strip and the chart's title). A view depends only on
+    the tokens up to it, and the decoder holds nothing after a plain token whose last byte is ASCII, so
+    the views up to the last such token are kept and only the tokens after it are decoded again: the
+    result equals ``token_views(tokenizer, ids)`` whole (a test compares them after steps, undo and
+    forced UTF-8 pieces).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tokenizer, self._ids, self._views = None, (), []
+
+    def views(self, tokenizer, ids) -> list[TokenView]:
+        ids = tuple(int(i) for i in ids)
+        with self._lock:
+            if tokenizer is self._tokenizer and ids == self._ids:
+                return list(self._views)
+            keep = 0
+            if tokenizer is self._tokenizer:
+                same = next((i for i, (a, b) in enumerate(zip(ids, self._ids)) if a != b),
+                            min(len(ids), len(self._ids)))
+                keep = _restart_point(self._views, same)
+            views = self._views[:keep] + token_views(tokenizer, list(ids[keep:]))
+            self._tokenizer, self._ids, self._views = tokenizer, ids, views
+            return list(views)
+
+
+def _restart_point(views: list[TokenView], limit: int) -> int:
+    """The largest n ≤ ``limit`` after which a fresh decoder is in the state the sequence's decoder was in."""
+    for n in range(limit, 0, -1):
+        last = views[n - 1]
+        if not last.special and last.data and last.data[-1] < 0x80:
+            return n
+    return 0
+
+
+_MEMOS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # session → its ViewsMemo
+_MEMOS_LOCK = threading.Lock()
+
+
+def session_views(session) -> list[TokenView]:
+    """``session.views()``, from the session's own ``ViewsMemo`` (forgotten with the session)."""
+    with _MEMOS_LOCK:
+        memo = _MEMOS.get(session)
+        if memo is None:
+            memo = _MEMOS[session] = ViewsMemo()
+    return memo.views(session.bundle.tokenizer, session.ids)
 
 
 def token_strip_html(views: list[TokenView], records: list[StepRecord], prompt_len: int) -> str:
