@@ -59,6 +59,7 @@ class ViewsMemo:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._tokenizer, self._ids, self._views = None, (), []
+        self.chips: list = []  # the token strip's chips, each with what it was built from (``token_strip_html``)
 
     def views(self, tokenizer, ids) -> list[TokenView]:
         ids = tuple(int(i) for i in ids)
@@ -88,48 +89,75 @@ _MEMOS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # session → i
 _MEMOS_LOCK = threading.Lock()
 
 
-def session_views(session) -> list[TokenView]:
-    """``session.views()``, from the session's own ``ViewsMemo`` (forgotten with the session)."""
+def _memo_of(session) -> ViewsMemo:
     with _MEMOS_LOCK:
         memo = _MEMOS.get(session)
         if memo is None:
             memo = _MEMOS[session] = ViewsMemo()
-    return memo.views(session.bundle.tokenizer, session.ids)
+        return memo
 
 
-def token_strip_html(views: list[TokenView], records: list[StepRecord], prompt_len: int) -> str:
+def session_views(session) -> list[TokenView]:
+    """``session.views()``, from the session's own ``ViewsMemo`` (forgotten with the session)."""
+    return _memo_of(session).views(session.bundle.tokenizer, session.ids)
+
+
+def strip_memo(session) -> list:
+    """The session's chips for ``token_strip_html(..., memo=)`` (forgotten with the session)."""
+    return _memo_of(session).chips
+
+
+def token_strip_html(views: list[TokenView], records: list[StepRecord], prompt_len: int,
+                     memo: list | None = None) -> str:
     """The sequence as chips. Every string is escaped: model output is never trusted as HTML.
 
     Prompt chips are grey and dashed; generated chips are coloured by the raw probability the token
     had when chosen (the nearest of 21 shades on a colour-blind-safe ramp), and an unlikely pick is
     also underlined (forced ones get an outline). A screen reader hears each token with its probability and
-    rank: that text is in the chip, visually hidden.
+    rank: that text is in the chip, visually hidden. ``memo`` (a list kept per session, ``strip_memo``)
+    holds each position's chip with everything it was built from, so a click rebuilds only the chips whose
+    inputs changed (a long text's strip cost a millisecond and more per click).
     """
     chips = []
     for pos, view in enumerate(views):
-        tip = [f"position {pos}", f"id {view.id}", repr(view.piece)]
-        rec = records[pos - prompt_len] if 0 <= pos - prompt_len < len(records) else None
-        spoken = ""
-        if pos < prompt_len or rec is None:
-            cls = "tok prompt"
-            tip.append("prompt")
-        else:
-            cls = "tok gen unlikely" if rec.prob < palette.UNLIKELY else "tok gen"
-            cls += f" p{palette.prob_shade(rec.prob)}"
-            tip += [f"p {rec.prob:.4f}", f"{rec.prob_filtered:.4f} filtered", f"rank {rec.rank}",
-                    f"log-p {rec.logprob:.3f}"]
-            spoken = f", probability {rec.prob:.1%}, rank {rec.rank}"
-            if rec.forced:
-                cls += " forced"
-                tip.append("forced")
-                spoken += ", forced"
-        if view.partial:
-            tip.append("part of a UTF-8 character: its other bytes are in the tokens next to it")
-        hidden = f'<span class="sr">{html.escape(spoken)}</span>' if spoken else ""
-        chips.append(f'<span role="listitem" class="{cls}" title="{html.escape(" · ".join(tip))}">'
-                     f"{html.escape(view.label)}{hidden}</span>")
+        rec = records[pos - prompt_len] if pos >= prompt_len and pos - prompt_len < len(records) else None
+        key = (pos, view, None if rec is None else (rec.prob, rec.prob_filtered, rec.rank, rec.logprob, rec.forced))
+        if memo is not None and pos < len(memo) and memo[pos][0] == key:
+            chips.append(memo[pos][1])
+            continue
+        chip = _chip(pos, view, rec)
+        if memo is not None:
+            del memo[pos:]  # what follows a changed chip is rebuilt too (it is usually the end: a step or undo)
+            memo.append((key, chip))
+        chips.append(chip)
+    if memo is not None:
+        del memo[len(views):]
     return (STRIP_CSS + '<div class="tokstrip" role="list" aria-label="The text so far, one item per token">'
             + "".join(chips) + "</div>")
+
+
+def _chip(pos: int, view: TokenView, rec: StepRecord | None) -> str:
+    """One token's chip: its class, its tooltip and the words a screen reader hears (``rec``: None for the prompt)."""
+    tip = [f"position {pos}", f"id {view.id}", repr(view.piece)]
+    spoken = ""
+    if rec is None:
+        cls = "tok prompt"
+        tip.append("prompt")
+    else:
+        cls = "tok gen unlikely" if rec.prob < palette.UNLIKELY else "tok gen"
+        cls += f" p{palette.prob_shade(rec.prob)}"
+        tip += [f"p {rec.prob:.4f}", f"{rec.prob_filtered:.4f} filtered", f"rank {rec.rank}",
+                f"log-p {rec.logprob:.3f}"]
+        spoken = f", probability {rec.prob:.1%}, rank {rec.rank}"
+        if rec.forced:
+            cls += " forced"
+            tip.append("forced")
+            spoken += ", forced"
+    if view.partial:
+        tip.append("part of a UTF-8 character: its other bytes are in the tokens next to it")
+    hidden = f'<span class="sr">{html.escape(spoken)}</span>' if spoken else ""
+    return (f'<span role="listitem" class="{cls}" title="{html.escape(" · ".join(tip))}">'
+            f"{html.escape(view.label)}{hidden}</span>")
 
 
 # Sent with every strip: its colours are classes (a chip carries `p7`, not an inline style), so a long

@@ -17,6 +17,7 @@ from autoreg_ui.step_figures import (
     history_frame,
     logprob_figure,
     session_views,
+    strip_memo,
     token_strip_html,
     top_of_pipeline,
     top_of_record,
@@ -46,8 +47,8 @@ def stepper() -> None:
     strip = st.empty()  # Generate N streams its tokens into the strip as they come
 
     def draw_strip(_record=None) -> None:
-        strip.markdown(token_strip_html(session_views(session), session.records, session.prompt_len),
-                       unsafe_allow_html=True)
+        strip.markdown(token_strip_html(session_views(session), session.records, session.prompt_len,
+                                        memo=strip_memo(session)), unsafe_allow_html=True)
     if n:
         controls.generate(n, on_step=draw_strip)
         with notes:

@@ -1,6 +1,8 @@
 """The step page's token views memo (``ViewsMemo``): kept views are reused only where they are exact."""
+import dataclasses
 import random
 
+import pytest
 from transformers.convert_slow_tokenizer import bytes_to_unicode
 
 from autoreg_core import SamplingConfig, Session
@@ -75,3 +77,61 @@ def test_session_views_follow_steps_undo_force_and_reset(tiny):
     assert session_views(s) == s.views() and len(session_views(s)) == s.prompt_len
     other = Session(tiny, "A dog ran")  # each session has its own memo
     assert session_views(other) == other.views() and session_views(s) == s.views()
+
+
+def test_the_strip_built_from_kept_chips_equals_the_strip_built_afresh(tiny):
+    from autoreg_ui.step_figures import strip_memo, token_strip_html
+
+    s = Session(tiny, "The cat sat")
+    config = SamplingConfig(temperature=1.0, seed=11)
+
+    def same() -> str:
+        kept = token_strip_html(session_views(s), s.records, s.prompt_len, memo=strip_memo(s))
+        fresh = token_strip_html(s.views(), s.records, s.prompt_len)
+        assert kept == fresh and len(strip_memo(s)) == len(s.ids)
+        return kept
+
+    first = same()
+    s.generate(4, config)
+    grown = same()
+    assert grown != first and grown.count('role="listitem"') == len(s.ids)
+    s.undo()
+    same()
+    s.force(_byte_id(tiny.tokenizer, 0xC3), config)  # a new record at a position that had one: its chip is rebuilt
+    assert 'class="tok gen' in same() and "forced" in same()
+    s.undo()
+    s.step(config)
+    same()
+    s.reset()
+    assert same().count('role="listitem"') == s.prompt_len
+
+
+def test_kept_chips_follow_a_changed_prompt_length_and_records(tiny):
+    from autoreg_ui.step_figures import token_strip_html
+
+    s = Session(tiny, "The cat sat")
+    s.generate(3, SamplingConfig(temperature=1.0, seed=2))
+    views, memo = s.views(), []
+    for prompt_len, records in ((s.prompt_len, s.records), (s.prompt_len + 1, s.records[1:]),
+                                (s.prompt_len, s.records), (s.prompt_len, s.records[:2]), (len(views), [])):
+        assert (token_strip_html(views, records, prompt_len, memo=memo)
+                == token_strip_html(views, records, prompt_len)), prompt_len
+
+
+@pytest.mark.parametrize("change", [dict(prob=0.01), dict(prob_filtered=0.5), dict(rank=7), dict(logprob=-9.0),
+                                    dict(forced=True)])
+def test_a_chip_is_rebuilt_when_anything_it_shows_changes(tiny, change):
+    from autoreg_ui.step_figures import token_strip_html
+
+    s = Session(tiny, "The cat sat")
+    s.generate(3, SamplingConfig(temperature=1.0, seed=4))
+    views, memo = s.views(), []
+    token_strip_html(views, s.records, s.prompt_len, memo=memo)
+    for at in (0, len(s.records) - 1):  # the first generated token and the last
+        records = list(s.records)
+        records[at] = dataclasses.replace(records[at], **change)
+        kept = token_strip_html(views, records, s.prompt_len, memo=memo)
+        assert kept == token_strip_html(views, records, s.prompt_len) != token_strip_html(views, s.records,
+                                                                                           s.prompt_len)
+        assert token_strip_html(views, s.records, s.prompt_len, memo=memo) == token_strip_html(views, s.records,
+                                                                                                s.prompt_len)
