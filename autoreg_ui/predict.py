@@ -98,6 +98,12 @@ def show(page: str, questions: tuple[Question, ...], live: Live | None = None) -
 
     ``page``: the page's name, which keys its widgets (``predict_<page>_<question>``); ``live``: this tab's by default.
     """
+    # keyed: it stays open once opened, a verdict included, until the learner closes it. Its questions are drawn
+    # only while it is open: a closed box costs each Next token click one element, not a caption and three radios,
+    # and nothing is read for it (the model, the session, the settings) until it is open.
+    box = st.expander(text.TITLE, icon=":material/quiz:", key=f"{keys.PREDICT_BOX}{page}", on_change="rerun")
+    if not box.open:
+        return
     if live is None:
         from autoreg_ui.state import current_bundle, current_config, current_session
 
@@ -106,11 +112,6 @@ def show(page: str, questions: tuple[Question, ...], live: Live | None = None) -
             return
         live = Live(bundle, current_session(), current_config())
     step = len(live.session.records) if live.session is not None else 0
-    # keyed: it stays open once opened, a verdict included, until the learner closes it. Its questions are drawn
-    # only while it is open: a closed box costs each Next token click one element, not a caption and three radios.
-    box = st.expander(text.TITLE, icon=":material/quiz:", key=f"{keys.PREDICT_BOX}{page}", on_change="rerun")
-    if not box.open:
-        return
     with box:
         st.caption(text.INTRO)
         if step and any(q.needs_session for q in questions):

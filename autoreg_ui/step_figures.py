@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import html
+import threading
+import weakref
 from dataclasses import dataclass
 
 import pandas as pd
@@ -10,7 +12,7 @@ import torch
 
 from autoreg_core.decode import Pipeline
 from autoreg_core.session import StepRecord
-from autoreg_core.tokens import TokenView, single_token_view
+from autoreg_core.tokens import TokenView, single_token_view, token_views
 from autoreg_ui import palette
 
 OTHER_LABEL = "all other tokens"
@@ -43,39 +45,119 @@ def top_of_pipeline(pipeline: Pipeline, n: int) -> TopN:
     return TopN(ids.tolist(), raw[ids].tolist(), final[ids].tolist())
 
 
-def token_strip_html(views: list[TokenView], records: list[StepRecord], prompt_len: int) -> str:
+class ViewsMemo:
+    """A sequence's token views, extended as it grows instead of decoded whole on every click.
+
+    ``token_views`` decodes the whole sequence through one incremental UTF-8 decoder, so each click
+    used to decode every token again (twice: the strip and the chart's title). A view depends only on
+    the tokens up to it, and the decoder holds nothing after a plain token whose last byte is ASCII, so
+    the views up to the last such token are kept and only the tokens after it are decoded again: the
+    result equals ``token_views(tokenizer, ids)`` whole (a test compares them after steps, undo and
+    forced UTF-8 pieces).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tokenizer, self._ids, self._views = None, (), []
+        self.chips: list = []  # the token strip's chips, each with what it was built from (``token_strip_html``)
+
+    def views(self, tokenizer, ids) -> list[TokenView]:
+        ids = tuple(int(i) for i in ids)
+        with self._lock:
+            if tokenizer is self._tokenizer and ids == self._ids:
+                return list(self._views)
+            keep = 0
+            if tokenizer is self._tokenizer:
+                same = next((i for i, (a, b) in enumerate(zip(ids, self._ids)) if a != b),
+                            min(len(ids), len(self._ids)))
+                keep = _restart_point(self._views, same)
+            views = self._views[:keep] + token_views(tokenizer, list(ids[keep:]))
+            self._tokenizer, self._ids, self._views = tokenizer, ids, views
+            return list(views)
+
+
+def _restart_point(views: list[TokenView], limit: int) -> int:
+    """The largest n ≤ ``limit`` after which a fresh decoder is in the state the sequence's decoder was in."""
+    for n in range(limit, 0, -1):
+        last = views[n - 1]
+        if not last.special and last.data and last.data[-1] < 0x80:
+            return n
+    return 0
+
+
+_MEMOS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # session → its ViewsMemo
+_MEMOS_LOCK = threading.Lock()
+
+
+def _memo_of(session) -> ViewsMemo:
+    with _MEMOS_LOCK:
+        memo = _MEMOS.get(session)
+        if memo is None:
+            memo = _MEMOS[session] = ViewsMemo()
+        return memo
+
+
+def session_views(session) -> list[TokenView]:
+    """``session.views()``, from the session's own ``ViewsMemo`` (forgotten with the session)."""
+    return _memo_of(session).views(session.bundle.tokenizer, session.ids)
+
+
+def strip_memo(session) -> list:
+    """The session's chips for ``token_strip_html(..., memo=)`` (forgotten with the session)."""
+    return _memo_of(session).chips
+
+
+def token_strip_html(views: list[TokenView], records: list[StepRecord], prompt_len: int,
+                     memo: list | None = None) -> str:
     """The sequence as chips. Every string is escaped: model output is never trusted as HTML.
 
     Prompt chips are grey and dashed; generated chips are coloured by the raw probability the token
     had when chosen (the nearest of 21 shades on a colour-blind-safe ramp), and an unlikely pick is
     also underlined (forced ones get an outline). A screen reader hears each token with its probability and
-    rank: that text is in the chip, visually hidden.
+    rank: that text is in the chip, visually hidden. ``memo`` (a list kept per session, ``strip_memo``)
+    holds each position's chip with everything it was built from, so a click rebuilds only the chips whose
+    inputs changed (a long text's strip cost a millisecond and more per click).
     """
     chips = []
     for pos, view in enumerate(views):
-        tip = [f"position {pos}", f"id {view.id}", repr(view.piece)]
-        rec = records[pos - prompt_len] if 0 <= pos - prompt_len < len(records) else None
-        spoken = ""
-        if pos < prompt_len or rec is None:
-            cls = "tok prompt"
-            tip.append("prompt")
-        else:
-            cls = "tok gen unlikely" if rec.prob < palette.UNLIKELY else "tok gen"
-            cls += f" p{palette.prob_shade(rec.prob)}"
-            tip += [f"p {rec.prob:.4f}", f"{rec.prob_filtered:.4f} filtered", f"rank {rec.rank}",
-                    f"log-p {rec.logprob:.3f}"]
-            spoken = f", probability {rec.prob:.1%}, rank {rec.rank}"
-            if rec.forced:
-                cls += " forced"
-                tip.append("forced")
-                spoken += ", forced"
-        if view.partial:
-            tip.append("part of a UTF-8 character: its other bytes are in the tokens next to it")
-        hidden = f'<span class="sr">{html.escape(spoken)}</span>' if spoken else ""
-        chips.append(f'<span role="listitem" class="{cls}" title="{html.escape(" · ".join(tip))}">'
-                     f"{html.escape(view.label)}{hidden}</span>")
+        rec = records[pos - prompt_len] if pos >= prompt_len and pos - prompt_len < len(records) else None
+        key = (pos, view, None if rec is None else (rec.prob, rec.prob_filtered, rec.rank, rec.logprob, rec.forced))
+        if memo is not None and pos < len(memo) and memo[pos][0] == key:
+            chips.append(memo[pos][1])
+            continue
+        chip = _chip(pos, view, rec)
+        if memo is not None:
+            del memo[pos:]  # what follows a changed chip is rebuilt too (it is usually the end: a step or undo)
+            memo.append((key, chip))
+        chips.append(chip)
+    if memo is not None:
+        del memo[len(views):]
     return (STRIP_CSS + '<div class="tokstrip" role="list" aria-label="The text so far, one item per token">'
             + "".join(chips) + "</div>")
+
+
+def _chip(pos: int, view: TokenView, rec: StepRecord | None) -> str:
+    """One token's chip: its class, its tooltip and the words a screen reader hears (``rec``: None for the prompt)."""
+    tip = [f"position {pos}", f"id {view.id}", repr(view.piece)]
+    spoken = ""
+    if rec is None:
+        cls = "tok prompt"
+        tip.append("prompt")
+    else:
+        cls = "tok gen unlikely" if rec.prob < palette.UNLIKELY else "tok gen"
+        cls += f" p{palette.prob_shade(rec.prob)}"
+        tip += [f"p {rec.prob:.4f}", f"{rec.prob_filtered:.4f} filtered", f"rank {rec.rank}",
+                f"log-p {rec.logprob:.3f}"]
+        spoken = f", probability {rec.prob:.1%}, rank {rec.rank}"
+        if rec.forced:
+            cls += " forced"
+            tip.append("forced")
+            spoken += ", forced"
+    if view.partial:
+        tip.append("part of a UTF-8 character: its other bytes are in the tokens next to it")
+    hidden = f'<span class="sr">{html.escape(spoken)}</span>' if spoken else ""
+    return (f'<span role="listitem" class="{cls}" title="{html.escape(" · ".join(tip))}">'
+            f"{html.escape(view.label)}{hidden}</span>")
 
 
 # Sent with every strip: its colours are classes (a chip carries `p7`, not an inline style), so a long

@@ -1,4 +1,6 @@
 """Step through generation: one decode step per click, with everything the step decided."""
+from contextlib import nullcontext
+
 import streamlit as st
 
 from autoreg_core.generate_call import generate_snippet, loop_snippet
@@ -14,6 +16,8 @@ from autoreg_ui.state import current_config, keep_widget_values
 from autoreg_ui.step_figures import (
     history_frame,
     logprob_figure,
+    session_views,
+    strip_memo,
     token_strip_html,
     top_of_pipeline,
     top_of_record,
@@ -37,18 +41,22 @@ session.prefill()  # when the page opens, not at the first click: a class pressi
 @st.fragment
 def stepper() -> None:
     n = controls.step_buttons("step")
-    notes, strip = st.container(), st.empty()  # Generate N streams its tokens into the strip as they come
+    notes = st.container() if n else None  # Generate N's messages come after its run, above the strip
+    if notes is None:
+        messages.show()  # a click's messages (a refused step), drawn right here: no container per click
+    strip = st.empty()  # Generate N streams its tokens into the strip as they come
 
     def draw_strip(_record=None) -> None:
-        strip.markdown(token_strip_html(session.views(), session.records, session.prompt_len),
-                       unsafe_allow_html=True)
+        strip.markdown(token_strip_html(session_views(session), session.records, session.prompt_len,
+                                        memo=strip_memo(session)), unsafe_allow_html=True)
     if n:
         controls.generate(n, on_step=draw_strip)
-    with notes:
-        messages.show()
+        with notes:
+            messages.show()
     records = session.records
     draw_strip()
-    view = st.container() if presenter.active() else None  # on a projector the distribution comes before the numbers
+    # on a projector the distribution comes before the numbers; elsewhere no wrapper (one element less per click)
+    view = st.container() if presenter.active() else nullcontext()
     legend = strip_text.strip_legend(session.prompt_len, len(records), palette.UNLIKELY)
     st.caption(legend + " " + strip_text.STRIP_MARKS)
     if records and records[-1].stop is not None:
@@ -70,7 +78,7 @@ def stepper() -> None:
         st.caption(step_text.pass_note(last.forward_ms, last.pass_rows))
     top_n = st.slider("Bars to show (top-N)", 3, 50, 15, key=keys.TOP_N)
     keep_widget_values(st.session_state, (keys.FORCE_TEXT,))  # typed text is kept while its view is closed
-    with view if view is not None else st.container():
+    with view:
         controls.open_section(VIEWS, keys.STEP_VIEW, records, top_n, guides=step_text.GUIDES)  # only the open one
 
 
@@ -82,10 +90,10 @@ def this_step(records, top_n: int) -> None:
         return
     how = "forced" if last.forced else ("greedy" if last.config.greedy else "sampled")
     kept = f"{last.kept} token{'s' if last.kept != 1 else ''}"
-    title = (f"Step {last.index}: {how} “{session.views()[-1].label}” (p = {last.prob:.3f} in the model's "
+    title = (f"Step {last.index}: {how} “{session_views(session)[-1].label}” (p = {last.prob:.3f} in the model's "
              f"softmax,<br>{last.prob_filtered:.3f} after the filters, rank {last.rank}, {kept} kept)")
     if presenter.active():  # one line on a projector: the rest is in the strip's hover and the numbers below
-        title = f"Step {last.index}: {how} “{session.views()[-1].label}”, p = {last.prob:.3f}, {kept} kept"
+        title = f"Step {last.index}: {how} “{session_views(session)[-1].label}”, p = {last.prob:.3f}, {kept} kept"
     figure = topn_figure(bundle.tokenizer, top_of_record(last, top_n), title)
     if presenter.active():  # with the step's buttons and strip on one 720 px screen
         figure.update_layout(height=PROJECTOR_CHART_PX, margin=dict(t=75), legend=dict(y=1.0, yanchor="bottom"))
