@@ -230,7 +230,8 @@ class Session:
     # ---------------------------------------------------------------- stepping
     def stop_reason(self, config: SamplingConfig) -> tuple[str, str] | None:
         """Why the sequence must stop under ``config`` (recomputed, so loosening a limit resumes)."""
-        return stopping.stop_reason(self.ids, self.prompt_len, self.generated_text, config.max_new_tokens,
+        text = self.generated_text if config.stop_sequences else ""  # decoded only when a stop string is set
+        return stopping.stop_reason(self.ids, self.prompt_len, text, config.max_new_tokens,
                                     self.bundle.eos_token_ids, config.stop_sequences)
 
     def step(self, config: SamplingConfig, capture_attention: bool | None = None,
