@@ -97,9 +97,11 @@ def test_the_listener_reconnects_when_its_connection_is_cut(class_db):
     with store._db() as db:  # the server drops the LISTEN connection (a restart, a network cut)
         assert db.execute("SELECT pg_terminate_backend(?)", (before[0],)).fetchone() == (True,)
     deadline = time.monotonic() + 30  # a reconnect waits 1 s, then connects: generous for a loaded machine
-    while time.monotonic() < deadline and not (len(_listeners(store)) == 1 and _listeners(store) != before):
+    now = _listeners(store)  # read once per look: two reads could see the old one, then none, and stop early
+    while time.monotonic() < deadline and not (len(now) == 1 and now != before):
         time.sleep(0.1)
-    assert len(_listeners(store)) == 1 and _listeners(store) != before, "the listener did not come back"
+        now = _listeners(store)
+    assert len(now) == 1 and now != before, ("the listener did not come back", before, now)
     threading.Timer(0.3, lambda: store.set_recipe(code, key, {"prompt": "x"})).start()
     start = time.monotonic()
     assert store.wait_for_change(code, version, timeout=30) == version + 1
