@@ -199,9 +199,10 @@ def _capture_attention(session) -> None:
 
 
 def rebuilt_text(where: str, n: int) -> str:
-    """What a replay says once done (``where``: 'the link' or 'the session file'; ``n``: steps replayed)."""
+    """What a replay says once done (``where``: 'the link' or 'the session file'; ``n``: steps replayed). It names
+    what ``where`` held, not the page's state: the notice stays on screen while the learner steps on."""
     if n == 0:
-        return f"Rebuilt from {where}: the prompt, with no step taken yet."
+        return f"Rebuilt from {where}: its prompt ({where} holds no steps)."
     return f"Rebuilt from {where}: the prompt and {n} step{'' if n == 1 else 's'}, replayed exactly."
 
 

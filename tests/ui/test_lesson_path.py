@@ -90,7 +90,9 @@ def test_the_small_wordings_the_lesson_tripped_on():
     from autoreg_ui.lessons.serving import text as serving_text
     from autoreg_ui.sharing import links
 
-    assert links.rebuilt_text("the link", 0) == "Rebuilt from the link: the prompt, with no step taken yet."
+    assert links.rebuilt_text("the link", 0) == "Rebuilt from the link: its prompt (the link holds no steps)."
+    assert links.rebuilt_text("the session file", 0) == ("Rebuilt from the session file: its prompt (the session file "
+                                                          "holds no steps).")
     assert links.rebuilt_text("the link", 1) == "Rebuilt from the link: the prompt and 1 step, replayed exactly."
     assert links.rebuilt_text("the link", 2) == "Rebuilt from the link: the prompt and 2 steps, replayed exactly."
     one = SimpleNamespace(passes=3, tokens=3, by_rows={1: 3})
