@@ -216,23 +216,25 @@ def my_draw(info: ClassInfo, seat: str, snapshot: SessionSnapshot) -> None:
     if tuple(rnd.context) != tuple(snapshot.ids):
         st.caption(text.ROUND_MOVED_ON)
         return
-    mine = [d for d in store.draws(info.code, rnd.id) if d.student == seat]
+    def seat_draws() -> list:
+        return [d for d in store.draws(info.code, rnd.id) if d.student == seat]
+
+    mine = seat_draws()
     bundle = current_bundle()
     if not mine and bundle is not None:
-        seed = draw_seed(seat, rnd.id)
+        seed, refused = draw_seed(seat, rnd.id), None
         try:
             prefix = class_live.round_prefix(rnd)
             tokens = draw_one(bundle, prefix, config_from_dict(rnd.config), rnd.tokens, seed)
             store.add_draw(info.code, seat, rnd.id, tokens, seed)
         except (ClassError, ReplayError, ValueError) as exc:
-            # the same seat open twice (a phone and a laptop, a reloaded tab): the other drew first, and its draw is
-            # this seat's, so it is shown; any other refusal is said
-            mine = [d for d in store.draws(info.code, rnd.id) if d.student == seat]
-            if not mine:
-                st.warning(text.DRAW_FAILED.format(why=exc))
-                return
-        else:
-            mine = [d for d in store.draws(info.code, rnd.id) if d.student == seat]
+            refused = exc
+        # read again either way: after a refusal, the same seat open twice (a phone and a laptop, a reloaded tab)
+        # may have drawn first, and that draw is this seat's, so it is shown; any other refusal is said
+        mine = seat_draws()
+        if not mine and refused is not None:
+            st.warning(text.DRAW_FAILED.format(why=refused))
+            return
     if mine and bundle is not None:
         st.markdown(messages.plain(text.YOUR_DRAW.format(seed=mine[0].seed,
                                                          text=sequence_text(bundle.tokenizer, list(mine[0].tokens)))))
