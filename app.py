@@ -8,7 +8,7 @@ import copy
 
 import streamlit as st
 
-from autoreg_ui import lesson_path, limits, messages
+from autoreg_ui import lesson_path, limits, messages, site_pages
 from autoreg_ui.charts import install_export_script
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import mode as class_mode
@@ -23,32 +23,6 @@ st.set_page_config(page_title="autoreg — how LLMs generate text", page_icon="�
 limits.gate()  # a seat for this tab, or the class-is-full page (the operator's AUTOREG_MAX_SESSIONS)
 link_notes = links.read_on_load(st.session_state, st.query_params)  # before the bound widgets take the URL
 
-
-@st.cache_resource(show_spinner=False)
-def _pages() -> list:
-    """The pages, made once per process: ``st.Page`` resolves and checks its file on every call (13 a run, about
-    8% of a class follower's redraw in ``bench/class_follow.py --profile``). Each run navigates its own copies,
-    because ``st.navigation`` marks the page it runs."""
-    PAGES = [
-        st.Page("pages/0_start.py", title="Start here", icon=":material/flag:", url_path="start"),
-        st.Page("pages/1_step.py", title="Step through generation", icon=":material/play_arrow:", url_path="step"),
-        st.Page("pages/8_tokens.py", title="Tokens", icon=":material/text_fields:", url_path="tokens"),
-        st.Page("pages/2_attention.py", title="Attention and the KV cache", icon=":material/visibility:",
-                url_path="attention"),
-        st.Page("pages/3_sampling.py", title="Sampling lab", icon=":material/casino:", url_path="sampling"),
-        st.Page("pages/4_cost.py", title="Naive vs KV cache", icon=":material/timer:", url_path="cost"),
-        st.Page("pages/5_inside.py", title="Inside generation", icon=":material/science:", url_path="inside"),
-        st.Page("pages/6_serving.py", title="How servers go fast", icon=":material/speed:", url_path="serving"),
-        st.Page("pages/7_glossary.py", title="Glossary", icon=":material/menu_book:", url_path="glossary"),
-        st.Page("pages/9_class.py", title="Class", icon=":material/groups:", url_path="class"),
-        st.Page("pages/10_hood.py", title="Under the hood", icon=":material/memory:", url_path="hood"),
-        st.Page("pages/11_tricks.py", title="More serving tricks", icon=":material/bolt:", url_path="tricks"),
-        # the app's root: Start here, or the step page when it carries a link (every link written before /step existed)
-        st.Page("pages/1_step.py", title="Step through generation", url_path="home", default=True, visibility="hidden"),
-    ]
-    return PAGES
-
-
 # Text wraps onto a second line instead of ending in "…": page names in the sidebar, button labels and metrics
 # (presenter mode's large type in a column narrowed by the open sidebar cut them; issue 27)
 WRAP_CSS = ("<style>[data-testid=stSidebarNavLink] { height: auto; min-height: 2rem; }"
@@ -56,7 +30,7 @@ WRAP_CSS = ("<style>[data-testid=stSidebarNavLink] { height: auto; min-height: 2
             " [data-testid=stMetricValue]) :is([data-testid=stMarkdownContainer], p, div)"
             " { white-space: normal; overflow: visible; text-overflow: clip; }</style>")
 
-pages_now = [copy.copy(p) for p in _pages()]
+pages_now = [copy.copy(p) for p in site_pages.pages()]  # this run's own copies (st.navigation marks one)
 
 page = st.navigation(pages_now)
 lesson_path.follow()  # a path's ← Previous stop / Next stop → asked for another page: switch to it in this tab

@@ -5,6 +5,7 @@ Plain data (no Streamlit): a test checks every entry has a definition and a page
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -320,7 +321,9 @@ def terms_on(page: str) -> list[Term]:
     return [term for term in all_terms() if term.name in names]
 
 
+@functools.lru_cache(maxsize=64)
 def terms_markdown(page: str) -> str:
-    """The page's terms with their meanings, each name a link to its glossary entry (opens in a new tab)."""
+    """The page's terms with their meanings, each name a link to its glossary entry (opens in a new tab). Made once
+    per page: the popover is drawn on every run (a class follower's page, on every teacher step)."""
     return "\n".join(f"- [**{term.name}**]({link(term)}): {term.meaning}" for term in terms_on(page))
 

@@ -36,6 +36,7 @@ ENV_MAX_NEW_TOKENS = "AUTOREG_MAX_NEW_TOKENS"
 ENV_MAX_RACE_LENGTH = "AUTOREG_MAX_RACE_LENGTH"
 FULL_TITLE = "The class is full"
 SWEEP_EVERY_S = 30.0  # how often idle tabs are looked for when nobody clicks
+RUN_SWEEP_EVERY_S = 1.0  # while tabs run: at most one sweep a second (``Seats.admit``)
 MAX_CLEARED = 1024  # cleared tabs remembered (to tell a learner who comes back why); the oldest go first
 
 
@@ -97,6 +98,7 @@ class Seats:
         self._lock = threading.Lock()
         self._seats: dict[str, _Seat] = {}
         self._cleared: OrderedDict[str, None] = OrderedDict()  # tabs cleared while idle, newest last (bounded)
+        self._swept_at: float | None = None  # the clock at the last sweep
 
     @property
     def in_use(self) -> int:
@@ -104,8 +106,19 @@ class Seats:
             return len(self._seats)
 
     def admit(self, session_id: str) -> Admission:
-        """A script run of this tab: keep or give it a seat (refused when all are taken)."""
-        self.sweep()
+        """A script run of this tab: keep or give it a seat (refused when all are taken).
+
+        The sweep looks at every seat, so it runs at most once per ``RUN_SWEEP_EVERY_S`` (a lecture's 60 tabs on one
+        server, each redrawn on every teacher step, made it 60 × 60 looks per step), and at once before a new tab
+        would be refused, so a closed tab's seat is free for it.
+        """
+        now = self._clock()
+        with self._lock:
+            cap = self.limits.max_sessions
+            full = bool(cap) and session_id not in self._seats and len(self._seats) >= cap
+            due = self._swept_at is None or now - self._swept_at >= RUN_SWEEP_EVERY_S
+        if due or full:
+            self.sweep()
         with self._lock:
             returning = session_id in self._cleared
             seat = self._seats.get(session_id)
@@ -144,6 +157,7 @@ class Seats:
         """
         now, idle = self._clock(), self.limits.idle_seconds
         with self._lock:
+            self._swept_at = now
             closed = [sid for sid in self._seats if not self._is_alive(sid)]
             for sid in closed:
                 del self._seats[sid]

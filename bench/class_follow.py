@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import sys
 import tempfile
@@ -71,22 +72,39 @@ class Follower:
     replica: int = 0  # which server (index into the run's urls) serves this follower
 
 
+def next_poll(began: float, ended: float, phase: float, interval: float) -> float:
+    """When the browser's next poll starts, the last one having run from ``began`` to ``ended``.
+
+    Streamlit's browser side reruns a ``run_every`` fragment with ``setInterval``: a request every ``interval``
+    seconds from ``phase``, whether or not the last run has ended. The server queues a request that comes while the
+    fragment runs (several coalesce into one) and starts it when the run ends. So the next run starts at the first
+    tick after the last run began, or at once when that tick came while it ran.
+    """
+    first_tick = phase + (math.floor((began - phase) / interval) + 1) * interval
+    return max(first_tick, ended)
+
+
 async def follow(f: Follower, stop: asyncio.Event) -> None:
-    """Poll as the browser does; note each strip that differs from the one drawn before."""
+    """Poll as the browser does (``next_poll``); note each strip that differs from the one drawn before."""
+    if f.client.auto_rerun is None:
+        f.errors.append("the Class page set no polling fragment")
+        return
+    interval = f.client.auto_rerun[0]
+    phase = time.perf_counter()  # the interval starts when the page has drawn its fragment
+    start = phase + interval
     while not stop.is_set():
-        if f.client.auto_rerun is None:
-            f.errors.append("the Class page set no polling fragment")
-            return
         try:
-            await asyncio.wait_for(stop.wait(), f.client.auto_rerun[0])
+            await asyncio.wait_for(stop.wait(), max(0.0, start - time.perf_counter()))
             return
         except TimeoutError:
             pass
+        began = time.perf_counter()
         try:
             result = await f.client.poll()
         except Exception as exc:  # noqa: BLE001 - a failed poll is a finding
             f.errors.append(f"{type(exc).__name__}: {exc}"[:300])
             return
+        start = next_poll(began, time.perf_counter(), phase, interval)
         f.polls += 1
         f.errors += result.exceptions
         if result.tokens is not None and result.tokens != f.seen:

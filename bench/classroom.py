@@ -26,7 +26,9 @@ this process before the server starts, against the class's Next token p50/p95 (g
 and the server's CPU per Next token click beyond the model's pass (its script thread's CPU, timed inside the
 server) against a bare page of the same shape (``bench/bare_page.py``, a second server) clicked in the same
 run: ``alone`` (one tab each, interleaved, before the students arrive) and ``during_class`` (one bare tab clicked
-at the students' cadence while they work); goal ≤ 2×. Then the memory slope after warm-up.
+at the students' cadence while they work); goal ≤ 2×. Beside it, with no verdict, the same against
+``bench/bare_step_shape.py`` (the step page's elements without the app: the share that is the app's own work).
+Then the memory slope after warm-up.
 
 Bounded and local: connects to 127.0.0.1 only, stops after ``--seconds`` (at most 15 minutes),
 and stops the server it started.
@@ -463,20 +465,19 @@ async def warm_up(url: str) -> None:
         await client.close()
 
 
-async def clicks_alone(url: str, bare_url: str | None, clicks: int) -> None:
-    """Before the class: one tab on the step page and one on the bare page press Next token in turn, alone."""
-    app, bare = AppClient(url), AppClient(bare_url, page="") if bare_url else None
+async def clicks_alone(url: str, floor_urls: list[str], clicks: int) -> None:
+    """Before the class: one tab on the step page and one on each floor page press Next token in turn, alone."""
+    app, floors = AppClient(url), [AppClient(u, page="") for u in floor_urls]
     try:
-        for client in (app, bare):
-            if client is not None:
-                await client.connect()
-                await client.open()
+        for client in (app, *floors):
+            await client.connect()
+            await client.open()
         for _ in range(clicks):
             await app.press("step_next")
-            if bare is not None:
-                await bare.press(BARE_BUTTON)
+            for floor in floors:
+                await floor.press(BARE_BUTTON)
     finally:
-        await asyncio.gather(*(c.close() for c in (app, bare) if c is not None), return_exceptions=True)
+        await asyncio.gather(*(c.close() for c in (app, *floors)), return_exceptions=True)
 
 
 async def bare_tab(bare_url: str, stop_at: float, period: float, jitter: float, seed: int) -> int:
@@ -494,14 +495,15 @@ async def bare_tab(bare_url: str, stop_at: float, period: float, jitter: float, 
     return clicks
 
 
-BARE_BUTTON = "bare_next"
+BARE_BUTTON = "bare_next"  # both floors' Next token
+FLOORS = {"bare": "bare_page.py", "bare_shape": "bare_step_shape.py"}  # timer folder → page in bench/
 
 
 async def run_class(url: str, pid: int | None, n_students: int, seconds: float, period: float, jitter: float,
-                    seed: int, ramp_s: float, bare_url: str | None = None,
+                    seed: int, ramp_s: float, floor_urls: tuple[str, ...] = (),
                     before_class=None) -> tuple[list[Student], list, float]:
-    """The steady class; ``bare_url``: a bare page clicked alongside it; ``before_class()``: called once the
-    server is warm, just before the students arrive (it marks where the alone measurements end)."""
+    """The steady class; ``floor_urls``: bare pages each clicked alongside it by one tab; ``before_class()``:
+    called once the server is warm, just before the students arrive (it marks where the alone measurements end)."""
     await warm_up(url)
     if before_class is not None:
         await before_class()
@@ -517,8 +519,8 @@ async def run_class(url: str, pid: int | None, n_students: int, seconds: float, 
         await asyncio.sleep(ramp_s * student.index / max(1, n_students))  # students arrive over ramp_s
         await run_student(student, started, stop_at, period, jitter)
 
-    floor = [bare_tab(bare_url, stop_at, period, jitter, seed)] if bare_url else []
-    await asyncio.gather(*(arrive(s) for s in students), *floor)
+    floors = [bare_tab(u, stop_at, period, jitter, seed) for u in floor_urls]
+    await asyncio.gather(*(arrive(s) for s in students), *floors)
     elapsed = time.perf_counter() - started
     await asyncio.sleep(min(10.0, seconds / 10))  # the tabs are closed: one last sample after they leave
     stop_rss.set()
@@ -633,7 +635,7 @@ def one_run(args, batch: str | None) -> dict:
     load = tuple(round(x, 2) for x in os.getloadavg())
     bundle = solo_bundle()
     solo_ms = capacity.solo_decode_step_ms(bundle, DEFAULT_PROMPT, SIDEBAR_DEFAULTS)  # before any server runs
-    server, bare, rounds, prefix_stats, marks = None, None, None, {}, {}
+    server, floors, rounds, prefix_stats, marks = None, {}, None, {}, {}
     timers = Path(tempfile.mkdtemp(prefix="autoreg-classroom-"))
     try:
         if args.url:
@@ -645,16 +647,18 @@ def one_run(args, batch: str | None) -> dict:
                 env.update(capacity.profiler_env(timers / "app", args.profile.resolve()))
             server = start_server(ROOT / "app.py", free_port(), args.streamlit_option, env=env)
             url, pid = local_url(server), server.pid
-            if not args.burst:  # the floor, in the same run: a bare page of the step page's shape
-                bare = start_server(ROOT / "bench" / "bare_page.py", free_port(), args.streamlit_option,
-                                    env=capacity.timer_env(timers / "bare", "bare"))
-        bare_url = local_url(bare) if bare is not None else None
+            if not args.burst:  # the floors, in the same run: bare pages of the step page's shape (see FLOORS)
+                floors = {name: start_server(ROOT / "bench" / page, free_port(), args.streamlit_option,
+                                             env=capacity.timer_env(timers / name, name))
+                          for name, page in FLOORS.items()}
+        floor_urls = tuple(local_url(proc) for proc in floors.values())
 
         async def alone() -> None:
             if server is not None:
-                await clicks_alone(url, bare_url, args.alone_clicks)
+                await clicks_alone(url, list(floor_urls), args.alone_clicks)
             marks["app"] = len(capacity.read_runs(timers / "app", "app"))
-            marks["bare"] = len(capacity.read_runs(timers / "bare", "bare"))
+            for name in FLOORS:
+                marks[name] = len(capacity.read_runs(timers / name, name))
 
         t0 = time.perf_counter()
         if args.burst:
@@ -663,10 +667,10 @@ def one_run(args, batch: str | None) -> dict:
         else:
             students, rss, elapsed = asyncio.run(run_class(url, pid, args.students, args.seconds, args.period,
                                                            args.jitter, args.seed, min(args.ramp, args.seconds / 2),
-                                                           bare_url, alone))
+                                                           floor_urls, alone))
         prefix_stats = asyncio.run(prefix_cache_stats(url))  # every tab opened the same prompt: one prefill, shared
     finally:
-        for proc in (server, bare):
+        for proc in (server, *floors.values()):
             if proc is not None:
                 stop_server(proc)
     # the same step again once the server is gone: on a shared machine, how far the reference itself moved
@@ -675,7 +679,8 @@ def one_run(args, batch: str | None) -> dict:
     report = summarize(students, elapsed, rss, warmup, isolation, load)
     report["prefix_cache"] = capacity.prefix_cache_counts(prefix_stats, prefix_stat_labels())
     report["goals"] = goals(report, solo_ms, capacity.read_runs(timers / "app", "app"),
-                            capacity.read_runs(timers / "bare", "bare"), marks, batch)
+                            capacity.read_runs(timers / "bare", "bare"), marks, batch,
+                            shape_runs=capacity.read_runs(timers / "bare_shape", "bare_shape"))
     report["goals"]["next_token_vs_solo_step"]["solo_decode_step_ms_after_class"] = round(solo_after_ms, 1)
     report["batcher"] = capacity.read_batcher(timers / "app", "app")  # where a step's time went, in the server
     if args.profile:  # every script run of the class (Next token, slider, undo, reset, open), per Next token click
@@ -693,18 +698,30 @@ def one_run(args, batch: str | None) -> dict:
     return report
 
 
-def goals(report: dict, solo_ms: float, app_runs: list, bare_runs: list, marks: dict, batch: str | None) -> dict:
+def goals(report: dict, solo_ms: float, app_runs: list, bare_runs: list, marks: dict, batch: str | None,
+          shape_runs: list | None = None) -> dict:
     """Issue 28's goals from one run: Next token p95 against the solo decode step; the server's CPU per Next token
-    click beyond the model against the bare page's, alone (runs before ``marks``) and during the class (after)."""
+    click beyond the model against the bare page's, alone (runs before ``marks``) and during the class (after).
+    ``shape_runs``: the second floor's (``bench/bare_step_shape.py``: the step page's elements, no app code), read
+    beside the goal's, with no verdict of its own: it says how much of the click is the app's own work."""
     next_token = report["response_time_by_action"][NEXT]
-    app_at, bare_at = marks.get("app", 0), marks.get("bare", 0)
+    app_at = marks.get("app", 0)
+
+    def against(runs: list, name: str, goal: bool = True) -> dict:
+        at = marks.get(name, 0)
+        out = {when: capacity.cpu_comparison(capacity.cpu_of(app, "step_next"), capacity.cpu_of(floor, BARE_BUTTON))
+               for when, app, floor in (("alone", app_runs[:app_at], runs[:at]),
+                                        ("during_class", app_runs[app_at:], runs[at:]))}
+        if not goal:
+            for row in out.values():
+                row.pop("goal_ratio"), row.pop("meets_goal")
+        return out
+
     out = {"next_token_vs_solo_step": capacity.p95_goal(next_token["p50_ms"], next_token["p95_ms"], solo_ms),
-           "server_cpu_per_click_beyond_model": {
-               "alone": capacity.cpu_comparison(capacity.cpu_of(app_runs[:app_at], "step_next"),
-                                                capacity.cpu_of(bare_runs[:bare_at], BARE_BUTTON)),
-               "during_class": capacity.cpu_comparison(capacity.cpu_of(app_runs[app_at:], "step_next"),
-                                                       capacity.cpu_of(bare_runs[bare_at:], BARE_BUTTON))},
+           "server_cpu_per_click_beyond_model": against(bare_runs, "bare"),
            "memory_slope_mib_per_min": report["server_rss"]["after_warmup_slope_mib_per_min"]}
+    if shape_runs is not None:
+        out["server_cpu_per_click_against_the_step_shape"] = against(shape_runs, "bare_shape", goal=False)
     if batch == "0":  # unbatched, the model's pass runs on the script thread: its CPU is not "beyond the model"
         out["server_cpu_per_click_beyond_model"]["note"] = "unbatched: the script thread also ran the model's pass"
     return out

@@ -14,7 +14,11 @@ browser tests' flags) and measures, for each action:
 
 The bare page is measured twice: served with the app's own ``.streamlit/config.toml`` (the floor),
 and with Streamlit's default ``runner.postScriptGC = true`` (the floor of issue 9's first figures;
-the app turns that option off). Ratios are given against both.
+the app turns that option off). Ratios are given against both. A third server, ``bench/bare_step_shape.py``,
+draws the step page's own elements per click (about 33 where the bare page draws 5) with no model and no app
+code: each page's ``vs_bare_step_shape`` reads its click against that, so the part of the cost that is
+Streamlit's for the elements shown is told apart from the part that is the app's own work. The goals stay
+against the bare page.
 
 Actions: the bare page's Next token (the floor); the step page's Next token; the attention page's
 Next token; the sampling lab's temperature slider (one arrow-key step; Streamlit waits for the
@@ -196,6 +200,8 @@ def actions() -> list[Action]:
         Action("bare_next_token", "bare", "", ".st-key-bare_next button", _press(".st-key-bare_next button")),
         Action("bare_next_token_streamlit_defaults", "bare_defaults", "", ".st-key-bare_next button",
                _press(".st-key-bare_next button")),
+        Action("bare_shape_next_token", "bare_shape", "", ".st-key-bare_next button",
+               _press(".st-key-bare_next button")),
         Action("step_next_token", "app", "step", ".tokstrip", _press(".st-key-step_next button")),
         # the same click once the text is long: the strip (re-sent on every click) has 300 generated chips
         Action("step_next_token_long_text", "app", LONG_TEXT_LINK, ".tokstrip .tok.gen:nth-child(300)",
@@ -293,6 +299,8 @@ def run(clicks: int, warmup: int, rounds: int, options: list[str], app_root: Pat
         servers["bare_defaults"] = start_server(ROOT / "bench" / "bare_page.py", free_port(),
                                                 [*options, *STREAMLIT_DEFAULTS], cwd=app_root,
                                                 env=_timer_env(timers, "bare_defaults"))
+        servers["bare_shape"] = start_server(ROOT / "bench" / "bare_step_shape.py", free_port(), options, cwd=app_root,
+                                             env=_timer_env(timers, "bare_shape"))
         todo = [a for a in actions() if only is None or a.name in only or a.server.startswith("bare")]
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -327,15 +335,30 @@ def run(clicks: int, warmup: int, rounds: int, options: list[str], app_root: Pat
     results = {a.name: summary(a) for a in todo}
     bare = results.pop("bare_next_token")
     bare_defaults = results.pop("bare_next_token_streamlit_defaults")
+    shape = results.pop("bare_shape_next_token")
     for name, result in results.items():
         result["vs_bare"] = compare(result, bare, GOALS[name])
         result["vs_bare_streamlit_defaults"] = compare(result, bare_defaults, GOALS[name])
+        result["vs_bare_step_shape"] = same_elements(result, shape)
         for key in ("request_to_last_message_p50_ms", "server_script_wall_p50_ms", "server_script_thread_cpu_p50_ms",
                     "bytes_sent_per_click_p50", "elements_on_page", "token_strip_html_chars"):
             mine, floor = result.get(key), bare.get(key)
             if mine and floor:
                 result[f"{key.removesuffix('_p50_ms').removesuffix('_p50')}_ratio_vs_bare"] = round(mine / floor, 2)
-    return {"bare_page": bare, "bare_page_streamlit_defaults": bare_defaults, "pages": results}
+    return {"bare_page": bare, "bare_page_streamlit_defaults": bare_defaults, "bare_step_shape": shape,
+            "pages": results}
+
+
+def same_elements(page: dict, shape: dict) -> dict:
+    """A page against ``bench/bare_step_shape.py`` (the step page's elements, no model, no app code): the share of
+    the click's cost that is the app's own, beside the element counts that make the comparison fair or not."""
+    def ratio(key):
+        return round(page[key] / shape[key], 2) if page.get(key) and shape.get(key) else None
+
+    return {"server_script_thread_cpu_ratio": ratio("server_script_thread_cpu_p50_ms"),
+            "server_cpu_ratio": ratio("server_cpu_ms_per_click"), "latency_p50_ratio": ratio("p50_ms"),
+            "elements_on_page": page.get("elements_on_page"), "bare_step_shape_elements_on_page":
+            shape.get("elements_on_page")}
 
 
 # ---------------------------------------------------------------- the server's side of one click, in process
@@ -348,6 +371,7 @@ def run(clicks: int, warmup: int, rounds: int, options: list[str], app_root: Pat
 STEP_PAGE_FILE = "pages/1_step.py"
 SCRIPT_PAGES = {  # name → (script, query parameters, the Next token button's key)
     "bare_next_token": ("bench/bare_page.py", {}, "bare_next"),
+    "bare_step_shape_next_token": ("bench/bare_step_shape.py", {}, "bare_next"),
     "step_next_token": ("app.py", {}, "step_next"),
     "step_next_token_long_text": ("app.py", dict(urllib.parse.parse_qsl(LONG_TEXT_LINK.partition("?")[2])),
                                   "step_next"),
@@ -468,17 +492,18 @@ def script_cost(clicks: int, warmup: int = 2, profile_clicks: int = 0, top: int 
                 row["model_pass_p50_ms"] = _r(percentile([f for f in forward if f is not None], 50))
                 row["script_wall_minus_model_pass_p50_ms"] = _r(percentile(
                     [w - f for w, f in zip(walls, forward) if f is not None], 50))
-            if profile_clicks and name != "bare_next_token":
+            if profile_clicks and not name.startswith("bare"):
                 clock.profile = cProfile.Profile()
                 for _ in range(profile_clicks):
                     at.button(key=button).click().run()
                 profile, clock.profile = clock.profile, None
                 row["profile"] = profile_summary(pstats.Stats(profile), profile_clicks, top)
             out[name] = row
-    bare = out.get("bare_next_token")
+    floors = {"vs_bare": out.get("bare_next_token"), "vs_bare_step_shape": out.get("bare_step_shape_next_token")}
     for name, row in out.items():
-        if bare and name != "bare_next_token":
-            row["vs_bare"] = {key: round(row[key] / bare[key], 2) if bare.get(key) else None
+        for label, floor in floors.items():
+            if floor and not name.startswith("bare"):
+                row[label] = {key: round(row[key] / floor[key], 2) if floor.get(key) else None
                               for key in ("script_wall_p50_ms", "script_thread_cpu_p50_ms", "process_cpu_p50_ms",
                                           "elements", "element_bytes", "figure_json_bytes", "token_strip_html_chars")}
     return out

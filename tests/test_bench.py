@@ -157,6 +157,14 @@ def test_classroom_goals_split_the_runs_at_the_class_start():
     assert out["next_token_vs_solo_step"]["p95_over_solo"] == 9.0
     assert out["next_token_vs_solo_step"]["meets_goal"] is False
     assert out["memory_slope_mib_per_min"] == 1.5
+    assert "server_cpu_per_click_against_the_step_shape" not in out
+    shape = [(4.0, 10.0, 1, "bare_next"), (4.0, 16.0, 1, "bare_next")]
+    both = classroom.goals(report, 100.0, app, bare, {"app": 3, "bare": 2, "bare_shape": 1}, "1", shape_runs=shape)
+    assert both["server_cpu_per_click_beyond_model"] == cpu  # the goal's floor is still the bare page
+    assert both["server_cpu_per_click_against_the_step_shape"] == {
+        "alone": {"step_next_token_cpu_ms": 21.0, "bare_next_token_cpu_ms": 10.0, "clicks": [2, 1], "ratio": 2.1},
+        "during_class": {"step_next_token_cpu_ms": 32.0, "bare_next_token_cpu_ms": 16.0, "clicks": [3, 1],
+                         "ratio": 2.0}}
     unbatched = classroom.goals(report, 100.0, app, bare, {"app": 3, "bare": 2}, "0")
     assert "model's pass" in unbatched["server_cpu_per_click_beyond_model"]["note"]
 

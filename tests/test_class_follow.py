@@ -27,6 +27,15 @@ def test_the_report_measures_each_change_to_each_followers_first_equal_strip():
     assert missing["missed_updates"] == 3 and missing["follower_updates"] == 0
 
 
+def test_the_next_poll_follows_the_browsers_fixed_interval():
+    """setInterval(1 s) from 100.0: ticks at 101, 102, ...; a request that comes while a poll runs waits for it."""
+    assert class_follow.next_poll(101.0, 101.8, 100.0, 1.0) == 102.0  # ended before the next tick: wait for it
+    assert class_follow.next_poll(101.0, 102.3, 100.0, 1.0) == 102.3  # the tick came while it ran: at once
+    assert class_follow.next_poll(101.0, 104.5, 100.0, 1.0) == 104.5  # several ticks coalesce into one run
+    assert class_follow.next_poll(102.3, 102.9, 100.0, 1.0) == 103.0  # a queued run keeps the grid
+    assert class_follow.next_poll(101.0, 101.999, 100.0, 1.0) == 102.0
+
+
 def test_delays_per_replica_and_the_lecture_goal():
     steps = [(10.0, [5]), (13.0, [5, 6])]
     near = class_follow.Follower(0, "a", client=None, updates=[(10.5, [5]), (13.5, [5, 6])], replica=0)

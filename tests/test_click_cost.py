@@ -43,7 +43,7 @@ def test_one_click_per_page_gives_the_json_shape():
     if not Path(click_cost.CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed")
     report = in_own_thread(click_cost.run, clicks=1, warmup=0, rounds=1, options=[], only=["step_next_token"])
-    assert sorted(report) == ["bare_page", "bare_page_streamlit_defaults", "pages"]
+    assert sorted(report) == ["bare_page", "bare_page_streamlit_defaults", "bare_step_shape", "pages"]
     assert list(report["pages"]) == ["step_next_token"]
     step = report["pages"]["step_next_token"]
     assert step["clicks"] == 1 and step["p50_ms"] > 0 and step["server_cpu_ms_per_click"] >= 0
@@ -52,3 +52,51 @@ def test_one_click_per_page_gives_the_json_shape():
     assert sorted(step["vs_bare"]) == ["goal_latency_p50_ratio", "goal_met", "goal_server_cpu_ratio",
                                        "latency_p50_ratio", "latency_p95_ratio", "server_cpu_ratio"]
     assert report["bare_page"]["clicks"] == 1 and report["bare_page_streamlit_defaults"]["clicks"] == 1
+
+
+def test_same_elements_reads_a_page_against_the_step_shape_floor():
+    page = {"server_script_thread_cpu_p50_ms": 12.0, "server_cpu_ms_per_click": 90.0, "p50_ms": 150.0,
+            "elements_on_page": 60}
+    shape = {"server_script_thread_cpu_p50_ms": 8.0, "server_cpu_ms_per_click": 9.0, "p50_ms": None,
+             "elements_on_page": 50}
+    assert click_cost.same_elements(page, shape) == {
+        "server_script_thread_cpu_ratio": 1.5, "server_cpu_ratio": 10.0, "latency_p50_ratio": None,
+        "elements_on_page": 60, "bare_step_shape_elements_on_page": 50}
+
+
+def _shape(node) -> list[str]:
+    """Element kinds, depth first, of the block that holds the step view's tabs (the stepper fragment's)."""
+    def walk(n, depth):
+        out = [f"{depth}:{getattr(n, 'type', type(n).__name__)}"]
+        children = getattr(n, "children", None)
+        for child in (children.values() if isinstance(children, dict) else ()):
+            out += walk(child, depth + 1)
+        return out
+
+    def holder(n):
+        children = getattr(n, "children", None)
+        kids = list(children.values()) if isinstance(children, dict) else []
+        if any(getattr(k, "type", "") == "tab_container" for k in kids):
+            return n
+        return next((found for k in kids if (found := holder(k)) is not None), None)
+
+    return walk(holder(node), 0)
+
+
+@pytest.mark.integration
+def test_the_step_shape_floor_draws_what_the_step_page_draws_per_click(embedded):
+    """The floor stays fair: its page draws the same element kinds in the same nesting as the step page's fragment
+    after one Next token click (if the step page changes shape, this fails and the floor must follow)."""
+    from streamlit.testing.v1 import AppTest
+
+    step = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    step.switch_page("pages/1_step.py")
+    step.run()
+    step.button(key="step_next").click().run()
+    floor = AppTest.from_file(str(ROOT / "bench" / "bare_step_shape.py"), default_timeout=60)
+    floor.run()
+    floor.button(key="bare_next").click().run()
+    assert not step.exception and not floor.exception
+    mine, theirs = _shape(step._tree), _shape(floor._tree)
+    assert len(mine) == len(theirs) == 33
+    assert mine == theirs

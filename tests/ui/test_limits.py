@@ -194,3 +194,29 @@ def test_a_tab_on_a_lesson_path_is_never_cleared_for_idling_but_still_freed_when
     seats.keep_for_lesson("teacher")
     alive["teacher"] = False
     assert seats.sweep() == [] and seats.in_use == 0  # closed: the seat goes back even on a path
+
+
+def test_runs_sweep_at_most_once_a_second_but_at_once_before_a_refusal():
+    """Each run of each tab admits it; the sweep looks at every seat, so it runs once per RUN_SWEEP_EVERY_S."""
+    clock, looked = Clock(), []
+    alive = {"gone": True}
+
+    def is_alive(sid):
+        looked.append(sid)
+        return alive.get(sid, True)
+
+    seats = Seats(Limits(max_sessions=3, idle_minutes=0), clock=clock, is_alive=is_alive)
+    seats.admit("a")
+    assert looked == []  # nobody seated yet at the first sweep
+    seats.admit("b")
+    clock.now += limits.RUN_SWEEP_EVERY_S - 0.01
+    seats.admit("a")
+    assert looked == []  # within the second: no sweep
+    clock.now += 0.01
+    seats.admit("a")
+    assert sorted(looked) == ["a", "b"]  # a second after the first: one sweep over both seats
+    looked.clear()
+    seats.admit("gone")
+    alive["gone"] = False  # closed; the class is now full (3 of 3)
+    assert seats.admit("new").admitted and seats.in_use == 3  # swept at once, inside the second: its seat was free
+    assert sorted(looked) == ["a", "b", "gone"]
