@@ -39,8 +39,14 @@ def layer_shapes(cache) -> list[LayerCacheShape]:
 
 
 def measured_bytes(cache) -> int:
-    """Bytes of every K and V tensor in the cache, counted from the tensors themselves."""
-    return sum(row.nbytes for row in layer_shapes(cache))
+    """Bytes of every K and V tensor in the cache, counted from the tensors themselves (as ``layer_shapes`` does,
+    without building its rows: every decode step records this, and the rows' dtype names were most of its cost)."""
+    total = 0
+    for layer in getattr(cache, "layers", []) if cache is not None else []:
+        keys, values = getattr(layer, "keys", None), getattr(layer, "values", None)
+        if keys is not None and values is not None:
+            total += keys.numel() * keys.element_size() + values.numel() * values.element_size()
+    return int(total)
 
 
 # ---------------------------------------------------------------- the cache over a session

@@ -27,7 +27,7 @@ def pages() -> list:
 
 
 def _make() -> list:
-    return [
+    PAGES = [  # noqa: N806 - the app's one page list (tests read it by this name)
         st.Page("pages/0_start.py", title="Start here", icon=":material/flag:", url_path="start"),
         st.Page("pages/1_step.py", title="Step through generation", icon=":material/play_arrow:", url_path="step"),
         st.Page("pages/8_tokens.py", title="Tokens", icon=":material/text_fields:", url_path="tokens"),
@@ -44,3 +44,4 @@ def _make() -> list:
         # the app's root: Start here, or the step page when it carries a link (every link written before /step existed)
         st.Page("pages/1_step.py", title="Step through generation", url_path="home", default=True, visibility="hidden"),
     ]
+    return PAGES

@@ -31,6 +31,7 @@ def test_measured_bytes_equal_formula(tiny, steps):
     formula = 512 * positions
     assert kvc.measured_bytes(s.cache) == formula == tiny.spec.cache_bytes(positions) == s.cache_bytes
     shapes = kvc.layer_shapes(s.cache)
+    assert kvc.measured_bytes(s.cache) == sum(row.nbytes for row in shapes)  # the fast count, row by row
     assert [row.layer for row in shapes] == list(range(tiny.spec.n_layers))
     for row in shapes:
         assert row.keys == row.values == (1, tiny.spec.n_kv_heads, positions, tiny.spec.head_dim)

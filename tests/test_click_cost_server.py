@@ -31,9 +31,11 @@ def test_a_summary_reports_the_servers_runs_when_it_timed_them():
 
 
 def test_the_bare_page_run_in_process_says_what_a_click_sends():
-    out = click_cost.script_cost(clicks=2, warmup=1, only=[])  # only=[]: the bare page alone (no model)
-    bare = out["bare_next_token"]
-    assert list(out) == ["bare_next_token"] and bare["clicks"] == 2
+    out = click_cost.script_cost(clicks=2, warmup=1, only=[])  # only=[]: the two floors alone (no model)
+    bare, shape = out["bare_next_token"], out["bare_step_shape_next_token"]
+    assert list(out) == ["bare_next_token", "bare_step_shape_next_token"] and bare["clicks"] == shape["clicks"] == 2
+    assert shape["elements"] == 19 and list(shape["figures"]) == ["bare_chart"]  # the title and the fragment's 18
+    assert "vs_bare" not in shape and "vs_bare_step_shape" not in bare  # floors are not read against each other
     assert bare["elements"] == 5 and bare["figure_json_bytes"] > 1000 and list(bare["figures"]) == ["bare_chart_3"]
     assert bare["token_strip_html_chars"] > 0 and bare["script_wall_p50_ms"] > 0
 
@@ -43,5 +45,6 @@ def test_the_step_page_run_in_process_is_the_step_page_not_start_here():
     """A bare / opens Start here (no Next token): the in-process run must open the step page by its file."""
     out = click_cost.script_cost(clicks=1, warmup=0, only=["step_next_token"])
     step = out["step_next_token"]
-    assert list(out) == ["bare_next_token", "step_next_token"] and step["clicks"] == 1
+    assert list(out) == ["bare_next_token", "bare_step_shape_next_token", "step_next_token"] and step["clicks"] == 1
+    assert set(step["vs_bare"]) == set(step["vs_bare_step_shape"]) and step["vs_bare_step_shape"]["elements"] > 1
     assert step["model_pass_p50_ms"] > 0 and step["token_strip_html_chars"] > 0 and step["figure_json_bytes"] > 1000

@@ -18,6 +18,7 @@ from autoreg_core import SamplingConfig
 from autoreg_core.replay import Recipe, ReplayError, import_session, recipe_of, replay
 from autoreg_ui import keys, messages
 from autoreg_ui.settings import SIDEBAR_DEFAULTS, settings_params
+from autoreg_ui.sharing import text
 from autoreg_ui.sharing.link_codec import (
     EMBED_PARAMS,
     PRESENT,
@@ -75,8 +76,7 @@ def apply_view(query: Mapping, state: MutableMapping, labels: list[str], key: st
     if link[0] in by_slug:
         state[key] = by_slug[link[0]]
         return None
-    note = (f"The link asks for the view {echo(str(link[0]), 60)}, which this page does not have; "
-            f"its views are: {', '.join(by_slug)}.")
+    note = text.VIEW_MISSING.format(view=echo(str(link[0]), 60), views=", ".join(by_slug))
     messages.say(note, "warning", state)
     return note
 
@@ -90,7 +90,7 @@ def apply_model(query: Mapping, state: MutableMapping, allowed: list[str], defau
     if link[0] in allowed:
         state[keys.MODEL] = link[0]
         return None
-    note = f"Unknown model {echo(str(link[0]), 80)} in the link; using {default}. Available: {', '.join(allowed)}."
+    note = text.UNKNOWN_MODEL.format(model=echo(str(link[0]), 80), default=default, available=", ".join(allowed))
     state[keys.MODEL_LINK_ERROR] = note
     return note
 
@@ -160,18 +160,18 @@ def replay_pending(bundle, state: MutableMapping, attention: bool = False) -> No
     if pending is None or bundle is None:
         return
     kind, payload = pending
-    bar = st.progress(0.0, text="Rebuilding the session…")
+    bar = st.progress(0.0, text=text.REBUILDING)
     try:
         if kind == "file":
             total = len(payload.get("steps", [])) if isinstance(payload, dict) else 0
-            session = import_session(bundle, payload, on_step=_progress(bar, total, "the file"))
+            session = import_session(bundle, payload, on_step=_progress(bar, total, text.THE_FILE))
         else:
             recipe = _link_recipe(bundle, payload, state)
-            session = replay(bundle, recipe, on_step=_progress(bar, recipe.steps, "the link"))
+            session = replay(bundle, recipe, on_step=_progress(bar, recipe.steps, text.THE_LINK))
     except ReplayError as exc:
         state.pop(keys.LINK_PENDING, None)
         bar.empty()
-        st.error(messages.plain(f"{exc} The link was not replayed." if kind == "link" else str(exc)))
+        st.error(messages.plain(text.NOT_REPLAYED.format(error=exc) if kind == "link" else str(exc)))
         return
     if attention:
         _capture_attention(session)
@@ -180,8 +180,7 @@ def replay_pending(bundle, state: MutableMapping, attention: bool = False) -> No
     state[keys.CHAT_KEPT] = state[keys.CHAT_BOX] = session.chat
     state.pop(keys.LINK_PENDING, None)
     bar.empty()
-    where = "the session file" if kind == "file" else "the link"
-    rebuilt = rebuilt_text(where, len(session.records))
+    rebuilt = text.rebuilt_text(text.THE_FILE if kind == "file" else text.THE_LINK, len(session.records))
     if kind == "link" and state.get(keys.PATH) is not None:
         return  # a lesson path's stop set itself up: its own note says what the page holds, no notice covers it
     if state.get(keys.PRESENT):
@@ -198,14 +197,6 @@ def _capture_attention(session) -> None:
         attention_view.backfill(session)
 
 
-def rebuilt_text(where: str, n: int) -> str:
-    """What a replay says once done (``where``: 'the link' or 'the session file'; ``n``: steps replayed). It names
-    what ``where`` held, not the page's state: the notice stays on screen while the learner steps on."""
-    if n == 0:
-        return f"Rebuilt from {where}: its prompt ({where} holds no steps)."
-    return f"Rebuilt from {where}: the prompt and {n} step{'' if n == 1 else 's'}, replayed exactly."
-
-
 def _link_recipe(bundle, link: Link, state: MutableMapping) -> Recipe:
     from autoreg_ui.state import DEFAULT_PROMPT
 
@@ -213,16 +204,14 @@ def _link_recipe(bundle, link: Link, state: MutableMapping) -> Recipe:
     if link.prompt_id is not None:
         prompt = prompt_store().get(link.prompt_id)
         if prompt is None:
-            raise ReplayError("The link names a long prompt kept on the server that made it; this server does not "
-                              "have it (it restarted, or the link came from another server). Ask for the session "
-                              "file instead.")
+            raise ReplayError(text.LONG_PROMPT_GONE)
     current = state.get(keys.CONFIG) or SIDEBAR_DEFAULTS
     return recipe_of_link(link, prompt if prompt is not None else DEFAULT_PROMPT, current, bundle.spec.vocab)
 
 
 def _progress(bar, total: int, source: str) -> Callable:
     def on_step(record) -> None:
-        bar.progress(min(1.0, record.index / max(total, 1)), text=f"Replaying {source}: step {record.index} of {total}")
+        bar.progress(min(1.0, record.index / max(total, 1)), text=text.replaying(source, record.index, total))
     return on_step
 
 
@@ -283,11 +272,11 @@ background:transparent;color:inherit;font:inherit;cursor:pointer}
       try { done = document.execCommand("copy"); } catch (e2) { done = false; }
       area.remove();
     }
-    document.getElementById("autoreg-copy-done").textContent = done ? "Copied." : "Copy the address bar instead.";
+    document.getElementById("autoreg-copy-done").textContent = done ? COPIED : COPY_FAILED;
   });
 })();
 </script>
-"""
+""".replace("COPIED", text.js_string(text.COPIED)).replace("COPY_FAILED", text.js_string(text.COPY_FAILED))
 
 
 def copy_link_button() -> None:

@@ -48,8 +48,9 @@ BODY_WIDTH_JS = "() => [document.documentElement.scrollWidth, document.documentE
 
 
 def _pages() -> list[str]:
-    """The url path of every visible page in app.py's PAGES (the hidden root alias is the step page again)."""
-    tree = ast.parse((ROOT / "app.py").read_text())
+    """The url path of every visible page in the app's PAGES (``autoreg_ui/site_pages.py``; the hidden root alias is
+    the step page again)."""
+    tree = ast.parse((ROOT / "autoreg_ui" / "site_pages.py").read_text())
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Page":
@@ -61,6 +62,7 @@ def _pages() -> list[str]:
 
 
 PAGES = _pages()
+assert len(PAGES) == 12, PAGES  # every visible page: a moved page list must not leave these tests with none
 
 
 def _settled(page) -> None:

@@ -88,13 +88,14 @@ def test_the_small_wordings_the_lesson_tripped_on():
     from types import SimpleNamespace
 
     from autoreg_ui.lessons.serving import text as serving_text
-    from autoreg_ui.sharing import links
+    from autoreg_ui.sharing import text as sharing_text
 
-    assert links.rebuilt_text("the link", 0) == "Rebuilt from the link: its prompt (the link holds no steps)."
-    assert links.rebuilt_text("the session file", 0) == ("Rebuilt from the session file: its prompt (the session file "
-                                                          "holds no steps).")
-    assert links.rebuilt_text("the link", 1) == "Rebuilt from the link: the prompt and 1 step, replayed exactly."
-    assert links.rebuilt_text("the link", 2) == "Rebuilt from the link: the prompt and 2 steps, replayed exactly."
+    assert sharing_text.rebuilt_text("the link", 0) == "Rebuilt from the link: its prompt (the link holds no steps)."
+    assert sharing_text.rebuilt_text("the session file", 0) == ("Rebuilt from the session file: its prompt (the "
+                                                                "session file holds no steps).")
+    rebuilt = sharing_text.rebuilt_text
+    assert rebuilt("the link", 1) == "Rebuilt from the link: the prompt and 1 step, replayed exactly."
+    assert rebuilt("the link", 2) == "Rebuilt from the link: the prompt and 2 steps, replayed exactly."
     one = SimpleNamespace(passes=3, tokens=3, by_rows={1: 3})
     two = SimpleNamespace(passes=3, tokens=4, by_rows={1: 2, 2: 1})
     assert serving_text.live_sentence(one).endswith("carried 1 tab's step at once.")

@@ -246,3 +246,13 @@ def test_a_view_link_opens_a_tab_by_its_name_once_and_a_wrong_name_says_which_ex
     assert note.startswith("The link asks for the view 'nowhere', which this page does not have")
     assert note.endswith("where-it-looked, kv-cache, memory-calculator.")
     assert state["att_section"] == "1 · Where it looked"
+
+
+def test_the_copy_buttons_words_come_from_the_text_module_as_javascript_strings():
+    from autoreg_ui.sharing import links
+    from autoreg_ui.sharing import text as sharing_text
+
+    html = links.COPY_LINK_HTML
+    assert 'done ? "Copied." : "Copy the address bar instead.";' in html
+    assert (sharing_text.COPIED, sharing_text.COPY_FAILED) == ("Copied.", "Copy the address bar instead.")
+    assert "COPIED" not in html and "COPY_FAILED" not in html  # every placeholder was filled

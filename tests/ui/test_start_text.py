@@ -91,7 +91,7 @@ def test_start_here_is_first_in_the_navigation():
     import ast
     from pathlib import Path
 
-    app = ast.parse((Path(__file__).resolve().parents[2] / "app.py").read_text())
+    app = ast.parse((Path(__file__).resolve().parents[2] / "autoreg_ui" / "site_pages.py").read_text())
     pages = next(node.value for node in ast.walk(app) if isinstance(node, ast.Assign)
                  and getattr(node.targets[0], "id", "") == "PAGES")
     first = pages.elts[0]
