@@ -24,29 +24,24 @@ class LayerCacheShape:
     nbytes: int  # measured: keys + values
 
 
+def _filled_layers(cache):
+    """(layer index, K, V, their bytes) for every layer of a transformers ``DynamicCache`` that holds tensors."""
+    for i, layer in enumerate(getattr(cache, "layers", []) if cache is not None else []):
+        keys, values = getattr(layer, "keys", None), getattr(layer, "values", None)
+        if keys is not None and values is not None:
+            yield i, keys, values, int(keys.numel() * keys.element_size() + values.numel() * values.element_size())
+
+
 def layer_shapes(cache) -> list[LayerCacheShape]:
     """Shape and measured bytes of K and V in every layer of a transformers ``DynamicCache``."""
-    if cache is None:
-        return []
-    rows = []
-    for i, layer in enumerate(getattr(cache, "layers", [])):
-        keys, values = getattr(layer, "keys", None), getattr(layer, "values", None)
-        if keys is None or values is None:
-            continue
-        nbytes = keys.numel() * keys.element_size() + values.numel() * values.element_size()
-        rows.append(LayerCacheShape(i, tuple(keys.shape), tuple(values.shape), dtype_name(keys.dtype), int(nbytes)))
-    return rows
+    return [LayerCacheShape(i, tuple(keys.shape), tuple(values.shape), dtype_name(keys.dtype), nbytes)
+            for i, keys, values, nbytes in _filled_layers(cache)]
 
 
 def measured_bytes(cache) -> int:
     """Bytes of every K and V tensor in the cache, counted from the tensors themselves (as ``layer_shapes`` does,
     without building its rows: every decode step records this, and the rows' dtype names were most of its cost)."""
-    total = 0
-    for layer in getattr(cache, "layers", []) if cache is not None else []:
-        keys, values = getattr(layer, "keys", None), getattr(layer, "values", None)
-        if keys is not None and values is not None:
-            total += keys.numel() * keys.element_size() + values.numel() * values.element_size()
-    return int(total)
+    return sum(nbytes for *_, nbytes in _filled_layers(cache))
 
 
 # ---------------------------------------------------------------- the cache over a session

@@ -105,14 +105,17 @@ def cpu_of(runs: list[tuple[float, float, int, str]], trigger: str) -> list[floa
     return [cpu for _, cpu, _, key in runs if key == trigger]
 
 
-def cpu_comparison(app_ms: list[float], bare_ms: list[float], goal: float = CPU_GOAL_RATIO) -> dict:
-    """Median server CPU per click beyond the model, the app's Next token against the bare page's, and the verdict."""
+def cpu_comparison(app_ms: list[float], bare_ms: list[float], goal: float | None = CPU_GOAL_RATIO) -> dict:
+    """Median server CPU per click beyond the model, the app's Next token against a floor page's, and the verdict
+    (``goal`` None: a floor read for information, with no verdict)."""
     app = statistics.median(app_ms) if app_ms else None
     bare = statistics.median(bare_ms) if bare_ms else None
     ratio = app / bare if app is not None and bare else None
-    return {"step_next_token_cpu_ms": _r(app), "bare_next_token_cpu_ms": _r(bare),
-            "clicks": [len(app_ms), len(bare_ms)], "ratio": _r(ratio, 2), "goal_ratio": goal,
-            "meets_goal": None if ratio is None else ratio <= goal}
+    out = {"step_next_token_cpu_ms": _r(app), "bare_next_token_cpu_ms": _r(bare),
+           "clicks": [len(app_ms), len(bare_ms)], "ratio": _r(ratio, 2)}
+    if goal is not None:
+        out.update(goal_ratio=goal, meets_goal=None if ratio is None else ratio <= goal)
+    return out
 
 
 def p95_goal(p50_ms: float | None, p95_ms: float | None, solo_ms: float | None, goal: float = P95_GOAL_RATIO) -> dict:

@@ -707,21 +707,18 @@ def goals(report: dict, solo_ms: float, app_runs: list, bare_runs: list, marks: 
     next_token = report["response_time_by_action"][NEXT]
     app_at = marks.get("app", 0)
 
-    def against(runs: list, name: str, goal: bool = True) -> dict:
+    def against(runs: list, name: str, goal: float | None) -> dict:
         at = marks.get(name, 0)
-        out = {when: capacity.cpu_comparison(capacity.cpu_of(app, "step_next"), capacity.cpu_of(floor, BARE_BUTTON))
-               for when, app, floor in (("alone", app_runs[:app_at], runs[:at]),
-                                        ("during_class", app_runs[app_at:], runs[at:]))}
-        if not goal:
-            for row in out.values():
-                row.pop("goal_ratio"), row.pop("meets_goal")
-        return out
+        return {when: capacity.cpu_comparison(capacity.cpu_of(app, "step_next"), capacity.cpu_of(floor, BARE_BUTTON),
+                                              goal)
+                for when, app, floor in (("alone", app_runs[:app_at], runs[:at]),
+                                         ("during_class", app_runs[app_at:], runs[at:]))}
 
     out = {"next_token_vs_solo_step": capacity.p95_goal(next_token["p50_ms"], next_token["p95_ms"], solo_ms),
-           "server_cpu_per_click_beyond_model": against(bare_runs, "bare"),
+           "server_cpu_per_click_beyond_model": against(bare_runs, "bare", capacity.CPU_GOAL_RATIO),
            "memory_slope_mib_per_min": report["server_rss"]["after_warmup_slope_mib_per_min"]}
     if shape_runs is not None:
-        out["server_cpu_per_click_against_the_step_shape"] = against(shape_runs, "bare_shape", goal=False)
+        out["server_cpu_per_click_against_the_step_shape"] = against(shape_runs, "bare_shape", None)
     if batch == "0":  # unbatched, the model's pass runs on the script thread: its CPU is not "beyond the model"
         out["server_cpu_per_click_beyond_model"]["note"] = "unbatched: the script thread also ran the model's pass"
     return out

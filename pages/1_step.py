@@ -90,10 +90,11 @@ def this_step(records, top_n: int) -> None:
         return
     how = "forced" if last.forced else ("greedy" if last.config.greedy else "sampled")
     kept = f"{last.kept} token{'s' if last.kept != 1 else ''}"
-    title = (f"Step {last.index}: {how} “{session_views(session)[-1].label}” (p = {last.prob:.3f} in the model's "
+    label = session_views(session)[-1].label
+    title = (f"Step {last.index}: {how} “{label}” (p = {last.prob:.3f} in the model's "
              f"softmax,<br>{last.prob_filtered:.3f} after the filters, rank {last.rank}, {kept} kept)")
     if presenter.active():  # one line on a projector: the rest is in the strip's hover and the numbers below
-        title = f"Step {last.index}: {how} “{session_views(session)[-1].label}”, p = {last.prob:.3f}, {kept} kept"
+        title = f"Step {last.index}: {how} “{label}”, p = {last.prob:.3f}, {kept} kept"
     figure = topn_figure(bundle.tokenizer, top_of_record(last, top_n), title)
     if presenter.active():  # with the step's buttons and strip on one 720 px screen
         figure.update_layout(height=PROJECTOR_CHART_PX, margin=dict(t=75), legend=dict(y=1.0, yanchor="bottom"))
