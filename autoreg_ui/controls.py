@@ -14,7 +14,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from autoreg_core import SessionError
-from autoreg_core.session import FULL_LOGITS_KEPT
+from autoreg_core.engine.session import FULL_LOGITS_KEPT
 from autoreg_ui import guide, keys, limits, messages, predict
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.sharing import links, presenter

@@ -9,7 +9,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from autoreg_core.guess import POINTS_PER_BIT
+from autoreg_core.experiments.guess_score import POINTS_PER_BIT
 
 TTFT_MEANS = ("from the request's arrival to its first new token: any wait in a queue, then the prefill over the "
               "whole prompt, then choosing the first token")  # the app's one definition; each chart says which parts

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from autoreg_core.loading import ModelBundle
+from autoreg_core.engine.loading import ModelBundle
 from autoreg_ui import glossary, guide, predict
 from autoreg_ui.sharing import presenter
 from autoreg_ui.sharing.presenter import explain

@@ -20,7 +20,7 @@ from collections.abc import Callable, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from autoreg_core import cost
+from autoreg_core.experiments import kv_cost as cost
 from autoreg_ui import keys, measuring_text, messages
 
 TIME_BUDGET_S = 150.0  # a measurement never runs longer, whatever the machine's load
@@ -86,7 +86,7 @@ class Kept:
 
 def stamp(bundle, *parts) -> tuple:
     """What a result was computed on: the model, its device and dtype, and the given settings."""
-    from autoreg_core.spec import dtype_name
+    from autoreg_core.engine.model_spec import dtype_name
 
     return (bundle.name, str(bundle.device), dtype_name(bundle.dtype)) + tuple(parts)
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from autoreg_core.config import SamplingConfig
-from autoreg_core.tokens import single_token_view
+from autoreg_core.engine.config import SamplingConfig
+from autoreg_core.engine.tokens import single_token_view
 from autoreg_ui import keys, messages
 from autoreg_ui import predict_text as text
 

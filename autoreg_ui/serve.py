@@ -78,7 +78,7 @@ def warm_up() -> None:
     for module in pkgutil.walk_packages(autoreg_ui.__path__, "autoreg_ui."):
         if module.name != __name__:
             importlib.import_module(module.name)
-    from autoreg_core.loading import EMBEDDED_MODEL
+    from autoreg_core.engine.loading import EMBEDDED_MODEL
     from autoreg_ui.classroom import live
     from autoreg_ui.state import shared_bundle
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from autoreg_core import SamplingConfig
-from autoreg_core.config import MAX_NEW_TOKENS_CAP
+from autoreg_core.engine.config import MAX_NEW_TOKENS_CAP
 from autoreg_ui import keys
 
 

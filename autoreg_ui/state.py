@@ -17,16 +17,8 @@ from dataclasses import replace
 import streamlit as st
 import torch
 
-from autoreg_core import (
-    EMBEDDED_MODEL,
-    ModelBundle,
-    ModelLoadError,
-    SamplingConfig,
-    Session,
-    SessionError,
-    decode,
-    load_model,
-)
+from autoreg_core import EMBEDDED_MODEL, ModelBundle, ModelLoadError, SamplingConfig, Session, SessionError, load_model
+from autoreg_core.engine import decode
 from autoreg_ui import keys, limits, messages
 
 DEFAULT_PROMPT = "The cat sat on the"

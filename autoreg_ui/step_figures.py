@@ -10,9 +10,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import torch
 
-from autoreg_core.decode import Pipeline
-from autoreg_core.session import StepRecord
-from autoreg_core.tokens import TokenView, single_token_view, token_views
+from autoreg_core.engine.decode import Pipeline
+from autoreg_core.engine.session import StepRecord
+from autoreg_core.engine.tokens import TokenView, single_token_view, token_views
 from autoreg_ui import palette
 
 OTHER_LABEL = "all other tokens"

@@ -31,8 +31,8 @@ if str(ROOT) not in sys.path:
 
 import torch  # noqa: E402
 
-from autoreg_core import decode  # noqa: E402
-from autoreg_core.batcher import GATHER_MS, DecodeBatcher  # noqa: E402
+from autoreg_core.engine import decode  # noqa: E402
+from autoreg_core.runtime.batcher import GATHER_MS, DecodeBatcher  # noqa: E402
 
 STEPS = 24
 # eight prompts of different lengths (1, 3, 5, 6, 8, 16, 20 and 67 tokens on SmolLM2's tokenizer): passes pad

@@ -59,7 +59,7 @@ if _BATCHER_LOG:
     import sys
 
     def _dump_batchers():
-        found = sys.modules.get("autoreg_core.batcher")
+        found = sys.modules.get("autoreg_core.runtime.batcher")
         if found is not None:
             with open(_BATCHER_LOG, "w") as out:
                 json.dump([b.breakdown().means() for b in list(found._batchers.values())], out)

@@ -22,9 +22,9 @@ import pickle
 import time
 
 from autoreg_core import SamplingConfig, Session
-from autoreg_core.cache import measured_bytes
-from autoreg_core.session import FULL_LOGITS_KEPT, TOP_STORED
-from autoreg_core.stopping import EOS
+from autoreg_core.engine.kv_cache import measured_bytes
+from autoreg_core.engine.session import FULL_LOGITS_KEPT, TOP_STORED
+from autoreg_core.engine.stopping import EOS
 
 MIB = 2**20
 GOAL_MIB = 30  # issue 8: under 30 MiB per tab at 2,048 tokens, KV cache excluded

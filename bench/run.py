@@ -13,7 +13,7 @@ What the default run measures (about a minute on a quiet 2-core CPU):
 * ``next_token``: per-token time of ``Session.step`` (what "Next token" runs) against bare
   ``model.generate`` in the same process, greedy, same prompt; the same with attention capture on;
 * ``naive_vs_cached``: one cached decode step vs one full recompute at a few lengths
-  (``autoreg_core.cost.sweep``), the speedup, and each step's counts from ``bundle.spec``;
+  (``autoreg_core.experiments.kv_cost.sweep``), the speedup, and each step's counts from ``bundle.spec``;
 * ``machine``: CPU, threads, torch version, device, dtype; and the copy bandwidth / matmul peak.
 
 ``--serving`` measures instead what the serving page shows (``bench/serving.py``): decode-step time
@@ -132,7 +132,7 @@ def next_token(bundle, n: int) -> dict:
 
 def naive_vs_cached(bundle, lengths: list[int]) -> dict:
     """Timed steps at each length, with what ``bundle.spec`` counts for them (FLOPs, bytes read)."""
-    from autoreg_core import cost
+    from autoreg_core.experiments import kv_cost as cost
 
     spec = bundle.spec
     result = cost.sweep(bundle, lengths)
@@ -170,8 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
 
-    from autoreg_core import cost, load_model
-    from autoreg_core.spec import dtype_name
+    from autoreg_core import load_model
+    from autoreg_core.engine.model_spec import dtype_name
+    from autoreg_core.experiments import kv_cost as cost
 
     bundle = load_model()  # converts the embedded model once if needed, so cold_start sees a warm cache
     report: dict = {"model": bundle.name, "device": str(bundle.device), "dtype": dtype_name(bundle.dtype),

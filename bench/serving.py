@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import torch
 
-from autoreg_core import SamplingConfig, cost
+from autoreg_core import SamplingConfig
+from autoreg_core.experiments import kv_cost as cost
 from autoreg_ui import measuring
 from autoreg_ui.lessons.serving import controller as serving
 

@@ -2,7 +2,9 @@
 import pandas as pd
 import streamlit as st
 
-from autoreg_core import grammar, spec_math, speculative
+from autoreg_core.experiments import constrained_decoding as grammar
+from autoreg_core.experiments import speculative_decoding as speculative
+from autoreg_core.experiments import speculative_math as spec_math
 from autoreg_ui import guide, keys, lesson_page, measuring, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE

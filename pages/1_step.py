@@ -3,8 +3,8 @@ from contextlib import nullcontext
 
 import streamlit as st
 
-from autoreg_core.generate_call import generate_snippet, loop_snippet
-from autoreg_core.spec import dtype_name
+from autoreg_core.engine.model_spec import dtype_name
+from autoreg_core.experiments.generate_call import generate_snippet, loop_snippet
 from autoreg_ui import controls, keys, lesson_page, messages, palette, strip_text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import mode as class_mode

@@ -1,11 +1,11 @@
 """Attention and the KV cache: where the new token looked, the growing causal triangle, the cache."""
 import streamlit as st
 
-from autoreg_core import attention_view as av
-from autoreg_core.attention import supports_attention
-from autoreg_core.cache import worked_example
-from autoreg_core.cache_exact import recompute_check
-from autoreg_core.spec import dtype_name
+from autoreg_core.engine.attention import supports_attention
+from autoreg_core.engine.kv_cache import worked_example
+from autoreg_core.engine.model_spec import dtype_name
+from autoreg_core.experiments import attention_rows as av
+from autoreg_core.experiments.kv_exactness import recompute_check
 from autoreg_ui import keys, lesson_page, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.controls import open_section, step_row

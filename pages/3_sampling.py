@@ -7,9 +7,15 @@ from contextlib import nullcontext
 
 import streamlit as st
 
-from autoreg_core import decode
-from autoreg_core.beam import beam_search
-from autoreg_core.lab import compare_strategies, draw_many, inverse_cdf_draw, shown_ids, top_token_ids
+from autoreg_core.engine import decode
+from autoreg_core.experiments.beam_search import beam_search
+from autoreg_core.experiments.sampling_lab import (
+    compare_strategies,
+    draw_many,
+    inverse_cdf_draw,
+    shown_ids,
+    top_token_ids,
+)
 from autoreg_ui import guide, keys, lesson_page, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.controls import open_section, step_row

@@ -4,8 +4,8 @@ import time
 import pandas as pd
 import streamlit as st
 
-from autoreg_core import cost as engine
-from autoreg_core.spec import dtype_name
+from autoreg_core.engine.model_spec import dtype_name
+from autoreg_core.experiments import kv_cost as engine
 from autoreg_ui import controls, guide, keys, lesson_page, limits, measuring, measuring_text, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE, ms

@@ -1,9 +1,13 @@
 """Inside generation: training vs generation, the logit lens, prefill vs decode in seconds, a full cache."""
 import streamlit as st
 
-from autoreg_core import SamplingConfig, lens, phases, toy, window
-from autoreg_core.tokens import single_token_view
-from autoreg_core.unembed import unembed
+from autoreg_core import SamplingConfig
+from autoreg_core.engine.tokens import single_token_view
+from autoreg_core.experiments import logit_lens as lens
+from autoreg_core.experiments import prefill_decode as phases
+from autoreg_core.experiments import sliding_window as window
+from autoreg_core.experiments import toy_model as toy
+from autoreg_core.experiments.unembedding import unembed
 from autoreg_ui import controls, guide, keys, lesson_page, measuring, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE

@@ -4,8 +4,12 @@ import time
 import pandas as pd
 import streamlit as st
 
-from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models, batcher, batching, scheduler, speculative
-from autoreg_core.spec import dtype_name
+from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models
+from autoreg_core.engine.model_spec import dtype_name
+from autoreg_core.experiments import continuous_batching as scheduler
+from autoreg_core.experiments import roofline as batching
+from autoreg_core.experiments import speculative_decoding as speculative
+from autoreg_core.runtime import batcher
 from autoreg_ui import controls, guide, keys, lesson_page, measuring, measuring_text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE

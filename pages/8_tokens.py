@@ -1,7 +1,7 @@
 """Tokens: the prompt as the model reads it (ids, pieces, bytes), and how other scripts tokenize."""
 import streamlit as st
 
-from autoreg_core.tokens import script_count, token_views
+from autoreg_core.engine.tokens import script_count, token_views
 from autoreg_ui import guide, keys, lesson_page
 from autoreg_ui.charts import show_chart
 from autoreg_ui.lessons.tokens import questions, text

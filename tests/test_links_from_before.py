@@ -5,7 +5,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from autoreg_core.replay import recipe_from_dict, replay
+from autoreg_core.engine.replay import recipe_from_dict, replay
 from autoreg_ui import keys
 from autoreg_ui.sharing import export
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from autoreg_core.prefix_tree import ROOT, Branch
+from autoreg_core.experiments.continuation_tree import ROOT, Branch
 from autoreg_ui import palette
 
 

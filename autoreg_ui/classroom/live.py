@@ -21,9 +21,9 @@ from collections import OrderedDict
 
 import streamlit as st
 
-from autoreg_core import prefix as prefixes
-from autoreg_core.replay import ReplayError, recipe_from_dict, recipe_of, recipe_to_dict, replay
-from autoreg_core.session import SessionError, SessionSnapshot
+from autoreg_core.engine import prefix as prefixes
+from autoreg_core.engine.replay import ReplayError, recipe_from_dict, recipe_of, recipe_to_dict, replay
+from autoreg_core.engine.session import SessionError, SessionSnapshot
 from autoreg_ui import keys, limits, messages
 from autoreg_ui.classroom import replica_text, text
 from autoreg_ui.classroom.store import ClassError, ClassInfo, ClassStore, Round, class_hours, default_path

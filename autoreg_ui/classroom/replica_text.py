@@ -1,7 +1,7 @@
 """The teacher's text on a replica that does not hold the teacher's tab: rebuilt from the class's recipe once
 per replica, then kept in step as the teacher acts.
 
-A class's recipe (``autoreg_core.replay``) rebuilds the teacher's session exactly. This process holds one live
+A class's recipe (``autoreg_core.engine.replay``) rebuilds the teacher's session exactly. This process holds one live
 ``Session`` per class (the last ``KEPT`` classes read here). When the class's recipe changes:
 
 - the same recipe: the held snapshot, nothing computed;
@@ -19,8 +19,8 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 
-from autoreg_core.replay import Recipe, ReplayError, check, recipe_from_dict, replay
-from autoreg_core.session import Session, SessionError, SessionSnapshot
+from autoreg_core.engine.replay import Recipe, ReplayError, check, recipe_from_dict, replay
+from autoreg_core.engine.session import Session, SessionError, SessionSnapshot
 
 KEPT = 16  # classes whose teacher's text this process keeps live (each holds one KV cache)
 HELD, EXTENDED, REPLAYED = "held", "extended", "replayed"

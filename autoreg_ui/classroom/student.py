@@ -10,11 +10,11 @@ import hashlib
 
 import streamlit as st
 
-from autoreg_core.continuations import draw_one
-from autoreg_core.guess import GuessError, score_guess
-from autoreg_core.replay import ReplayError, config_from_dict, config_to_dict, recipe_from_dict, replay
-from autoreg_core.session import SessionError, SessionSnapshot
-from autoreg_core.tokens import sequence_text
+from autoreg_core.engine.replay import ReplayError, config_from_dict, config_to_dict, recipe_from_dict, replay
+from autoreg_core.engine.session import SessionError, SessionSnapshot
+from autoreg_core.engine.tokens import sequence_text
+from autoreg_core.experiments.continuations import draw_one
+from autoreg_core.experiments.guess_score import GuessError, score_guess
 from autoreg_ui import keys, limits, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import live as class_live

@@ -12,12 +12,12 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from autoreg_core import prefix_tree
-from autoreg_core.decode import copy_cache
-from autoreg_core.prefix import Prefix
-from autoreg_core.replay import config_from_dict, config_to_dict
-from autoreg_core.session import SessionError
-from autoreg_core.tokens import single_token_view
+from autoreg_core.engine.decode import copy_cache
+from autoreg_core.engine.prefix import Prefix
+from autoreg_core.engine.replay import config_from_dict, config_to_dict
+from autoreg_core.engine.session import SessionError
+from autoreg_core.engine.tokens import single_token_view
+from autoreg_core.experiments import continuation_tree as prefix_tree
 from autoreg_ui import guide, keys, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import live as class_live

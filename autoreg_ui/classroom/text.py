@@ -1,7 +1,7 @@
 """Every sentence of class mode: the Class page, the sidebar's Start a class, a follower's step page."""
 from __future__ import annotations
 
-from autoreg_core.guess import POINTS_PER_BIT, points
+from autoreg_core.experiments.guess_score import POINTS_PER_BIT, points
 
 TITLE = "Class"
 START_BUTTON = "Start a class"

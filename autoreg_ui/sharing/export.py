@@ -21,8 +21,8 @@ import plotly.offline
 import streamlit as st
 
 from autoreg_core import allowed_models
-from autoreg_core.replay import ReplayError, export_session, recipe_from_dict
-from autoreg_core.session import Session, SessionSnapshot
+from autoreg_core.engine.replay import ReplayError, export_session, recipe_from_dict
+from autoreg_core.engine.session import Session, SessionSnapshot
 from autoreg_ui import charts, keys, messages, palette, settings, strip_text
 from autoreg_ui.sharing import links
 from autoreg_ui.sharing.prompt_store import prompt_store, tab_id

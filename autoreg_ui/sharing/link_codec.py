@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from urllib.parse import quote_plus
 
 from autoreg_core import SamplingConfig
-from autoreg_core.replay import MAX_STEPS, Recipe, Segment
+from autoreg_core.engine.replay import MAX_STEPS, Recipe, Segment
 from autoreg_ui import keys
 from autoreg_ui.settings import SETTINGS, SIDEBAR_DEFAULTS, STOPS_CODE, Setting, number_text
 

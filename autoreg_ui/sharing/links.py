@@ -15,7 +15,7 @@ from urllib.parse import urlencode, urlsplit
 import streamlit as st
 
 from autoreg_core import SamplingConfig
-from autoreg_core.replay import Recipe, ReplayError, import_session, recipe_of, replay
+from autoreg_core.engine.replay import Recipe, ReplayError, import_session, recipe_of, replay
 from autoreg_ui import keys, messages
 from autoreg_ui.settings import SIDEBAR_DEFAULTS, settings_params
 from autoreg_ui.sharing import text
@@ -191,7 +191,7 @@ def replay_pending(bundle, state: MutableMapping, attention: bool = False) -> No
 
 def _capture_attention(session) -> None:
     """The replayed session's attention rows, every one, from one full pass (when the model can give them)."""
-    from autoreg_core import attention_view
+    from autoreg_core.experiments import attention_rows as attention_view
 
     if session.records and attention_view.can_backfill(session)[0]:
         attention_view.backfill(session)

@@ -7,8 +7,8 @@ from dataclasses import replace
 import pytest
 
 from autoreg_core import SamplingConfig, Session
-from autoreg_core import attention_view as av
-from autoreg_core.spec import PRECISIONS, PRESETS
+from autoreg_core.engine.model_spec import PRECISIONS, PRESETS
+from autoreg_core.experiments import attention_rows as av
 from autoreg_ui import keys, messages
 from autoreg_ui.format import human_bytes
 from autoreg_ui.lessons.attention import controller as ac

@@ -1,6 +1,6 @@
 """What the attention page says, with this model's and this session's numbers."""
-from autoreg_core.cache import PhaseTimes, worked_example
-from autoreg_core.spec import PRESETS
+from autoreg_core.engine.kv_cache import PhaseTimes, worked_example
+from autoreg_core.engine.model_spec import PRESETS
 from autoreg_ui.format import human_bytes
 from autoreg_ui.lessons.attention import text
 
@@ -50,7 +50,7 @@ def test_phase_text_reads_what_bounds_each_phase_from_the_measured_ratio():
 
 
 def test_recompute_sentence_and_rows_carry_the_check_numbers():
-    from autoreg_core.cache_exact import RecomputeCheck
+    from autoreg_core.experiments.kv_exactness import RecomputeCheck
     from autoreg_ui.lessons.attention import text
 
     check = RecomputeCheck(positions=12, layers=3, per_layer=(1e-6, 4e-6, 2e-6), largest_value=8.0)
@@ -65,7 +65,7 @@ def test_recompute_sentence_and_rows_carry_the_check_numbers():
 def test_the_calculator_warns_past_a_models_context_and_counts_4_bit_scales():
     from dataclasses import replace
 
-    from autoreg_core.spec import PRECISIONS, PRESETS, Q4_1_BYTES
+    from autoreg_core.engine.model_spec import PRECISIONS, PRESETS, Q4_1_BYTES
 
     gpt2 = PRESETS["GPT-2 Small"]
     assert text.beyond_context(gpt2) is None
@@ -78,7 +78,7 @@ def test_the_calculator_warns_past_a_models_context_and_counts_4_bit_scales():
 
 
 def test_the_worked_example_says_why_its_cache_ends_at_150_and_the_count_at_149():
-    from autoreg_core.cache import positions_processed
+    from autoreg_core.engine.kv_cache import positions_processed
     from autoreg_ui.lessons.inside import text as inside_text
 
     ex = worked_example(PRESETS["GPT-2 Small"], 50, 100)

@@ -28,7 +28,7 @@ def test_a_small_probability_never_reads_as_zero():
 
 
 def test_the_score_rule_quotes_scores_computed_by_the_scoring_function():
-    from autoreg_core.guess import POINTS_PER_BIT, points
+    from autoreg_core.experiments.guess_score import POINTS_PER_BIT, points
     from autoreg_ui.glossary_text import term_named
 
     assert f"minus {POINTS_PER_BIT:.0f} per bit" in text.SCORE_RULE

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from autoreg_core import cost
-from autoreg_core.batching import StepBudget
-from autoreg_core.spec import ModelSpec
+from autoreg_core.engine.model_spec import ModelSpec
+from autoreg_core.experiments import kv_cost as cost
+from autoreg_core.experiments.roofline import StepBudget
 from autoreg_ui import keys, messages
 from autoreg_ui.lessons.cost import controller as race
 

@@ -1,8 +1,8 @@
 """What the cost page says, with this model's shape and this run's measurements."""
 import pytest
 
-from autoreg_core.cost import CostPoint
-from autoreg_core.spec import PRESETS
+from autoreg_core.engine.model_spec import PRESETS
+from autoreg_core.experiments.kv_cost import CostPoint
 from autoreg_ui.lessons.cost import text
 
 
@@ -23,7 +23,7 @@ def test_the_shape_and_the_learners_sequence_carry_their_numbers():
 
 
 def _budgets():
-    from autoreg_core.batching import StepBudget
+    from autoreg_core.experiments.roofline import StepBudget
 
     low = StepBudget(1, 512, 500_000_000, 1_000_000, 300_000_000, bandwidth=10e9, peak_flops=100e9)  # 0.6 vs ridge 10
     high = StepBudget(1, 512, 500_000_000, 1_000_000, 300_000_000, bandwidth=10e9, peak_flops=1e9)  # 0.6 vs ridge 0.1
@@ -67,8 +67,8 @@ def test_naive_growth_sentence_says_the_step_is_linear_and_the_total_quadratic()
 
 
 def test_batching_raises_intensity_only_until_the_cache_reads_dominate():
-    from autoreg_core.batching import step_budget
-    from autoreg_core.spec import ModelSpec
+    from autoreg_core.engine.model_spec import ModelSpec
+    from autoreg_core.experiments.roofline import step_budget
 
     smol = ModelSpec.preset("SmolLM2-135M", n_layers=30, n_heads=9, n_kv_heads=3, head_dim=64, hidden=576,
                             vocab=49_152, n_params=134_515_008, seq_len=8192, weight_bytes=4, cache_bytes=4, tied=True)

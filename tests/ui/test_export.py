@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import pytest
 
 from autoreg_core import SamplingConfig, Session
-from autoreg_core.replay import ReplayError, import_session
+from autoreg_core.engine.replay import ReplayError, import_session
 from autoreg_ui import keys, messages
 from autoreg_ui.sharing import export
 
@@ -143,7 +143,7 @@ def test_downloads_during_steps_always_read_one_consistent_moment(tiny):
     import pandas as pd
 
     from autoreg_core import SamplingConfig, Session
-    from autoreg_core.replay import import_session
+    from autoreg_core.engine.replay import import_session
     from autoreg_ui.sharing import export
 
     session = Session(tiny, "The cat sat on the")

@@ -99,7 +99,7 @@ def test_the_questions_choices_on_both_sides_of_each_boundary():
 
 
 def test_could_flip_is_a_gap_within_twice_the_difference():
-    from autoreg_core.invariance import SizeResult, StepInvariance
+    from autoreg_core.experiments.batch_invariance import SizeResult, StepInvariance
 
     def step(gap, delta, top=1):
         return StepInvariance(1, 2, gap, [SizeResult(2, delta, top)])

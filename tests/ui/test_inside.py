@@ -4,8 +4,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autoreg_core import SamplingConfig, Session, SessionError, phases, teacher, window
-from autoreg_core.phases import PrefillPoint
+from autoreg_core import SamplingConfig, Session, SessionError
+from autoreg_core.experiments import prefill_decode as phases
+from autoreg_core.experiments import sliding_window as window
+from autoreg_core.experiments import teacher_forcing as teacher
+from autoreg_core.experiments.prefill_decode import PrefillPoint
 from autoreg_ui import keys, measuring
 from autoreg_ui.lessons.inside import controller as inside
 from autoreg_ui.lessons.inside import text as inside_text

@@ -1,6 +1,6 @@
 """What the "Inside generation" page says, with the measured numbers."""
-from autoreg_core.phases import PrefillPoint
-from autoreg_core.teacher import MAX_TOKENS
+from autoreg_core.experiments.prefill_decode import PrefillPoint
+from autoreg_core.experiments.teacher_forcing import MAX_TOKENS
 from autoreg_ui.lessons.inside import text
 
 

@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 
 from autoreg_core import Session
-from autoreg_core.replay import Recipe, ReplayError, Segment, recipe_of, replay
+from autoreg_core.engine.replay import Recipe, ReplayError, Segment, recipe_of, replay
 from autoreg_ui import settings
 from autoreg_ui.sharing import link_codec
 from autoreg_ui.sharing.prompt_store import PromptStore
@@ -224,8 +224,8 @@ def test_read_never_raises_on_random_junk():
 
 
 def test_a_link_lists_every_token_when_steps_shared_passes_and_reads_them_back():
-    from autoreg_core.config import SamplingConfig
-    from autoreg_core.replay import Recipe, Segment
+    from autoreg_core.engine.config import SamplingConfig
+    from autoreg_core.engine.replay import Recipe, Segment
 
     recipe = Recipe(prompt="Hi", chat=False, seed=0, steps=3, segments=(Segment(1, SamplingConfig()),),
                     tokens=(12, 7042, 13))

@@ -87,7 +87,7 @@ def test_the_keys_answer_follows_the_row_not_the_cache(live, monkeypatch):
 
 
 def test_the_focus_answer_reads_the_newest_row_of_the_middle_layer(live):
-    from autoreg_core import attention_view as av
+    from autoreg_core.experiments import attention_rows as av
 
     pos, row = av.latest_row(live.session)
     layer = live.bundle.spec.n_layers // 2
@@ -130,7 +130,7 @@ def test_cost_answers_are_this_models_formulas(live):
 
 
 def test_serving_answers_say_which_side_is_larger_from_the_numbers(tiny, live):
-    from autoreg_core.batching import step_budget
+    from autoreg_core.experiments.roofline import step_budget
 
     spec = tiny.spec
     weights, caches = spec.weight_bytes, spec.cache_bytes(2048, batch=32)

@@ -3,9 +3,9 @@ import pytest
 import torch
 
 from autoreg_core import SamplingConfig, Session, SessionError
-from autoreg_core.beam import BeamSettings
-from autoreg_core.continuations import sample_continuations
-from autoreg_core.lab import temperature_sweep
+from autoreg_core.experiments.beam_search import BeamSettings
+from autoreg_core.experiments.continuations import sample_continuations
+from autoreg_core.experiments.sampling_lab import temperature_sweep
 from autoreg_ui import keys, measuring
 from autoreg_ui import state as state_module
 from autoreg_ui.lessons.sampling import controller as lab

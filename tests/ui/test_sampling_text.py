@@ -1,11 +1,12 @@
 """What the sampling lab writes next to its charts: escaped labels, this context's numbers, tables."""
 import torch
 
-from autoreg_core import SamplingConfig, decode, prefix
-from autoreg_core.beam import ROOT, Beam, BeamResult, BeamSettings, beam_search
-from autoreg_core.continuations import sample_continuations
-from autoreg_core.lab import draw_many, inverse_cdf_draw, temperature_sweep
-from autoreg_core.tokens import token_views
+from autoreg_core import SamplingConfig
+from autoreg_core.engine import decode, prefix
+from autoreg_core.engine.tokens import token_views
+from autoreg_core.experiments.beam_search import ROOT, Beam, BeamResult, BeamSettings, beam_search
+from autoreg_core.experiments.continuations import sample_continuations
+from autoreg_core.experiments.sampling_lab import draw_many, inverse_cdf_draw, temperature_sweep
 from autoreg_ui.lessons.sampling import text
 
 

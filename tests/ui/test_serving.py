@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from autoreg_core import SamplingConfig, scheduler, speculative
+from autoreg_core import SamplingConfig
+from autoreg_core.experiments import continuous_batching as scheduler
+from autoreg_core.experiments import speculative_decoding as speculative
 from autoreg_ui import measuring
 from autoreg_ui.lessons.serving import controller as serving
 from autoreg_ui.lessons.serving import figures as figs

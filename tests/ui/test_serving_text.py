@@ -3,7 +3,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from autoreg_core import batching, scheduler
+from autoreg_core.experiments import continuous_batching as scheduler
+from autoreg_core.experiments import roofline as batching
 from autoreg_ui.lessons.serving import controller as serving
 from autoreg_ui.lessons.serving import text
 
@@ -15,7 +16,7 @@ def test_captions_carry_their_numbers():
     said = text.precision_caption(40, 120)
     assert "filled the cache to 40 positions." in said and "KL and top-1 over 120 positions of a fixed text." in said
     assert text.dial_label(serving.DIAL_BITS) == f"Round the layers' weights to {serving.DIAL_BITS[0]}…2 bits"
-    from autoreg_core import precision
+    from autoreg_core.experiments import precision
 
     assert text.dial_sentence({"blocks": [(8, precision.Quality(0.1, 0.99, 10.0, 40))]}).endswith(
         "down to 8 bits. The dial rounds the decoder layers' Linear weights only: the token embedding and the LM "
@@ -24,7 +25,7 @@ def test_captions_carry_their_numbers():
 
 
 def test_the_live_panel_says_what_it_counts():
-    from autoreg_core.batcher import ServerNow, Totals
+    from autoreg_core.runtime.batcher import ServerNow, Totals
 
     now = ServerNow(passes=3, tokens=9, window_s=60.0, by_rows={1: 1, 4: 2}, since_start=Totals(1200, 3456, 2001))
     assert text.live_totals(now) == ("Since this server started: 1,200 passes served 3,456 tokens, 2,001 of them in "
@@ -64,7 +65,7 @@ def _sweep(*ms_by_batch):
 
 
 def test_the_batching_sentences_say_the_measured_latency_factor():
-    from autoreg_core.spec import PRESETS
+    from autoreg_core.engine.model_spec import PRESETS
 
     spec = PRESETS["GPT-2 Small"]
     # the README's run: 51.5 ms at batch 1, 193.1 ms at batch 32
@@ -87,7 +88,7 @@ def test_the_batching_sentences_say_the_measured_latency_factor():
 
 
 def test_a_throughput_fall_is_not_blamed_on_being_compute_bound():
-    from autoreg_core.spec import PRESETS
+    from autoreg_core.engine.model_spec import PRESETS
 
     lines = text.batching_sentences(_sweep((1, 50.0), (4, 60.0), (8, 200.0)), PRESETS["GPT-2 Small"], 10e9, 50e9)
     assert lines[-1] == ("Throughput peaked at batch 4 (67 tokens/s) and fell to 40 at batch 8. Being compute-bound "
@@ -147,6 +148,6 @@ def test_precision_says_what_real_int8_kernels_do():
            "bits)"),
 ])
 def test_weight_only_rounding_is_read_from_its_measured_agreement(top1, reading):
-    from autoreg_core import precision
+    from autoreg_core.experiments import precision
 
     assert text.weights_only_reading(precision.Quality(0.001, top1, 10.0, 40)) == reading

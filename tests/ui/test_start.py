@@ -25,7 +25,7 @@ def test_the_top_p_answer_is_the_pipelines_own_on_both_sides_of_the_threshold():
     import torch
 
     from autoreg_core import SamplingConfig
-    from autoreg_core.decode import process
+    from autoreg_core.engine.decode import process
 
     logits = torch.tensor(start.TOP_P_PROBS).log()
     assert process(logits, [], SamplingConfig(top_p=0.4)).kept == 1  # 0.4 alone reaches 0.4

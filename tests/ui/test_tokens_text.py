@@ -1,5 +1,5 @@
 """The tokens page's sentences and tables, from counts (no model)."""
-from autoreg_core.tokens import ScriptCount, TokenView
+from autoreg_core.engine.tokens import ScriptCount, TokenView
 from autoreg_ui.lessons.tokens import text
 
 

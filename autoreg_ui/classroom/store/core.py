@@ -30,7 +30,7 @@ def default_path() -> Path | str:
     env = os.environ.get(ENV_DB)
     if env:
         return env if is_postgres(env) else Path(env)
-    from autoreg_core.loading import cache_dir
+    from autoreg_core.engine.loading import cache_dir
 
     return cache_dir() / "classes.sqlite3"
 

@@ -16,9 +16,9 @@ import numpy as np
 import streamlit as st
 import torch
 
-from autoreg_core import attention_view as av
-from autoreg_core import cache as kvc
-from autoreg_core.spec import PRECISIONS, PRESETS, ModelSpec, precision_name
+from autoreg_core.engine import kv_cache as kvc
+from autoreg_core.engine.model_spec import PRECISIONS, PRESETS, ModelSpec, precision_name
+from autoreg_core.experiments import attention_rows as av
 from autoreg_ui import keys, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import human_bytes

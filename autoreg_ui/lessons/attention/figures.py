@@ -11,9 +11,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from autoreg_core.attention_view import MISSING
-from autoreg_core.cache import CachePoint, LayerCacheShape
-from autoreg_core.spec import ModelSpec, gqa_group
+from autoreg_core.engine.kv_cache import CachePoint, LayerCacheShape
+from autoreg_core.engine.model_spec import ModelSpec, gqa_group
+from autoreg_core.experiments.attention_rows import MISSING
 from autoreg_ui import palette
 from autoreg_ui.format import human_bytes
 from autoreg_ui.labels import escaped, short_label

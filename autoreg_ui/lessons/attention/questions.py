@@ -1,7 +1,7 @@
 """The attention page's predict-then-check questions: the newest query's keys and focus, the cache's growth."""
 from __future__ import annotations
 
-from autoreg_core import attention_view as av
+from autoreg_core.experiments import attention_rows as av
 from autoreg_ui.format import human_bytes
 from autoreg_ui.lessons.attention import text
 from autoreg_ui.predict import Checked, Live, Question, answer, bucket, token_label

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 
-from autoreg_core.cache import PhaseTimes, WorkedExample
-from autoreg_core.spec import Q4_1_BYTES, ModelSpec
+from autoreg_core.engine.kv_cache import PhaseTimes, WorkedExample
+from autoreg_core.engine.model_spec import Q4_1_BYTES, ModelSpec
 from autoreg_ui.format import human_bytes
 
 CAPTION = ("Every decode step feeds one token in. Its own key and value are appended to the KV cache first, "

@@ -14,9 +14,9 @@ import time
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field, replace
 
-from autoreg_core import cost
-from autoreg_core.batching import StepBudget, step_budget
-from autoreg_core.spec import ModelSpec, dtype_name
+from autoreg_core.engine.model_spec import ModelSpec, dtype_name
+from autoreg_core.experiments import kv_cost as cost
+from autoreg_core.experiments.roofline import StepBudget, step_budget
 from autoreg_ui import keys, measuring, measuring_text, messages
 from autoreg_ui.format import human_bytes, human_count, ms, ratio
 from autoreg_ui.lessons.cost import text

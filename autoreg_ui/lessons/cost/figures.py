@@ -5,8 +5,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from autoreg_core.cost import CostPoint, Fit
-from autoreg_core.spec import ModelSpec
+from autoreg_core.engine.model_spec import ModelSpec
+from autoreg_core.experiments.kv_cost import CostPoint, Fit
 from autoreg_ui import palette
 from autoreg_ui.format import human_bytes
 

@@ -1,8 +1,8 @@
 """What the cost page says next to its race and counts: pure functions of the model's shape and the measurements."""
 from __future__ import annotations
 
-from autoreg_core.cost import CostPoint
-from autoreg_core.spec import ModelSpec
+from autoreg_core.engine.model_spec import ModelSpec
+from autoreg_core.experiments.kv_cost import CostPoint
 from autoreg_ui.format import human_bytes, ratio
 
 INTRO = (

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from autoreg_core import invariance, loss, positions
-from autoreg_core.teacher import MAX_TOKENS
-from autoreg_core.tokens import sequence_text, single_token_view
+from autoreg_core.engine.tokens import sequence_text, single_token_view
+from autoreg_core.experiments import batch_invariance as invariance
+from autoreg_core.experiments import rope as positions
+from autoreg_core.experiments import training_loss as loss
+from autoreg_core.experiments.teacher_forcing import MAX_TOKENS
 from autoreg_ui import guide, keys, measuring
 from autoreg_ui.charts import show_chart
 from autoreg_ui.lessons.hood import figures as figs

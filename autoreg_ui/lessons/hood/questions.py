@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import math
 
-from autoreg_core.invariance import step_invariance
-from autoreg_core.loss import text_loss
-from autoreg_core.positions import shifted_step
+from autoreg_core.experiments.batch_invariance import step_invariance
+from autoreg_core.experiments.rope import shifted_step
+from autoreg_core.experiments.training_loss import text_loss
 from autoreg_ui.lessons.hood import controller as hood
 from autoreg_ui.lessons.hood import text
 from autoreg_ui.predict import Checked, Live, Question, answer

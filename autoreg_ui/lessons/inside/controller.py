@@ -15,12 +15,19 @@ from pathlib import Path
 
 import torch
 
-from autoreg_core import SessionError, toy
-from autoreg_core.phases import GreedyRun, PrefillPoint, WorkedCounts, prefill_sweep
-from autoreg_core.teacher import TeacherForced, first_forced_step, own_continuation, stepped_forward_ms, teacher_forced
-from autoreg_core.tokens import sequence_text, single_token_view
-from autoreg_core.unembed import Unembedding
-from autoreg_core.window import WindowComparison, first_difference
+from autoreg_core import SessionError
+from autoreg_core.engine.tokens import sequence_text, single_token_view
+from autoreg_core.experiments import toy_model as toy
+from autoreg_core.experiments.prefill_decode import GreedyRun, PrefillPoint, WorkedCounts, prefill_sweep
+from autoreg_core.experiments.sliding_window import WindowComparison, first_difference
+from autoreg_core.experiments.teacher_forcing import (
+    TeacherForced,
+    first_forced_step,
+    own_continuation,
+    stepped_forward_ms,
+    teacher_forced,
+)
+from autoreg_core.experiments.unembedding import Unembedding
 from autoreg_ui import keys, measuring
 from autoreg_ui.format import human_bytes, human_count, ms, ratio
 from autoreg_ui.lessons.inside.text import WORKED_PROMPT

@@ -5,9 +5,9 @@ import math
 
 import plotly.graph_objects as go
 
-from autoreg_core.lens import LensReading
-from autoreg_core.phases import PrefillPoint
-from autoreg_core.tokens import single_token_view
+from autoreg_core.engine.tokens import single_token_view
+from autoreg_core.experiments.logit_lens import LensReading
+from autoreg_core.experiments.prefill_decode import PrefillPoint
 from autoreg_ui import palette
 from autoreg_ui.format import human_bytes
 from autoreg_ui.labels import escaped, short_label

@@ -1,9 +1,9 @@
 """The inside-generation page's predict-then-check questions: teacher forcing, the logit lens, prefill vs decode."""
 from __future__ import annotations
 
-from autoreg_core.cache import PhaseTimes
-from autoreg_core.lens import logit_lens
-from autoreg_core.teacher import teacher_forced
+from autoreg_core.engine.kv_cache import PhaseTimes
+from autoreg_core.experiments.logit_lens import logit_lens
+from autoreg_core.experiments.teacher_forcing import teacher_forced
 from autoreg_ui.lessons.inside import text
 from autoreg_ui.predict import Checked, Live, Question, answer, token_label
 

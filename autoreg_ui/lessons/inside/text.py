@@ -4,10 +4,10 @@ Pure functions and constants (no Streamlit): the page decides where each text go
 """
 from __future__ import annotations
 
-from autoreg_core.lens import LensReading
-from autoreg_core.phases import PrefillPoint
-from autoreg_core.teacher import MAX_TOKENS
-from autoreg_core.tokens import single_token_view
+from autoreg_core.engine.tokens import single_token_view
+from autoreg_core.experiments.logit_lens import LensReading
+from autoreg_core.experiments.prefill_decode import PrefillPoint
+from autoreg_core.experiments.teacher_forcing import MAX_TOKENS
 from autoreg_ui.format import ratio
 from autoreg_ui.glossary_text import TTFT_MEANS
 

@@ -14,12 +14,12 @@ import streamlit as st
 import torch
 
 from autoreg_core import SamplingConfig, Session, SessionError
-from autoreg_core.beam import MAX_BEAM_STEPS, BeamResult, BeamSettings
-from autoreg_core.continuations import MAX_CONTINUATIONS, ContinuationSet, sample_continuations
-from autoreg_core.lab import MAX_DRAWS, Sweep, default_strategies, temperature_sweep
-from autoreg_core.prefix import Prefix, of_session, prefill
-from autoreg_core.session import encode_prompt
-from autoreg_core.tokens import sequence_text
+from autoreg_core.engine.prefix import Prefix, of_session, prefill
+from autoreg_core.engine.session import encode_prompt
+from autoreg_core.engine.tokens import sequence_text
+from autoreg_core.experiments.beam_search import MAX_BEAM_STEPS, BeamResult, BeamSettings
+from autoreg_core.experiments.continuations import MAX_CONTINUATIONS, ContinuationSet, sample_continuations
+from autoreg_core.experiments.sampling_lab import MAX_DRAWS, Sweep, default_strategies, temperature_sweep
 from autoreg_ui import controls, keys, measuring, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.lessons.sampling import text

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import torch
 
-from autoreg_core.config import SamplingConfig
-from autoreg_core.decode import process
+from autoreg_core.engine.config import SamplingConfig
+from autoreg_core.engine.decode import process
 from autoreg_ui.lessons.sampling import text
 from autoreg_ui.predict import Checked, Live, Question, answer, bucket
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from autoreg_core import decode
-from autoreg_core.beam import BeamResult
-from autoreg_core.continuations import ContinuationSet
-from autoreg_core.lab import InverseCdfDraw, ManyDraws, StrategyRow, Sweep, shown_ids
-from autoreg_core.tokens import single_token_view, token_views
+from autoreg_core.engine import decode
+from autoreg_core.engine.tokens import single_token_view, token_views
+from autoreg_core.experiments.beam_search import BeamResult
+from autoreg_core.experiments.continuations import ContinuationSet
+from autoreg_core.experiments.sampling_lab import InverseCdfDraw, ManyDraws, StrategyRow, Sweep, shown_ids
 from autoreg_ui.messages import plain
 
 CONTEXT_SHOWN = 40  # tokens of the context shown above the charts

@@ -11,9 +11,12 @@ from dataclasses import dataclass
 
 import torch
 
-from autoreg_core import batching, precision, scheduler, speculative
-from autoreg_core.config import SamplingConfig
-from autoreg_core.tokens import sequence_text, token_views
+from autoreg_core.engine.config import SamplingConfig
+from autoreg_core.engine.tokens import sequence_text, token_views
+from autoreg_core.experiments import continuous_batching as scheduler
+from autoreg_core.experiments import precision
+from autoreg_core.experiments import roofline as batching
+from autoreg_core.experiments import speculative_decoding as speculative
 from autoreg_ui.measuring import Measured, Progress
 
 CONTEXT_TEXT = ("The river runs past the old mill, under the stone bridge and on towards the sea, where the "

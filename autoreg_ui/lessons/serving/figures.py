@@ -4,9 +4,11 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from autoreg_core import batching, precision, scheduler
-from autoreg_core.spec import ModelSpec
-from autoreg_core.speculative import Speculated
+from autoreg_core.engine.model_spec import ModelSpec
+from autoreg_core.experiments import continuous_batching as scheduler
+from autoreg_core.experiments import precision
+from autoreg_core.experiments import roofline as batching
+from autoreg_core.experiments.speculative_decoding import Speculated
 from autoreg_ui import palette
 
 MIB = 2**20

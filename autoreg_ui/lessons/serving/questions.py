@@ -1,7 +1,7 @@
 """The serving page's predict-then-check questions: what a batch reads, and weights against caches."""
 from __future__ import annotations
 
-from autoreg_core.batching import step_budget
+from autoreg_core.experiments.roofline import step_budget
 from autoreg_ui.format import human_bytes
 from autoreg_ui.lessons.serving import text
 from autoreg_ui.predict import Checked, Live, Question, answer, bucket

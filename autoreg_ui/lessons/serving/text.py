@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from statistics import fmean
 
-from autoreg_core import batching, precision, scheduler, speculative
+from autoreg_core.experiments import continuous_batching as scheduler
+from autoreg_core.experiments import precision
+from autoreg_core.experiments import roofline as batching
+from autoreg_core.experiments import speculative_decoding as speculative
 
 GROUPINGS = {f"blocks of {precision.GGUF_BLOCK} (as in GGUF files)": precision.GGUF_BLOCK, "one output row": None}
 COLLAPSE_TOP1 = 0.9  # quality has collapsed once fewer than this share of top-1 tokens agree with float32

@@ -4,9 +4,9 @@ from __future__ import annotations
 import torch
 
 from autoreg_core import SamplingConfig
-from autoreg_core.cache import positions_processed
-from autoreg_core.decode import logprob_of, process
-from autoreg_core.spec import ModelSpec
+from autoreg_core.engine.decode import logprob_of, process
+from autoreg_core.engine.kv_cache import positions_processed
+from autoreg_core.engine.model_spec import ModelSpec
 
 CHAIN = (0.5, 0.4, 0.5)  # the chosen tokens' probabilities at three steps (each step: the token and the rest)
 TOP_P, TOP_P_PROBS = 0.5, (0.4, 0.3, 0.2, 0.1)

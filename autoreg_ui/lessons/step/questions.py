@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from autoreg_core.decode import entropy_bits
+from autoreg_core.engine.decode import entropy_bits
 from autoreg_ui.lessons.step import text
 from autoreg_ui.predict import Checked, Live, Question, answer, bucket, token_label
 

@@ -1,7 +1,7 @@
 """The tokens page's predict-then-check questions: scripts, a leading space and an emoji, tokenized live."""
 from __future__ import annotations
 
-from autoreg_core.tokens import script_count, token_views
+from autoreg_core.engine.tokens import script_count, token_views
 from autoreg_ui import messages
 from autoreg_ui.lessons.tokens import text
 from autoreg_ui.predict import Checked, Live, Question, answer, bucket

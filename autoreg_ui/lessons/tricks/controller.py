@@ -12,10 +12,14 @@ from dataclasses import dataclass
 import jsonschema
 import torch
 
-from autoreg_core import decode, grammar, prefix_cache, spec_math, speculative
-from autoreg_core.config import SamplingConfig
-from autoreg_core.session import encode_prompt
-from autoreg_core.tokens import token_views
+from autoreg_core.engine import decode
+from autoreg_core.engine.config import SamplingConfig
+from autoreg_core.engine.session import encode_prompt
+from autoreg_core.engine.tokens import token_views
+from autoreg_core.experiments import constrained_decoding as grammar
+from autoreg_core.experiments import speculative_decoding as speculative
+from autoreg_core.experiments import speculative_math as spec_math
+from autoreg_core.runtime import prefix_cache
 from autoreg_ui.lessons.tricks import text
 from autoreg_ui.measuring import Measured, Progress
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from autoreg_core import spec_math
+from autoreg_core.experiments import speculative_math as spec_math
 from autoreg_ui import palette
 
 COLOURS = (palette.ACCENT, palette.HIGHLIGHT, palette.CUMULATIVE, palette.GOOD, palette.INK)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from autoreg_core import decode, grammar, spec_math
-from autoreg_core.session import encode_prompt
+from autoreg_core.engine import decode
+from autoreg_core.engine.session import encode_prompt
+from autoreg_core.experiments import constrained_decoding as grammar
+from autoreg_core.experiments import speculative_math as spec_math
 from autoreg_ui.format import human_bytes
 from autoreg_ui.lessons.tricks import controller, text
 from autoreg_ui.predict import Checked, Live, Question, answer, bucket, token_label

@@ -1,6 +1,6 @@
 """A follower's redraw: the drawn pieces memo (keyed by the class's whole recipe) and the heartbeat's throttle."""
 from autoreg_core import SamplingConfig, Session
-from autoreg_core.replay import recipe_of, recipe_to_dict
+from autoreg_core.engine.replay import recipe_of, recipe_to_dict
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import mode as class_mode
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from autoreg_core import SamplingConfig, Session
-from autoreg_core.replay import ReplayError, recipe_from_dict, recipe_of, recipe_to_dict, replay
+from autoreg_core.engine.replay import ReplayError, recipe_from_dict, recipe_of, recipe_to_dict, replay
 from autoreg_ui.classroom import replica_text
 from autoreg_ui.classroom.replica_text import EXTENDED, HELD, REPLAYED, ReplicaTexts, extends
 

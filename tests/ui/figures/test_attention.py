@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from autoreg_core import Session
-from autoreg_core import attention_view as av
-from autoreg_core import cache as kvc
-from autoreg_core.attention import query_to_kv_head
-from autoreg_core.spec import PRESETS
+from autoreg_core.engine import kv_cache as kvc
+from autoreg_core.engine.attention import query_to_kv_head
+from autoreg_core.engine.model_spec import PRESETS
+from autoreg_core.experiments import attention_rows as av
 from autoreg_ui import palette
 from autoreg_ui.lessons.attention import figures as fig_att
 

@@ -1,5 +1,5 @@
 """Class mode's charts: the guesses beside the model, and the class's draws as an icicle tree."""
-from autoreg_core.prefix_tree import merge
+from autoreg_core.experiments.continuation_tree import merge
 from autoreg_ui.charts import figure_table
 from autoreg_ui.classroom.figures import reveal_bars, reveal_figure, tree_figure
 

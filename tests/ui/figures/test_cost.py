@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autoreg_core import cost
-from autoreg_core.spec import ModelSpec
+from autoreg_core.engine.model_spec import ModelSpec
+from autoreg_core.experiments import kv_cost as cost
 from autoreg_ui.lessons.cost import figures as figs
 
 # A hand-made shape: 2 layers, 4 heads of 16, 2 KV heads, d = 64, V = 100, 1000 weights in the layers.

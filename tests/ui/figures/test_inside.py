@@ -1,6 +1,7 @@
 """The inside page's figures carry exactly the numbers they are given."""
-from autoreg_core import SamplingConfig, Session, lens
-from autoreg_core.phases import PrefillPoint
+from autoreg_core import SamplingConfig, Session
+from autoreg_core.experiments import logit_lens as lens
+from autoreg_core.experiments.prefill_decode import PrefillPoint
 from autoreg_ui.lessons.inside import figures as figs
 
 

@@ -6,8 +6,10 @@ import pytest
 import torch
 from plotly.subplots import make_subplots
 
-from autoreg_core import SamplingConfig, decode, lab, prefix
-from autoreg_core.beam import PRUNED, BeamSettings, beam_search
+from autoreg_core import SamplingConfig
+from autoreg_core.engine import decode, prefix
+from autoreg_core.experiments import sampling_lab as lab
+from autoreg_core.experiments.beam_search import PRUNED, BeamSettings, beam_search
 from autoreg_ui import palette
 from autoreg_ui.labels import short_label
 from autoreg_ui.lessons.sampling.figures import (

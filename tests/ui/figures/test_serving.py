@@ -1,5 +1,5 @@
 """The serving page's figures carry the bytes model and the measured qualities they are given."""
-from autoreg_core.precision import Quality
+from autoreg_core.experiments.precision import Quality
 from autoreg_ui.lessons.serving import figures as figs
 
 

@@ -109,7 +109,7 @@ def test_token_strip_shades_each_chip_by_its_probability(tiny):
 
 
 def test_a_chip_holding_part_of_a_character_does_not_say_the_next_token_completes_it():
-    from autoreg_core.tokens import TokenView
+    from autoreg_core.engine.tokens import TokenView
 
     # 🐈 is f0 9f 90 88: a 2-byte piece then two 1-byte pieces, so "half, the rest in the next token" is wrong
     views = [TokenView(1, "ðŁ", b"\xf0\x9f", ""), TokenView(2, "Ĳ", b"\x90", ""), TokenView(3, "Ī", b"\x88", "🐈")]

@@ -6,7 +6,7 @@ import pytest
 from transformers.convert_slow_tokenizer import bytes_to_unicode
 
 from autoreg_core import SamplingConfig, Session
-from autoreg_core.tokens import token_views
+from autoreg_core.engine.tokens import token_views
 from autoreg_ui.step_figures import ViewsMemo, session_views
 from tests.tiny import sentencepiece_tokenizer
 

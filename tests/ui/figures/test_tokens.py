@@ -1,5 +1,5 @@
 """The scripts chart: one bar per script, its height the tokens for the same sentence against English's."""
-from autoreg_core.tokens import ScriptCount
+from autoreg_core.engine.tokens import ScriptCount
 from autoreg_ui.lessons.tokens.figures import scripts_figure
 
 

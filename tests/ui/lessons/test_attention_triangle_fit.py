@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autoreg_core import attention_view as av
+from autoreg_core.experiments import attention_rows as av
 from autoreg_ui.charts import HEIGHT_GROWTH
 from autoreg_ui.lessons.attention import figures as fig_att
 

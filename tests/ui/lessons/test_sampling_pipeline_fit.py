@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autoreg_core import SamplingConfig, decode, lab
+from autoreg_core import SamplingConfig
+from autoreg_core.engine import decode
+from autoreg_core.experiments import sampling_lab as lab
 from autoreg_ui.lessons.sampling.figures import pipeline as figures
 
 VOCAB = 49_152  # the embedded model's: the longest counts a title can hold ("49,152 left")

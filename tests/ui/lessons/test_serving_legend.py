@@ -1,9 +1,9 @@
 """The serving charts' legends sit under the plot, at the foot of the figure, clear of the subplot titles."""
 from __future__ import annotations
 
-from autoreg_core import batching
-from autoreg_core.precision import Quality
-from autoreg_core.spec import ModelSpec
+from autoreg_core.engine.model_spec import ModelSpec
+from autoreg_core.experiments import roofline as batching
+from autoreg_core.experiments.precision import Quality
 from autoreg_ui.lessons.serving import figures as figs
 
 SPEC = ModelSpec("m", 30, 9, 3, 64, 576, 49152, 134_515_008, 106_000_000, 8192)

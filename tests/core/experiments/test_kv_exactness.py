@@ -1,0 +1,33 @@
+"""The cache-exactness check: recomputed K/V equal the cached ones up to rounding, and a change is caught."""
+import pytest
+
+from autoreg_core import SamplingConfig, Session
+from autoreg_core.experiments.kv_exactness import recompute_check
+
+
+def test_cached_keys_and_values_equal_a_fresh_pass(tiny):
+    s = Session(tiny, "The cat sat on the")
+    s.generate(6, SamplingConfig(temperature=0.0))
+    check = recompute_check(tiny, s)
+    assert check.positions == len(s.ids) == s.cache_len
+    assert check.layers == tiny.spec.n_layers == len(check.per_layer)
+    assert check.largest_value > 0
+    assert check.max_abs_diff < 1e-4 * max(1.0, check.largest_value)
+
+
+def test_a_changed_cache_entry_is_caught(tiny):
+    s = Session(tiny, "The cat sat on the")
+    s.generate(3, SamplingConfig(temperature=0.0))
+    import torch
+
+    with torch.inference_mode():  # the cache's tensors are inference tensors
+        s.cache.layers[1].values[0, 0, 2, 0] += 0.5
+    check = recompute_check(tiny, s)
+    assert check.per_layer[1] == pytest.approx(0.5, abs=1e-3)
+    assert check.max_abs_diff == check.per_layer[1]
+
+
+def test_an_empty_cache_says_so(tiny):
+    s = Session(tiny, "Hi")
+    with pytest.raises(ValueError, match="empty"):
+        recompute_check(tiny, s)

@@ -1,0 +1,75 @@
+"""The "More serving tricks" page under Streamlit's AppTest, on the tiny model: its three sections, each
+measurement run from its button, the numbers it shows, and the predict-then-check questions answered."""
+from __future__ import annotations
+
+import pytest
+from clicks import click as _click
+
+from autoreg_core.experiments import constrained_decoding as grammar
+from autoreg_ui import keys
+from autoreg_ui.lessons.tricks import text
+
+PAGE = "pages/11_tricks.py"
+
+
+@pytest.fixture
+def page(open_page):
+    return open_page(PAGE)
+
+
+
+
+def _table(at, column: str):
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def test_page_before_any_measurement(page):
+    assert page.title[0].value == text.TITLE
+    assert [h.value for h in page.main.header] == [text.SPEC_TITLE, text.PREFIX_TITLE, text.GRAMMAR_TITLE]
+    labels = [m.label for m in page.metric]
+    assert labels == list(text.prefix_stat_labels())
+    said = " ".join(m.value for m in page.markdown)
+    assert "**What if**: with α = 0.70 and c = 0.10, k = " in said  # the what-if sentence from the sliders
+
+
+def test_the_what_if_sliders_move_the_best_k(page):
+    page.slider(key=keys.TRICKS_WHATIF_ALPHA).set_value(0.1)
+    page.slider(key=keys.TRICKS_WHATIF_C).set_value(0.5)
+    page.run()
+    said = " ".join(m.value for m in page.markdown)
+    assert "no draft length pays: the best, k = 1, gives a speed-up of 0.73×" in said
+
+
+def test_each_measurement_runs_and_shows_its_numbers(page):
+    page.slider(key=keys.TRICKS_SPEC_MAX_NEW).set_value(16)
+    _click(page, keys.TRICKS_SPEC.run)
+    table = _table(page, "speed-up, measured")
+    assert list(table["prompt"]) == ["copying a text", "copying a text", "open-ended", "open-ended"]
+    assert list(table["draft"]) == ["prompt lookup (2-gram)", "early exit after layer 1"] * 2  # of the tiny model's 2
+    assert (table["tokens per round, measured"] >= 1).all() and (table["best k"] >= 1).all()
+    page.slider(key=keys.TRICKS_PREFIX_TABS).set_value(3)
+    _click(page, keys.TRICKS_PREFIX.run)
+    said = " ".join(m.value for m in page.markdown)
+    assert "3 tabs:" in said and "every tab's logits and cache are bit for bit" in said
+    page.radio(key=keys.TRICKS_GRAMMAR_KIND).set_value(grammar.CHOICE)
+    page.run()
+    _click(page, keys.TRICKS_GRAMMAR.run)
+    steps = _table(page, "allowed tokens")
+    assert len(steps) >= 1 and steps["allowed tokens"].min() >= 1
+    assert any("**Valid** under the choice" in m.value for m in page.markdown)
+
+
+def test_the_questions_are_answered_live(page):
+    from autoreg_ui.lessons.tricks import questions
+
+    assert len(questions.QUESTIONS) >= 6
+    page.session_state[keys.PREDICT_BOX + "tricks"] = True  # the learner opens the box: its questions are drawn
+    page.run()
+    for q in questions.QUESTIONS:
+        if q.needs_session:
+            continue
+        page.radio(key=f"predict_tricks_{q.key}").set_value(0)
+        page.run()
+        assert not page.exception, page.exception
+    said = " ".join(m.value for m in page.markdown)
+    assert "**3.36** tokens" in said and "**k = " in said and "tokens: the beginnings" in said
