@@ -5,13 +5,13 @@ import threading
 
 import pytest
 import torch
-from test_batcher import PROMPTS, _prefilled  # the batcher's own tests' texts and prefill
 from transformers import DynamicCache
 
 from autoreg_core.engine import decode
 from autoreg_core.engine.padding import SlabLayer, left_padded_cache, slab_cache
 from autoreg_core.runtime import batcher as batcher_module
 from autoreg_core.runtime.batcher import DecodeBatcher, timed_batched_decode, tune_gil
+from core.runtime.test_batcher import PROMPTS, _prefilled  # the batcher's own tests' texts and prefill
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
