@@ -1,21 +1,31 @@
-"""The shape of autoreg_ui (issue 24): one lesson is one package that imports no other lesson, the shared
-modules import no lesson, no module runs past 400 lines, and no modules import each other in a circle.
+"""The shape of the whole tree, read from the code's imports with ``ast`` (module level and inside functions alike;
+``if TYPE_CHECKING:`` blocks are skipped), so nothing is imported to check them. Each rule is also run once on a
+made-up case that breaks it, so a rule that silently stopped looking would fail.
 
-Imports are read with ``ast`` (module level and inside functions alike; ``if TYPE_CHECKING:`` blocks are skipped),
-so nothing is imported to check them. Each rule is also run once on a made-up case that breaks it.
+- ``autoreg_core`` has three wings: ``engine`` (one session's stepping) imports neither other wing, ``runtime`` (many
+  tabs on one model) imports only the engine, and no part of ``autoreg_core`` imports the UI, the server package or
+  a presentation library: a notebook gets the engine alone.
+- ``autoreg_server`` (settings, the class store, server-wide state) is pure Python: no Streamlit, no UI.
+- One lesson is one package that imports no other lesson; shared UI modules import no lesson.
+- No UI or server module runs past 400 lines; no modules anywhere import each other in a circle.
+- ``bench/`` and ``deploy/`` never import ``tests`` nor spell a path into it.
 """
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from conftest import ROOT
 
 UI = ROOT / "autoreg_ui"
 LESSONS = UI / "lessons"
+CORE = ROOT / "autoreg_core"
+SERVER = ROOT / "autoreg_server"
+PACKAGES = ("autoreg_core", "autoreg_ui", "autoreg_server", "bench", "deploy", "pages")
 MAX_LINES = 400
 TOO_LONG_ALLOWED: set[str] = set()
-SHARED_IMPORTS_ALLOWED: set[str] = set()  # no exception: the strip's key is shared (strip_text.py)
+SHARED_IMPORTS_ALLOWED: set[str] = set()
 
 
 def _module_name(path: Path) -> str:
@@ -60,8 +70,21 @@ def imported_names(source: str, module: str, is_package: bool = False,
     return names
 
 
+def _files_under(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+
+
 def _ui_files() -> list[Path]:
-    return sorted(p for p in UI.rglob("*.py") if "__pycache__" not in p.parts)
+    return _files_under(UI)
+
+
+def _tree_files() -> list[Path]:
+    """Every source file of the product, the bench and the deploy check (tests are not part of the house)."""
+    found = [ROOT / "app.py"]
+    for package in PACKAGES:
+        if (ROOT / package).is_dir():
+            found += _files_under(ROOT / package)
+    return found
 
 
 def _rel(path: Path) -> str:
@@ -69,7 +92,7 @@ def _rel(path: Path) -> str:
 
 
 def _imports(path: Path) -> set[str]:
-    modules = frozenset(_module_name(p) for p in _ui_files())
+    modules = frozenset(_module_name(p) for p in _tree_files())
     return imported_names(path.read_text(encoding="utf-8"), _module_name(path), path.name == "__init__.py", modules)
 
 
@@ -143,7 +166,8 @@ def too_long(lengths: dict[str, int], allowed: set[str] = frozenset()) -> list[s
 
 
 def test_no_module_runs_past_400_lines():
-    lengths = {_rel(p): len(p.read_text(encoding="utf-8").splitlines()) for p in _ui_files()}
+    lengths = {_rel(p): len(p.read_text(encoding="utf-8").splitlines())
+               for p in _ui_files() + (_files_under(SERVER) if SERVER.is_dir() else [])}
     assert len(lengths) > 50
     assert too_long(lengths, TOO_LONG_ALLOWED) == []
 
@@ -154,9 +178,9 @@ def test_the_length_rule_catches_a_long_module():
 
 # ---------------------------------------------------------------- (d) no import circle
 def import_graph() -> dict[str, set[str]]:
-    """autoreg_ui module → the autoreg_ui modules it imports (a ``from package import name`` counts only when
-    the name is a module of its own)."""
-    modules = {_module_name(p): p for p in _ui_files()}
+    """Module of the tree → the tree's modules it imports (a ``from package import name`` counts only when the name
+    is a module of its own)."""
+    modules = {_module_name(p): p for p in _tree_files()}
     return {name: {n for n in _imports(path) if n in modules and n != name} for name, path in modules.items()}
 
 
@@ -197,6 +221,7 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_modules_import_each_other_in_a_circle():
     graph = import_graph()
+    assert {"app", "bench.click_cost", "autoreg_core.engine.session", "autoreg_ui.state"} <= set(graph)
     assert "autoreg_ui.predict" in graph["autoreg_ui.lessons.step.questions"]
     assert "autoreg_ui.state" in graph["autoreg_ui.predict"]  # imports inside functions count too
     assert circles(graph) == []
@@ -209,3 +234,93 @@ def test_the_circle_rule_catches_a_circle():
     graph["autoreg_ui.lessons.step.text"] |= imported_names("from autoreg_ui import guide\n",
                                                             "autoreg_ui.lessons.step.text") & set(graph)
     assert circles(graph) == [["autoreg_ui.guide", "autoreg_ui.lessons.step.text"]]
+
+
+# ---------------------------------------------------------------- (e) the wings of autoreg_core
+def wing_breaches(files: dict[str, set[str]]) -> list[str]:
+    """``files``: autoreg_core file → its imported names; the imports that cross a wall between the wings or leave
+    the engine's world (the UI, the server package, the bench, a presentation library)."""
+    outside = ("autoreg_ui", "autoreg_server", "bench", "deploy", "streamlit", "plotly", "pandas")
+    walls = {"autoreg_core/engine/": ("autoreg_core.runtime", "autoreg_core.experiments"),
+             "autoreg_core/runtime/": ("autoreg_core.experiments",)}
+    found = []
+    for rel, names in sorted(files.items()):
+        banned = outside + next((wall for prefix, wall in walls.items() if rel.startswith(prefix)), ())
+        found += [f"{rel} imports {name}" for name in sorted(names)
+                  if any(name == b or name.startswith(b + ".") for b in banned)]
+    return found
+
+
+def test_the_engine_imports_no_wing_and_the_core_nothing_outside_it():
+    files = {_rel(p): _imports(p) for p in _files_under(CORE)}
+    assert {"autoreg_core/engine/session.py", "autoreg_core/runtime/batcher.py",
+            "autoreg_core/experiments/sampling_lab.py"} <= set(files)
+    assert wing_breaches(files) == []
+
+
+def test_the_wing_rule_catches_a_breach():
+    session = imported_names("from autoreg_core.runtime import batcher\n", "autoreg_core.engine.session")
+    assert wing_breaches({"autoreg_core/engine/session.py": session}) == [
+        "autoreg_core/engine/session.py imports autoreg_core.runtime",
+        "autoreg_core/engine/session.py imports autoreg_core.runtime.batcher"]
+    relative = imported_names("def f():\n    from ..experiments import rope\n", "autoreg_core.engine.decode")
+    assert wing_breaches({"autoreg_core/engine/decode.py": relative}) != []
+    runtime = imported_names("from autoreg_core.experiments.rope import x\n", "autoreg_core.runtime.batcher")
+    assert wing_breaches({"autoreg_core/runtime/batcher.py": runtime}) != []
+    ui = imported_names("import streamlit as st\n", "autoreg_core.experiments.rope")
+    rope = "autoreg_core/experiments/rope.py"
+    assert wing_breaches({rope: ui}) == [f"{rope} imports streamlit"]
+    allowed = imported_names("from autoreg_core.engine import decode\n", "autoreg_core.experiments.rope")
+    assert wing_breaches({"autoreg_core/experiments/rope.py": allowed}) == []
+
+
+# ---------------------------------------------------------------- (f) the server package draws nothing
+def server_breaches(files: dict[str, set[str]]) -> list[str]:
+    banned = ("streamlit", "autoreg_ui", "plotly", "pandas")
+    return [f"{rel} imports {name}" for rel, names in sorted(files.items()) for name in sorted(names)
+            if any(name == b or name.startswith(b + ".") for b in banned)]
+
+
+def test_the_server_package_is_pure_python():
+    if not SERVER.is_dir():
+        return
+    files = {_rel(p): _imports(p) for p in _files_under(SERVER)}
+    assert server_breaches(files) == []
+
+
+def test_the_server_rule_catches_a_breach():
+    names = imported_names("import streamlit as st\nfrom autoreg_ui import keys\n", "autoreg_server.settings")
+    assert server_breaches({"autoreg_server/settings.py": names}) == [
+        "autoreg_server/settings.py imports autoreg_ui", "autoreg_server/settings.py imports autoreg_ui.keys",
+        "autoreg_server/settings.py imports streamlit"]
+
+
+# ---------------------------------------------------------------- (g) tools never reach into tests/
+TESTS_PATH = re.compile(r"""["'/]tests(/|["'])""")
+
+
+def reaches_into_tests(files: dict[str, tuple[set[str], str]]) -> list[str]:
+    """``files``: file → (its imported names, its source); the files that import ``tests`` or spell a path into it."""
+    found = []
+    for rel, (names, source) in sorted(files.items()):
+        if any(n == "tests" or n.startswith("tests.") for n in names):
+            found.append(f"{rel} imports tests")
+        if TESTS_PATH.search(source):
+            found.append(f"{rel} names a path into tests/")
+    return found
+
+
+def test_bench_and_deploy_never_reach_into_tests():
+    files = {_rel(p): (_imports(p), p.read_text(encoding="utf-8"))
+             for folder in ("bench", "deploy") for p in _files_under(ROOT / folder)}
+    assert "bench/click_cost.py" in files
+    assert reaches_into_tests(files) == []
+
+
+def test_the_tests_rule_catches_a_breach():
+    by_import = ("from tests.postgres import throwaway\n", "bench.lib.db")
+    by_path = ('spec = importlib.util.spec_from_file_location("pg", ROOT / "tests" / "postgres.py")\n', "bench.soak")
+    files = {f"{m.replace('.', '/')}.py": (imported_names(src, m), src) for src, m in (by_import, by_path)}
+    assert reaches_into_tests(files) == ["bench/lib/db.py imports tests", "bench/soak.py names a path into tests/"]
+    clean = "from bench.lib import stats\n"
+    assert reaches_into_tests({"bench/x.py": (imported_names(clean, "bench.x"), clean)}) == []

@@ -4,15 +4,14 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import torch
+from conftest import ROOT
 from fake_runner import fake_script_runner
 
 from autoreg_core.engine.session import FULL_LOGITS_KEPT, TOP_STORED
 from bench import memory, run
 
-ROOT = Path(__file__).resolve().parents[1]
 GENERATOR_STATE_BYTES = torch.Generator().get_state().numel()  # 5,056 bytes on CPU
 
 

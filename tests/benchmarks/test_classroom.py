@@ -1,15 +1,12 @@
 """bench/classroom.py: the replay check can fail, the memory trend, and a short class on a real server."""
 import asyncio
 import random
-from pathlib import Path
 
 import pytest
-from conftest import in_own_thread
+from conftest import ROOT, in_own_thread
 
 from bench import classroom
 from bench.classroom import NEXT, RESET, SLIDER, UNDO, Action, Student
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_latency_and_rss_summaries():

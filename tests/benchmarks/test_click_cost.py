@@ -2,11 +2,9 @@
 from pathlib import Path
 
 import pytest
-from conftest import in_own_thread
+from conftest import ROOT, in_own_thread
 
 from bench import click_cost
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_percentile_and_summary():

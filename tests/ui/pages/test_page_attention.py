@@ -1,13 +1,13 @@
 """The attention page under Streamlit's AppTest: stepping, layer/head changes, bad links, gaps."""
 import base64
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+APP = str(ROOT / "app.py")
 PAGE = "pages/2_attention.py"
 
 pytestmark = pytest.mark.integration

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 from clicks import click as _click
+from conftest import ROOT
 
 from autoreg_ui import keys
 from autoreg_ui.lessons.hood import text
@@ -44,9 +45,8 @@ def test_the_loss_section_scores_the_tabs_text_and_matches_the_steps(page):
 
 def test_the_section_labels_are_the_lessons_and_each_opens(page):
     import ast
-    from pathlib import Path
 
-    source = (Path(__file__).resolve().parents[1] / PAGE).read_text()
+    source = (ROOT / PAGE).read_text()
     labels = [k.value for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Assign)
               and getattr(node.targets[0], "id", "") == "SECTIONS" for k in node.value.keys]
     assert labels == [text.LOSS, text.POSITIONS, text.DETERMINISM] == list(text.GUIDES)

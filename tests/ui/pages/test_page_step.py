@@ -1,13 +1,13 @@
 """The step page under Streamlit's AppTest: every control, and bad input kept on the page."""
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
 from autoreg_core import SamplingConfig
 from autoreg_ui import keys
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+APP = str(ROOT / "app.py")
 
 pytestmark = pytest.mark.integration
 TIMEOUT = 180
