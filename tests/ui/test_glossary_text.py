@@ -104,7 +104,8 @@ SOURCES = {"start": ("pages/0_start.py", "autoreg_ui/lessons/start/text.py", "au
 
 
 def _used_on(page: str) -> set[str]:
-    said = " ".join((ROOT / f).read_text().lower() for f in SOURCES[page])
+    said = " ".join(line for f in SOURCES[page] for line in (ROOT / f).read_text().lower().splitlines()
+                    if not line.lstrip().startswith(("import ", "from ")))  # what the page says, not what it imports
     return {t.name for t in text.all_terms() if t.name != "Token"
             and any(w in said for w in WORDS.get(t.name, (re.sub(r"\s*\(.*\)", "", t.name.lower()),)))}
 
