@@ -54,7 +54,7 @@ axe:
 lint: install
 	$(VENV)/bin/ruff check .
 
-# The class store's PostgreSQL tests start a throwaway server of their own (tests/postgres.py).
+# The class store's PostgreSQL tests start a throwaway server of their own (bench/lib/postgres.py).
 postgres:
 	$(call debian,postgresql,/usr/lib/postgresql/15/bin/initdb,the PostgreSQL class-store tests)
 
