@@ -41,7 +41,7 @@ endef
 chromium:
 	$(call debian,chromium,/usr/bin/chromium,the browser tests)
 
-# deploy/check_replicas.py (run by the tests) needs HAProxy.
+# deploy/check (python -m deploy.check, run by the tests) needs HAProxy.
 haproxy:
 	$(call debian,haproxy,/usr/sbin/haproxy,the two-replica check)
 

@@ -53,15 +53,13 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.lib.browser import CHROMIUM, CHROMIUM_ARGS
 from bench.lib.goals import CLICK_GOALS
 from bench.lib.profiles import per_click_profile
 from bench.lib.server_hooks import read_runs, timer_env
 from bench.lib.servers import ROOT, cpu_seconds, free_port, local_url, start_server, stop_server
 from bench.lib.stats import percentile, rounded
 
-CHROMIUM = os.environ.get("AUTOREG_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 CLICK_TIMEOUT_MS = 60_000
 # the step page rebuilt from a link: 300 greedy steps on a prompt that does not reach EOS by then
 LONG_TEXT_LINK = "step?prompt=Once+upon+a+time&cfg_temperature=0&cfg_max_new=512&steps=300&seg=1~t0~n512"
