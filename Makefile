@@ -41,7 +41,7 @@ endef
 chromium:
 	$(call debian,chromium,/usr/bin/chromium,the browser tests)
 
-# deploy/check_replicas.py (run by the tests) needs HAProxy.
+# deploy/check (python -m deploy.check, run by the tests) needs HAProxy.
 haproxy:
 	$(call debian,haproxy,/usr/sbin/haproxy,the two-replica check)
 
@@ -54,7 +54,7 @@ axe:
 lint: install
 	$(VENV)/bin/ruff check .
 
-# The class store's PostgreSQL tests start a throwaway server of their own (tests/postgres.py).
+# The class store's PostgreSQL tests start a throwaway server of their own (bench/lib/postgres.py).
 postgres:
 	$(call debian,postgresql,/usr/lib/postgresql/15/bin/initdb,the PostgreSQL class-store tests)
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from pathlib import Path
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+from autoreg_ui.app_files import app_folder
+
+APP = str(app_folder() / "app.py")
 M_ARENA_MAX = -8  # glibc's mallopt parameter number (malloc.h)
 ARENAS = 2
 TRIM_EVERY_S = 30.0

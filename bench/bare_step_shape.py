@@ -2,7 +2,7 @@
 
     streamlit run bench/bare_step_shape.py
 
-``bench/bare_page.py`` is the floor issue 9 set (a button, a strip, a metric, a 15-bar chart: 5 elements).
+``bench/bare_page.py`` is the first floor (a button, a strip, a metric, a 15-bar chart: 5 elements).
 The step page's Next token click redraws about 33 (``bench/click_cost.py`` counts both). This page draws the
 same kinds in the same nesting as the step page's ``stepper`` fragment after a click: a row of two columns (five
 buttons and a number box; a folded expander), the token strip, two captions, five metrics with help, the top-N

@@ -20,19 +20,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import threading
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import torch
 
-import torch  # noqa: E402
-
-from autoreg_core.engine import decode  # noqa: E402
-from autoreg_core.runtime.batcher import GATHER_MS, DecodeBatcher  # noqa: E402
+from autoreg_core.engine import decode
+from autoreg_core.runtime.batcher import GATHER_MS, DecodeBatcher
 
 STEPS = 24
 # eight prompts of different lengths (1, 3, 5, 6, 8, 16, 20 and 67 tokens on SmolLM2's tokenizer): passes pad

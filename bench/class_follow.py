@@ -17,18 +17,18 @@ Printed as JSON: the delays (p50/p95/max), steps and updates counted, strips tha
 server's CPU: per second while idle polling, and per follower update once the polling is taken out.
 Bounded and local: 127.0.0.1 only, at most 15 minutes, and the server it starts is stopped.
 
-A lecture across replicas (issue 28's goal: 120 followers in one class across 2 replicas plus PostgreSQL, every
-teacher step reaching every follower with the same text, follow delay p95 at most 2 s):
+A lecture across replicas (the goal, ``bench.lib.goals``: 120 followers in one class across 2 replicas plus
+PostgreSQL, every teacher step reaching every follower with the same text, follow delay p95 at most 2 s):
 
     python -m bench.class_follow --replicas 2 --class-db postgres --students 120 --seconds 120
 
-starts a throwaway PostgreSQL (``tests/postgres.py``), ``--replicas`` servers on it, the teacher's tab on the
+starts a throwaway PostgreSQL (``bench.lib.postgres``), ``--replicas`` servers on it, the teacher's tab on the
 first and the followers dealt round-robin over all of them (as the balancer's cookie would pin them), and adds
 the delays per replica, the machine's solo decode step (the embedded model, one tab, measured first in this
 process: the yardstick the goals are read against) and the goal's verdict.
 
-``--profile DIR`` profiles every script run inside the servers (``RUN_PROFILER``, installed by PYTHONPATH as
-``bench/click_cost.py``'s RUN_TIMER is): each run's wall and thread CPU time, and a cProfile per kind of run
+``--profile DIR`` profiles every script run inside the servers (``bench.lib.in_server.run_kind_profiler``, installed
+by PYTHONPATH): each run's wall and thread CPU time, and a cProfile per kind of run
 (``poll``: a follower's polling fragment that found nothing new; ``update``: a run that drew the page) written
 to DIR as ``<pid>-<kind>.prof``; the JSON adds the runs' CPU per kind and the top functions of each.
 """
@@ -39,23 +39,23 @@ import asyncio
 import json
 import math
 import os
-import sys
 import tempfile
 import time
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from bench.classroom import AppClient, latency  # noqa: E402
-from bench.server import cpu_seconds, free_port, local_url, start_server, stop_server  # noqa: E402
+from bench.lib import postgres
+from bench.lib.client import AppClient
+from bench.lib.goals import LECTURE_FOLLOWERS, LECTURE_P95_S
+from bench.lib.profiles import profile_by_run_kind
+from bench.lib.reference import solo_decode_step_ms
+from bench.lib.server_hooks import run_kind_profiler_env
+from bench.lib.servers import ROOT, cpu_seconds, free_port, local_url, start_server, stop_server
+from bench.lib.stats import latency
 
 MAX_SECONDS = 900
 ARRIVING_TOGETHER = 8  # followers opening their page at once
-GOAL_FOLLOWERS, GOAL_P95_S = 120, 2.0  # issue 28: 120 followers across 2 replicas + PostgreSQL, p95 <= 2 s
 PROMPT = "The capital of France is"
 CLASS_PAGE, STEP_PAGE = "class", "step"
 
@@ -110,89 +110,6 @@ async def follow(f: Follower, stop: asyncio.Event) -> None:
         if result.tokens is not None and result.tokens != f.seen:
             f.seen = result.tokens
             f.updates.append((time.perf_counter(), list(result.tokens)))
-
-
-RUN_PROFILER = """
-import os
-
-_DIR = os.environ.get("AUTOREG_BENCH_PROFILE_DIR")
-if _DIR:
-    import cProfile
-    import pstats
-    import threading
-    import time
-
-    from streamlit.runtime.scriptrunner import script_runner as _script_runner
-
-    _original = _script_runner.ScriptRunner._run_script
-    _lock = threading.Lock()
-    _stats = {}
-    _count = [0]
-
-    def _kind(profile):
-        for (path, _line, name) in profile.stats:
-            if name == "render" and path.endswith(os.path.join("classroom", "mode.py")):
-                return "update"
-            if name == "follow_here" and path.endswith(os.path.join("classroom", "mode.py")):
-                return "update"
-        return "poll"
-
-    def _profiled(self, rerun_data, *args, **kwargs):
-        profile = cProfile.Profile(time.thread_time)  # CPU, not waits: what each function costs the server
-        wall, cpu = time.perf_counter(), time.thread_time()
-        profile.enable()
-        try:
-            return _original(self, rerun_data, *args, **kwargs)
-        finally:
-            profile.disable()
-            wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
-            profile.create_stats()
-            kind = _kind(profile)
-            with _lock:
-                if kind in _stats:
-                    _stats[kind].add(profile)
-                else:
-                    _stats[kind] = pstats.Stats(profile)
-                _count[0] += 1
-                with open(os.path.join(_DIR, "%d.runs" % os.getpid()), "a") as log:
-                    log.write("%s %.3f %.3f\\n" % (kind, wall * 1000, cpu * 1000))
-                if _count[0] % 25 == 0:
-                    for name, stats in _stats.items():
-                        stats.dump_stats(os.path.join(_DIR, "%d-%s.prof" % (os.getpid(), name)))
-
-    _script_runner.ScriptRunner._run_script = _profiled
-"""
-
-
-def profile_env(folder: Path) -> dict:
-    """The environment that makes a bench server profile its script runs into ``folder``."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "sitecustomize.py").write_text(RUN_PROFILER)
-    path = os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH", "")) if p)
-    return {"PYTHONPATH": path, "AUTOREG_BENCH_PROFILE_DIR": str(folder)}
-
-
-def profile_summary(folder: Path, top: int = 25) -> dict:
-    """The servers' script runs by kind (count, CPU per run) and each kind's top functions by cumulative time."""
-    import io
-    import pstats
-    import statistics
-
-    runs: dict[str, list[float]] = {}
-    for log in folder.glob("*.runs"):
-        for line in log.read_text().splitlines():
-            kind, _wall, cpu = line.split()
-            runs.setdefault(kind, []).append(float(cpu))
-    out = {kind: {"runs": len(cpus), "cpu_ms_median": round(statistics.median(cpus), 2),
-                  "cpu_ms_mean": round(statistics.fmean(cpus), 2)} for kind, cpus in runs.items()}
-    for kind in runs:
-        files = sorted(str(f) for f in folder.glob(f"*-{kind}.prof"))
-        if files:
-            text = io.StringIO()
-            pstats.Stats(*files, stream=text).sort_stats("cumulative").print_stats(top)
-            (folder / f"{kind}.txt").write_text(text.getvalue())
-            out[kind]["profile"] = str(folder / f"{kind}.txt")
-    return out
 
 
 def _cpu(pids: list[int]) -> float | None:
@@ -318,60 +235,36 @@ def report(steps, followers, errors, cpu_idle, idle_s, polls_idle, cpu_steps, st
     }
 
 
-def solo_decode_step_ms(steps: int = 16) -> float:
-    """The machine's own decode step: the embedded model, one tab alone, greedy, median of ``steps`` steps, with
-    the server's torch threads."""
+def machine_step_ms(steps: int = 16) -> float:
+    """The machine's own decode step: the embedded model, one tab alone, greedy, with the server's torch threads."""
     import torch
 
-    from autoreg_core import SamplingConfig, Session, load_model
+    from autoreg_core import SamplingConfig, load_model
     from autoreg_ui.state import torch_threads
 
     torch.set_num_threads(torch_threads())
-    session = Session(load_model(), PROMPT, batched=False)
-    records = session.generate(steps + 1, SamplingConfig(temperature=0.0, max_new_tokens=steps + 1))
-    times = sorted(r.time_ms for r in records[1:])  # the first step also pays the prefill
-    return round(times[len(times) // 2], 1)
+    config = SamplingConfig(temperature=0.0, max_new_tokens=steps + 1)
+    return round(solo_decode_step_ms(load_model(), PROMPT, config, steps=steps, warmup=1), 1)
 
 
-def _throwaway_postgres():
-    """tests/postgres.py's cluster: initdb in a temp folder (as the postgres user when root), a free port."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("autoreg_test_postgres", ROOT / "tests" / "postgres.py")
-    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    if module.server_bin() is None:
-        raise SystemExit("PostgreSQL's server (initdb, pg_ctl) is not installed (Debian: apt-get install postgresql)")
-    return module.start_cluster()
-
-
-def postgres_cpu(cluster) -> float:
-    """CPU seconds of the throwaway PostgreSQL so far: the postmaster, its live backends and the ones it reaped."""
-    import psutil
-
-    pid = int((cluster.folder / "data" / "postmaster.pid").read_text().split()[0])
-    main = psutil.Process(pid)
-    total = sum(main.cpu_times()[:4])  # user, system, and its reaped children's
-    for child in main.children():
-        try:
-            total += sum(child.cpu_times()[:2])
-        except psutil.Error:
-            pass
-    return total
+def throwaway_postgres() -> postgres.Cluster:
+    if postgres.server_bin() is None:
+        raise SystemExit(postgres.NOT_INSTALLED)
+    return postgres.start_cluster()
 
 
 def goal(out: dict, replicas: int, class_db: str) -> dict:
-    """Issue 28's goal, read off this run: every step reached every follower with the same text, p95 <= 2 s."""
+    """The lecture's goal, read off this run: every step reached every follower with the same text, p95 <= 2 s."""
     p95_ms = out["delay_click_to_follower_page"].get("p95_ms")
     p95 = None if p95_ms is None else p95_ms / 1000
     everyone = out["teacher_steps"] > 0 and out["missed_updates"] == 0 and out["strips_not_equal_to_the_teachers"] == 0
-    return {"goal": f"{GOAL_FOLLOWERS} followers, 2 replicas + PostgreSQL, every step to every follower, "
-                    f"p95 <= {GOAL_P95_S} s",
+    return {"goal": f"{LECTURE_FOLLOWERS} followers, 2 replicas + PostgreSQL, every step to every follower, "
+                    f"p95 <= {LECTURE_P95_S} s",
             "this_run": f"{out['followers']} followers, {replicas} replica(s) + {class_db}",
             "every_step_reached_every_follower_with_the_same_text": everyone,
-            "p95_within_goal": p95 is not None and p95 <= GOAL_P95_S,
-            "met": everyone and p95 is not None and p95 <= GOAL_P95_S and out["errors"] == 0
-            and out["followers"] >= GOAL_FOLLOWERS and replicas >= 2 and class_db == "postgres"}
+            "p95_within_goal": p95 is not None and p95 <= LECTURE_P95_S,
+            "met": everyone and p95 is not None and p95 <= LECTURE_P95_S and out["errors"] == 0
+            and out["followers"] >= LECTURE_FOLLOWERS and replicas >= 2 and class_db == "postgres"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -392,8 +285,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--seconds plus --idle must lie between 1 and {MAX_SECONDS}")
     if not 1 <= args.replicas <= 4:
         parser.error("--replicas must lie between 1 and 4")
-    solo_ms = solo_decode_step_ms()
-    cluster = _throwaway_postgres() if args.class_db == "postgres" else None
+    solo_ms = machine_step_ms()
+    cluster = throwaway_postgres() if args.class_db == "postgres" else None
     servers = []
     try:
         with tempfile.TemporaryDirectory(prefix="autoreg-class-bench-") as tmp:
@@ -402,18 +295,18 @@ def main(argv: list[str] | None = None) -> int:
                 servers.append(start_server(ROOT / "app.py", free_port(), env={
                     "AUTOREG_CLASS_DB": str(db), "AUTOREG_MAX_SESSIONS": "0",
                     "AUTOREG_CLASS_SEATS": str(max(60, args.students)),
-                    **(profile_env(args.profile) if args.profile else {})}))
+                    **(run_kind_profiler_env(args.profile) if args.profile else {})}))
             load = tuple(round(x, 2) for x in os.getloadavg())
             out = asyncio.run(run([local_url(s) for s in servers], db, args.students, args.seconds, args.period,
                                   args.idle, [s.pid for s in servers],
-                                  db_cpu=(lambda: postgres_cpu(cluster)) if cluster else None))
+                                  db_cpu=cluster.cpu_seconds if cluster else None))
     finally:
         for server in servers:
             stop_server(server)
         if cluster is not None:
             cluster.stop()
     if args.profile:
-        out["profile"] = profile_summary(args.profile)
+        out["profile"] = profile_by_run_kind(args.profile)
     out["solo_decode_step_ms"] = solo_ms
     out["goal"] = goal(out, args.replicas, args.class_db)
     out["load_average_at_start"] = load

@@ -21,7 +21,7 @@ point, whole sequence and length. A student who saw another's tokens, or lost it
 Also printed: ``prefix_cache``, the server's prefix-cache counters as the tricks page shows them after
 the class (every student opened the same prompt): hits, misses, prefill time saved, memory held.
 
-``goals`` (issue 28, capacity per core; ``bench/capacity.py``): this machine's solo decode step, measured in
+``goals`` (capacity per core; ``bench.lib.goals``): this machine's solo decode step, measured in
 this process before the server starts, against the class's Next token p50/p95 (goal: p95 ≤ 8× the solo step);
 and the server's CPU per Next token click beyond the model's pass (its script thread's CPU, timed inside the
 server) against a bare page of the same shape (``bench/bare_page.py``, a second server) clicked in the same
@@ -40,269 +40,22 @@ import asyncio
 import json
 import os
 import random
-import re
 import statistics
-import sys
 import time
-import urllib.parse
-from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # `python bench/classroom.py` from anywhere
-    sys.path.insert(0, str(ROOT))
-
-from bench import capacity  # noqa: E402
-from bench.server import free_port, local_url, start_server, stop_server  # noqa: E402
+from bench import capacity
+from bench.lib.client import AppClient, warm_up
+from bench.lib.goals import CPU_GOAL_RATIO, cpu_comparison, p95_goal
+from bench.lib.profiles import per_click_profile_file
+from bench.lib.reference import solo_decode_step_ms
+from bench.lib.server_hooks import cpu_of, profiler_env, read_batcher, read_runs, timer_env
+from bench.lib.servers import ROOT, free_port, local_url, start_server, stop_server
+from bench.lib.stats import latency, rounded, slope_after_warmup
+from bench.lib.students import NEXT, RESET, SLIDER, UNDO, Action, Student, run_student
 
 MAX_SECONDS = 900
-ACTION_TIMEOUT_S = 120.0
-STEP_PAGE = "step"  # the step page by its name (a bare / opens Start here)
-TEMPERATURES = (0.5, 0.7, 0.9, 1.1)
-TOKEN_ID = re.compile(r'class="tok gen[^"]*"[^>]*?title="position \d+ · id (\d+)')
-FULL_MARK = "The class is full"
-
 PREFIX_CACHE_PAGE = "tricks"  # its metrics: the shared prefix cache's hits and prefill time saved since the start
-NEXT, UNDO, RESET, SLIDER, OPEN = "next token", "undo", "reset", "temperature slider", "open"
-
-
-# ---------------------------------------------------------------- one tab over the websocket
-@dataclass
-class Widget:
-    id: str
-    kind: str  # the element type: button, slider, number_input ...
-    label: str
-    fragment_id: str
-    default: object = None
-
-
-@dataclass
-class RunResult:
-    seconds: float
-    status: int  # ForwardMsg.script_finished
-    exceptions: list[str]
-    tokens: list[int] | None  # generated token ids of the last token strip drawn, None if none drawn
-    full: bool  # the "class is full" page was shown
-    bytes: int
-    alerts: list[str] = field(default_factory=list)  # st.error / warning / info / success texts drawn
-    metrics: dict[str, str] = field(default_factory=dict)  # st.metric label → value (the tricks page's cache stats)
-
-
-class AppClient:
-    """One browser tab as the server sees it: a websocket, widget ids, and the last token strip."""
-
-    def __init__(self, url: str, page: str = STEP_PAGE, query: str | None = None):
-        parts = urllib.parse.urlsplit(url)
-        if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
-            raise ValueError("the classroom bench only talks to a server on this machine")
-        self.ws_url = f"ws://{parts.netloc}/_stcore/stream"
-        self.page = page
-        # None: no address at all (the steady class). A string: the tab's address, kept as the app rewrites it
-        # and sent with every request, as a browser's address bar is (class mode keeps its place there).
-        self.query = query
-        self.page_hash = ""
-        self.auto_rerun: tuple[float, str] | None = None  # a fragment's run_every: (seconds, fragment id)
-        self.widgets: dict[str, Widget] = {}  # by the widget's user key
-        self.ws = None
-
-    async def connect(self) -> None:
-        import websockets
-
-        self.ws = await websockets.connect(self.ws_url, subprotocols=["streamlit"], max_size=None,
-                                           open_timeout=ACTION_TIMEOUT_S, ping_interval=None)
-
-    async def close(self) -> None:
-        if self.ws is not None:
-            await self.ws.close()
-
-    async def open(self) -> RunResult:
-        """Load the page, as a browser does on its first request."""
-        from streamlit.proto.BackMsg_pb2 import BackMsg
-
-        msg = BackMsg()
-        msg.rerun_script.query_string = self.query or ""
-        msg.rerun_script.page_name = self.page
-        return await self._send(msg)
-
-    async def poll(self) -> RunResult:
-        """What the browser does every ``run_every`` seconds: rerun the polling fragment (it may rerun the app)."""
-        from streamlit.proto.BackMsg_pb2 import BackMsg
-
-        msg = BackMsg()
-        client_state = msg.rerun_script
-        client_state.page_script_hash = self.page_hash
-        client_state.page_name = self.page
-        client_state.query_string = self.query or ""
-        client_state.fragment_id = self.auto_rerun[1]
-        client_state.is_auto_rerun = True
-        return await self._send(msg)
-
-    async def press(self, key: str) -> RunResult:
-        """Click the button whose widget key is ``key`` (in its fragment, like the browser)."""
-        widget = self.widgets[key]
-        return await self._rerun([(widget, "trigger_value", True)], widget.fragment_id)
-
-    async def set_value(self, key: str, value) -> RunResult:
-        """Move a slider or type into a number box: the new value, a whole-page rerun."""
-        widget = self.widgets[key]
-        if widget.kind == "slider":
-            return await self._rerun([(widget, "double_array_value", [float(value)])], widget.fragment_id)
-        return await self._rerun([(widget, "int_value", int(value))], widget.fragment_id)
-
-    async def _rerun(self, states, fragment_id: str) -> RunResult:
-        from streamlit.proto.BackMsg_pb2 import BackMsg
-
-        msg = BackMsg()
-        client_state = msg.rerun_script
-        client_state.page_script_hash = self.page_hash
-        client_state.page_name = self.page
-        if self.query is not None:
-            client_state.query_string = self.query
-        if fragment_id:
-            client_state.fragment_id = fragment_id
-        for widget, field_name, value in states:
-            state = client_state.widget_states.widgets.add()
-            state.id = widget.id
-            if field_name == "double_array_value":
-                state.double_array_value.data.extend(value)
-            else:
-                setattr(state, field_name, value)
-        return await self._send(msg)
-
-    async def _send(self, msg) -> RunResult:
-        t0 = time.perf_counter()
-        await self.ws.send(msg.SerializeToString())
-        return await asyncio.wait_for(self._until_finished(t0), ACTION_TIMEOUT_S)
-
-    async def _until_finished(self, t0: float) -> RunResult:
-        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-        exceptions, tokens, full, n_bytes, alerts, metrics = [], None, False, 0, [], {}
-        while True:
-            data = await self.ws.recv()
-            n_bytes += len(data)
-            fwd = ForwardMsg()
-            fwd.ParseFromString(data)
-            kind = fwd.WhichOneof("type")
-            if kind == "navigation":  # st.navigation names the page that ran: later reruns ask for it
-                self.page_hash = fwd.navigation.page_script_hash or self.page_hash
-            elif kind == "page_info_changed" and self.query is not None:
-                self.query = fwd.page_info_changed.query_string
-            elif kind == "auto_rerun":
-                self.auto_rerun = (fwd.auto_rerun.interval, fwd.auto_rerun.fragment_id)
-            elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-                element = fwd.delta.new_element
-                etype = element.WhichOneof("type")
-                body = getattr(element, etype)
-                if etype == "exception":
-                    exceptions.append(f"{body.type}: {body.message}"[:300])
-                elif etype == "markdown" and 'class="tokstrip"' in body.body:
-                    tokens = [int(t) for t in TOKEN_ID.findall(body.body)]
-                elif etype in ("heading", "markdown") and FULL_MARK in body.body:
-                    full = True
-                elif etype == "alert":
-                    alerts.append(body.body)
-                elif etype == "metric":
-                    metrics[body.label] = body.body
-                widget_id = getattr(body, "id", "") if etype != "exception" else ""
-                if widget_id.startswith("$$ID-"):
-                    key = widget_id.split("-", 2)[2]
-                    default = list(body.default) if etype == "slider" else getattr(body, "default", None)
-                    self.widgets[key] = Widget(widget_id, etype, getattr(body, "label", ""),
-                                               fwd.delta.fragment_id, default)
-            elif kind == "script_finished":
-                if fwd.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                    continue  # st.rerun: the next run's messages follow on the same request
-                return RunResult(time.perf_counter() - t0, int(fwd.script_finished), exceptions, tokens, full,
-                                 n_bytes, alerts, metrics)
-
-
-# ---------------------------------------------------------------- a student
-@dataclass
-class Action:
-    kind: str
-    seconds: float
-    at: float  # seconds since the class started
-    tokens: list[int] | None  # what the strip showed afterwards
-    value: float | None = None  # the temperature, for a slider move
-    error: str | None = None
-
-
-@dataclass
-class Student:
-    index: int
-    seed: int
-    url: str
-    rng: random.Random
-    actions: list[Action] = field(default_factory=list)
-    defaults: dict = field(default_factory=dict)  # sidebar widget defaults, by key
-    refused: bool = False
-    open_seconds: float | None = None
-    errors: list[str] = field(default_factory=list)
-
-    def next_kind(self, n_tokens: int, max_new: int) -> str:
-        if n_tokens >= max_new - 1:
-            return RESET
-        roll = self.rng.random()
-        if roll < 0.08:
-            return SLIDER
-        if roll < 0.16 and n_tokens:
-            return UNDO
-        if roll < 0.20:
-            return RESET
-        return NEXT
-
-
-async def run_student(student: Student, started: float, stop_at: float, period: float, jitter: float) -> None:
-    """Open the page, set this student's seed, then act every ``period`` ± ``jitter`` s until ``stop_at``."""
-    from autoreg_ui import keys
-
-    client = AppClient(student.url)
-    try:
-        await client.connect()
-        opened = await client.open()
-        student.open_seconds = opened.seconds
-        if opened.full:
-            student.refused = True
-            return
-        if opened.exceptions:
-            student.errors += opened.exceptions
-        student.defaults = {k: w.default for k, w in client.widgets.items()}
-        seeded = await client.set_value(keys.CFG_SEED, student.seed)
-        student.errors += seeded.exceptions
-        tokens = seeded.tokens or []
-        buttons = {NEXT: "step_next", UNDO: "step_undo", RESET: "step_reset"}
-        max_new = int(student.defaults.get(keys.CFG_MAX_NEW) or 64)
-        next_at = time.perf_counter() + student.rng.uniform(0, period)
-        while True:
-            await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
-            if time.perf_counter() >= stop_at:
-                break
-            kind = student.next_kind(len(tokens), max_new)
-            value = None
-            try:
-                if kind == SLIDER:
-                    value = student.rng.choice(TEMPERATURES)
-                    result = await client.set_value(keys.CFG_TEMPERATURE, value)
-                else:
-                    result = await client.press(buttons[kind])
-                error = "; ".join(result.exceptions) or None
-                if result.tokens is not None:
-                    tokens = result.tokens
-                elif error is None:
-                    error = "no token strip in the response"
-                student.actions.append(Action(kind, result.seconds, time.perf_counter() - started,
-                                              list(tokens), value, error))
-            except Exception as exc:  # noqa: BLE001 - a failed action is a finding, counted as an error
-                student.actions.append(Action(kind, float("nan"), time.perf_counter() - started, None, value,
-                                              f"{type(exc).__name__}: {exc}"[:300]))
-                break
-            next_at += period + student.rng.uniform(-jitter, jitter)
-            next_at = max(next_at, time.perf_counter())
-    except Exception as exc:  # noqa: BLE001
-        student.errors.append(f"{type(exc).__name__}: {exc}"[:300])
-    finally:
-        await client.close()
 
 
 # ---------------------------------------------------------------- the solo replay
@@ -326,7 +79,7 @@ def replay_student(bundle, student: Student, prompt: str) -> dict:
     """Replay one student's actions alone; count the strips that differ from the replay's tokens."""
     from autoreg_core import Session, SessionError
 
-    session = Session(bundle, prompt, batched=False)  # the solo reference
+    session = Session(bundle, prompt)  # the solo reference
     temperature = None
     mismatches, first_mismatch = 0, None
     for n, action in enumerate(student.actions):
@@ -401,37 +154,14 @@ async def sample_rss(pid: int | None, started: float, stop: asyncio.Event, every
             pass
 
 
-def percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
-
-
-def latency(values: list[float]) -> dict:
-    ms = [v * 1000 for v in values]
-    return {"n": len(ms), "p50_ms": _round(percentile(ms, 50)), "p95_ms": _round(percentile(ms, 95)),
-            "max_ms": _round(max(ms) if ms else None)}
-
-
-def _round(x):
-    return None if x is None else round(x, 1)
-
-
 def rss_summary(samples: list[tuple[float, float]], warmup_s: float) -> dict:
     """Memory over time, and its trend after the warm-up (a least-squares slope, MiB per minute)."""
     after = [(t, m) for t, m in samples if t >= warmup_s]
-    slope = None
-    if len(after) >= 3:
-        ts, ms = [t for t, _ in after], [m for _, m in after]
-        t_mean, m_mean = statistics.fmean(ts), statistics.fmean(ms)
-        var = sum((t - t_mean) ** 2 for t in ts)
-        slope = sum((t - t_mean) * (m - m_mean) for t, m in zip(ts, ms)) / var * 60 if var else 0.0
     return {"samples_s_mib": samples, "warmup_s": warmup_s,
             "after_warmup_first_mib": after[0][1] if after else None,
             "after_warmup_last_mib": after[-1][1] if after else None,
             "after_warmup_max_mib": max((m for _, m in after), default=None),
-            "after_warmup_slope_mib_per_min": _round(slope)}
+            "after_warmup_slope_mib_per_min": rounded(slope_after_warmup(samples, warmup_s))}
 
 
 def summarize(students: list[Student], seconds: float, rss: list, warmup_s: float, isolation: dict | None,
@@ -455,16 +185,6 @@ def summarize(students: list[Student], seconds: float, rss: list, warmup_s: floa
 
 
 # ---------------------------------------------------------------- the whole class
-async def warm_up(url: str) -> None:
-    """One page load before the class: the model loads on the server's first page, not a student's."""
-    client = AppClient(url)
-    await client.connect()
-    try:
-        await client.open()
-    finally:
-        await client.close()
-
-
 async def clicks_alone(url: str, floor_urls: list[str], clicks: int) -> None:
     """Before the class: one tab on the step page and one on each floor page press Next token in turn, alone."""
     app, floors = AppClient(url), [AppClient(u, page="") for u in floor_urls]
@@ -634,7 +354,7 @@ def one_run(args, batch: str | None) -> dict:
     warmup = args.warmup if args.warmup is not None else min(60.0, args.seconds / 3)
     load = tuple(round(x, 2) for x in os.getloadavg())
     bundle = solo_bundle()
-    solo_ms = capacity.solo_decode_step_ms(bundle, DEFAULT_PROMPT, SIDEBAR_DEFAULTS)  # before any server runs
+    solo_ms = solo_decode_step_ms(bundle, DEFAULT_PROMPT, SIDEBAR_DEFAULTS)  # before any server runs
     server, floors, rounds, prefix_stats, marks = None, {}, None, {}, {}
     timers = Path(tempfile.mkdtemp(prefix="autoreg-classroom-"))
     try:
@@ -642,23 +362,23 @@ def one_run(args, batch: str | None) -> dict:
             url, pid = args.url, args.pid
         else:
             env = {"AUTOREG_BATCH": batch} if batch is not None else {}
-            env.update(capacity.timer_env(timers / "app", "app"))
+            env.update(timer_env(timers / "app", "app"))
             if args.profile:  # the same folder's sitecustomize, with the profiler added
-                env.update(capacity.profiler_env(timers / "app", args.profile.resolve()))
+                env.update(profiler_env(args.profile.resolve()))
             server = start_server(ROOT / "app.py", free_port(), args.streamlit_option, env=env)
             url, pid = local_url(server), server.pid
             if not args.burst:  # the floors, in the same run: bare pages of the step page's shape (see FLOORS)
                 floors = {name: start_server(ROOT / "bench" / page, free_port(), args.streamlit_option,
-                                             env=capacity.timer_env(timers / name, name))
+                                             env=timer_env(timers / name, name))
                           for name, page in FLOORS.items()}
         floor_urls = tuple(local_url(proc) for proc in floors.values())
 
         async def alone() -> None:
             if server is not None:
                 await clicks_alone(url, list(floor_urls), args.alone_clicks)
-            marks["app"] = len(capacity.read_runs(timers / "app", "app"))
+            marks["app"] = len(read_runs(timers / "app", "app"))
             for name in FLOORS:
-                marks[name] = len(capacity.read_runs(timers / name, name))
+                marks[name] = len(read_runs(timers / name, name))
 
         t0 = time.perf_counter()
         if args.burst:
@@ -674,17 +394,17 @@ def one_run(args, batch: str | None) -> dict:
             if proc is not None:
                 stop_server(proc)
     # the same step again once the server is gone: on a shared machine, how far the reference itself moved
-    solo_after_ms = capacity.solo_decode_step_ms(bundle, DEFAULT_PROMPT, SIDEBAR_DEFAULTS)
+    solo_after_ms = solo_decode_step_ms(bundle, DEFAULT_PROMPT, SIDEBAR_DEFAULTS)
     isolation = None if args.no_replay else check_isolation(students, bundle)
     report = summarize(students, elapsed, rss, warmup, isolation, load)
     report["prefix_cache"] = capacity.prefix_cache_counts(prefix_stats, prefix_stat_labels())
-    report["goals"] = goals(report, solo_ms, capacity.read_runs(timers / "app", "app"),
-                            capacity.read_runs(timers / "bare", "bare"), marks, batch,
-                            shape_runs=capacity.read_runs(timers / "bare_shape", "bare_shape"))
+    report["goals"] = goals(report, solo_ms, read_runs(timers / "app", "app"),
+                            read_runs(timers / "bare", "bare"), marks, batch,
+                            shape_runs=read_runs(timers / "bare_shape", "bare_shape"))
     report["goals"]["next_token_vs_solo_step"]["solo_decode_step_ms_after_class"] = round(solo_after_ms, 1)
-    report["batcher"] = capacity.read_batcher(timers / "app", "app")  # where a step's time went, in the server
+    report["batcher"] = read_batcher(timers / "app", "app")  # where a step's time went, in the server
     if args.profile:  # every script run of the class (Next token, slider, undo, reset, open), per Next token click
-        report["profile"] = capacity.profile_report(args.profile.resolve(), report["next_token_clicks_served"])
+        report["profile"] = per_click_profile_file(args.profile.resolve(), report["next_token_clicks_served"])
     if rounds is not None:
         report["burst_rounds"] = rounds
         report["burst_last_settled"] = latency([r["last_settled_ms"] / 1000 for r in rounds])
@@ -700,7 +420,7 @@ def one_run(args, batch: str | None) -> dict:
 
 def goals(report: dict, solo_ms: float, app_runs: list, bare_runs: list, marks: dict, batch: str | None,
           shape_runs: list | None = None) -> dict:
-    """Issue 28's goals from one run: Next token p95 against the solo decode step; the server's CPU per Next token
+    """The capacity goals read off one run: Next token p95 against the solo decode step; the server's CPU per Next token
     click beyond the model against the bare page's, alone (runs before ``marks``) and during the class (after).
     ``shape_runs``: the second floor's (``bench/bare_step_shape.py``: the step page's elements, no app code), read
     beside the goal's, with no verdict of its own: it says how much of the click is the app's own work."""
@@ -709,13 +429,12 @@ def goals(report: dict, solo_ms: float, app_runs: list, bare_runs: list, marks: 
 
     def against(runs: list, name: str, goal: float | None) -> dict:
         at = marks.get(name, 0)
-        return {when: capacity.cpu_comparison(capacity.cpu_of(app, "step_next"), capacity.cpu_of(floor, BARE_BUTTON),
-                                              goal)
+        return {when: cpu_comparison(cpu_of(app, "step_next"), cpu_of(floor, BARE_BUTTON), goal)
                 for when, app, floor in (("alone", app_runs[:app_at], runs[:at]),
                                          ("during_class", app_runs[app_at:], runs[at:]))}
 
-    out = {"next_token_vs_solo_step": capacity.p95_goal(next_token["p50_ms"], next_token["p95_ms"], solo_ms),
-           "server_cpu_per_click_beyond_model": against(bare_runs, "bare", capacity.CPU_GOAL_RATIO),
+    out = {"next_token_vs_solo_step": p95_goal(next_token["p50_ms"], next_token["p95_ms"], solo_ms),
+           "server_cpu_per_click_beyond_model": against(bare_runs, "bare", CPU_GOAL_RATIO),
            "memory_slope_mib_per_min": report["server_rss"]["after_warmup_slope_mib_per_min"]}
     if shape_runs is not None:
         out["server_cpu_per_click_against_the_step_shape"] = against(shape_runs, "bare_shape", None)

@@ -13,8 +13,8 @@ browser tests' flags) and measures, for each action:
 * **server CPU per click**: the server process's user + system CPU time over the measured clicks.
 
 The bare page is measured twice: served with the app's own ``.streamlit/config.toml`` (the floor),
-and with Streamlit's default ``runner.postScriptGC = true`` (the floor of issue 9's first figures;
-the app turns that option off). Ratios are given against both. A third server, ``bench/bare_step_shape.py``,
+and with Streamlit's default ``runner.postScriptGC = true`` (the floor the first figures were read
+against; the app turns that option off). Ratios are given against both. A third server, ``bench/bare_step_shape.py``,
 draws the step page's own elements per click (about 33 where the bare page draws 5) with no model and no app
 code: each page's ``vs_bare_step_shape`` reads its click against that, so the part of the cost that is
 Streamlit's for the elements shown is told apart from the part that is the app's own work. The goals stay
@@ -26,14 +26,14 @@ slider to rest before it sends the value, so this includes that debounce) and it
 one beside the lab's sliders, which reruns only the pipeline section).
 The rounds are interleaved (a few clicks of each page in turn), so a machine whose load drifts
 affects every page alike. Prints one JSON object: p50/p95 per action, each next to the bare page's,
-as ratios, and against the goals of issue 9.
+as ratios, and against the goals (``bench.lib.goals``).
 
 What else is measured for each click, next to the bare page's (``*_ratio_vs_bare``):
 
 * in the browser: bytes the server sent, element containers on the page, the token strip's HTML, and
   the time from the request to the server's last message of the run;
-* inside each server (``RUN_TIMER``, installed by PYTHONPATH): every script run's wall time and the CPU
-  time of its own thread, which with the batcher on excludes the model's pass (it runs on the batcher's
+* inside each server (``bench.lib.in_server.run_timer``, installed by PYTHONPATH): every script run's wall
+  time and the CPU time of its own thread, which with the batcher on excludes the model's pass (it runs on the batcher's
   worker thread): the click's server cost beyond the model;
 * ``script_run`` (``--script-clicks``, in this process under AppTest, without a browser): the same
   Next token clicks timed, the figure JSON bytes, element count and bytes, the strip's HTML, the model
@@ -48,33 +48,26 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from bench.lib.browser import CHROMIUM, CHROMIUM_ARGS
+from bench.lib.goals import CLICK_GOALS
+from bench.lib.profiles import per_click_profile
+from bench.lib.server_hooks import read_runs, timer_env
+from bench.lib.servers import ROOT, cpu_seconds, free_port, local_url, start_server, stop_server
+from bench.lib.stats import percentile, rounded
 
-from bench import capacity  # noqa: E402
-from bench.server import cpu_seconds, free_port, local_url, start_server, stop_server  # noqa: E402
-
-CHROMIUM = os.environ.get("AUTOREG_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 CLICK_TIMEOUT_MS = 60_000
 # the step page rebuilt from a link: 300 greedy steps on a prompt that does not reach EOS by then
 LONG_TEXT_LINK = "step?prompt=Once+upon+a+time&cfg_temperature=0&cfg_max_new=512&steps=300&seg=1~t0~n512"
 NO_REQUEST_MS = 5_000  # a click that sent nothing to the server by then was lost: it is done again
 RETRIES = 3
 # The bare page runs twice: with the app's own config (the floor the app can be held to) and with the
-# Streamlit defaults the app turns off (runner.postScriptGC), the floor issue 9's first figures used.
+# Streamlit defaults the app turns off (runner.postScriptGC), the floor the first figures were read against.
 STREAMLIT_DEFAULTS = ["runner.postScriptGC=true"]
-# goals of issue 9, as ratios to the bare page: (latency p50, server CPU); None = no goal
-GOALS = {"step_next_token": (1.5, 2.0), "step_next_token_long_text": (1.5, 2.0), "attention_next_token": (2.0, None),
-         "lab_slider": (2.0, None), "lab_draw_again": (2.0, None)}
 
 # Installed before the app loads: counts what the page's websocket sends and receives, with times.
 WEBSOCKET_JS = """(() => {
@@ -145,20 +138,9 @@ ARM_JS = """() => {
 }""".replace("NO_REQUEST_MS", str(NO_REQUEST_MS)).replace("TIMEOUT_MS", str(CLICK_TIMEOUT_MS))
 
 
-# Installed in each bench server (as ``sitecustomize``, by PYTHONPATH): every script run the server does is
-# timed on its own thread (``bench/capacity.py``'s RUN_TIMER, which also logs the button that started the run).
-# With the batcher on, the model's pass runs on the batcher's worker thread, so the script thread's CPU is
-# the click's cost beyond the model.
-RUN_TIMER = capacity.RUN_TIMER
-
-
-def _timer_env(folder: Path, name: str) -> dict:
-    """The environment that makes a bench server time its script runs into ``folder/name.runs``."""
-    return capacity.timer_env(folder, name)
-
-
 def _runs(folder: Path, name: str) -> list[tuple[float, float, int]]:
-    return [(w, c, f) for w, c, f, _ in capacity.read_runs(folder, name)]
+    """A server's timed script runs (``bench.lib.in_server.run_timer``): wall ms, script thread CPU ms, fragment."""
+    return [(w, c, f) for w, c, f, _ in read_runs(folder, name)]
 
 
 @dataclass
@@ -235,34 +217,24 @@ def measure_once(action: Action, i: int) -> tuple[float, float]:
                        f"timeout {CLICK_TIMEOUT_MS / 1000:.0f} s)")
 
 
-def percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
-
-
 def summary(action: Action) -> dict:
     n = len(action.latencies_ms)
-    out = {"clicks": n, "p50_ms": _r(percentile(action.latencies_ms, 50)),
-            "p95_ms": _r(percentile(action.latencies_ms, 95)),
-            "mean_ms": _r(statistics.fmean(action.latencies_ms)) if n else None,
-            "request_to_settled_p50_ms": _r(percentile(action.request_ms, 50)),
-            "server_cpu_ms_per_click": _r(action.cpu_s * 1000 / n) if n else None, "lost_clicks_redone": action.lost,
+    out = {"clicks": n, "p50_ms": rounded(percentile(action.latencies_ms, 50)),
+            "p95_ms": rounded(percentile(action.latencies_ms, 95)),
+            "mean_ms": rounded(statistics.fmean(action.latencies_ms)) if n else None,
+            "request_to_settled_p50_ms": rounded(percentile(action.request_ms, 50)),
+            "server_cpu_ms_per_click": rounded(action.cpu_s * 1000 / n) if n else None,
+            "lost_clicks_redone": action.lost,
             "bytes_sent_per_click_p50": percentile(action.bytes_in, 50), "elements_on_page": action.elements,
             "token_strip_html_chars": action.strip_html}
     if action.server_ms:  # the server's run as the browser sees it: its request to the run's last message
-        out["request_to_last_message_p50_ms"] = _r(percentile(action.server_ms, 50))
-    if action.runs:  # timed inside the server (RUN_TIMER)
+        out["request_to_last_message_p50_ms"] = rounded(percentile(action.server_ms, 50))
+    if action.runs:  # timed inside the server (run_timer)
         out["server_script_runs_per_click"] = round(len(action.runs) / n, 2) if n else None
-        out["server_script_wall_p50_ms"] = _r(percentile([w for w, _, _ in action.runs], 50))
-        out["server_script_thread_cpu_p50_ms"] = _r(percentile([c for _, c, _ in action.runs], 50))
+        out["server_script_wall_p50_ms"] = rounded(percentile([w for w, _, _ in action.runs], 50))
+        out["server_script_thread_cpu_p50_ms"] = rounded(percentile([c for _, c, _ in action.runs], 50))
         out["server_script_fragment_runs"] = sum(f for _, _, f in action.runs)
     return out
-
-
-def _r(x):
-    return None if x is None else round(x, 1)
 
 
 def compare(page: dict, bare: dict, goal: tuple[float | None, float | None]) -> dict:
@@ -293,14 +265,14 @@ def run(clicks: int, warmup: int, rounds: int, options: list[str], app_root: Pat
     timers = Path(tempfile.mkdtemp(prefix="autoreg-click-cost-"))
     try:
         servers["app"] = start_server(app_root / "app.py", free_port(), options, cwd=app_root,
-                                      env=_timer_env(timers, "app"))
+                                      env=timer_env(timers, "app"))
         servers["bare"] = start_server(ROOT / "bench" / "bare_page.py", free_port(), options, cwd=app_root,
-                                       env=_timer_env(timers, "bare"))
+                                       env=timer_env(timers, "bare"))
         servers["bare_defaults"] = start_server(ROOT / "bench" / "bare_page.py", free_port(),
                                                 [*options, *STREAMLIT_DEFAULTS], cwd=app_root,
-                                                env=_timer_env(timers, "bare_defaults"))
+                                                env=timer_env(timers, "bare_defaults"))
         servers["bare_shape"] = start_server(ROOT / "bench" / "bare_step_shape.py", free_port(), options, cwd=app_root,
-                                             env=_timer_env(timers, "bare_shape"))
+                                             env=timer_env(timers, "bare_shape"))
         todo = [a for a in actions() if only is None or a.name in only or a.server.startswith("bare")]
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -337,8 +309,8 @@ def run(clicks: int, warmup: int, rounds: int, options: list[str], app_root: Pat
     bare_defaults = results.pop("bare_next_token_streamlit_defaults")
     shape = results.pop("bare_shape_next_token")
     for name, result in results.items():
-        result["vs_bare"] = compare(result, bare, GOALS[name])
-        result["vs_bare_streamlit_defaults"] = compare(result, bare_defaults, GOALS[name])
+        result["vs_bare"] = compare(result, bare, CLICK_GOALS[name])
+        result["vs_bare_streamlit_defaults"] = compare(result, bare_defaults, CLICK_GOALS[name])
         result["vs_bare_step_shape"] = same_elements(result, shape)
         for key in ("request_to_last_message_p50_ms", "server_script_wall_p50_ms", "server_script_thread_cpu_p50_ms",
                     "bytes_sent_per_click_p50", "elements_on_page", "token_strip_html_chars"):
@@ -376,14 +348,6 @@ SCRIPT_PAGES = {  # name → (script, query parameters, the Next token button's 
     "step_next_token_long_text": ("app.py", dict(urllib.parse.parse_qsl(LONG_TEXT_LINK.partition("?")[2])),
                                   "step_next"),
 }
-PROFILED = ("stepper", "step_buttons", "next_token", "step", "forward", "decode", "wait", "process", "choose",
-            "token_strip_html", "views", "token_views", "render_sidebar", "render_tools", "replay_pending",
-            "sync_url", "install_export_script", "publish", "heartbeat", "show_chart", "plotly_chart",
-            "topn_figure", "top_of_record", "style", "remember", "markdown", "metric", "caption",
-            "open_section", "this_step", "sequence_logprob", "perplexity", "strip_legend", "pass_note",
-            "_enqueue", "enqueue", "to_json", "generate_snippet", "loop_snippet", "prompt_box",
-            "terms_here", "show", "explain", "latex", "gate", "read_on_load", "apply", "slider",
-            "SerializeToString", "ByteSize")
 
 
 class _ScriptClock:
@@ -485,19 +449,19 @@ def script_cost(clicks: int, warmup: int = 2, profile_clicks: int = 0, top: int 
             if at.exception:
                 raise RuntimeError(f"{name}: {at.exception}")
             walls, cpus = [w for w, _ in clock.runs], [c for _, c in clock.runs]
-            row = {"clicks": clicks, "script_wall_p50_ms": _r(percentile(walls, 50)),
-                   "script_thread_cpu_p50_ms": _r(percentile(cpus, 50)),
-                   "process_cpu_p50_ms": _r(percentile(process_cpu, 50)), **sent(at)}
+            row = {"clicks": clicks, "script_wall_p50_ms": rounded(percentile(walls, 50)),
+                   "script_thread_cpu_p50_ms": rounded(percentile(cpus, 50)),
+                   "process_cpu_p50_ms": rounded(percentile(process_cpu, 50)), **sent(at)}
             if any(f is not None for f in forward):
-                row["model_pass_p50_ms"] = _r(percentile([f for f in forward if f is not None], 50))
-                row["script_wall_minus_model_pass_p50_ms"] = _r(percentile(
+                row["model_pass_p50_ms"] = rounded(percentile([f for f in forward if f is not None], 50))
+                row["script_wall_minus_model_pass_p50_ms"] = rounded(percentile(
                     [w - f for w, f in zip(walls, forward) if f is not None], 50))
             if profile_clicks and not name.startswith("bare"):
                 clock.profile = cProfile.Profile()
                 for _ in range(profile_clicks):
                     at.button(key=button).click().run()
                 profile, clock.profile = clock.profile, None
-                row["profile"] = profile_summary(pstats.Stats(profile), profile_clicks, top)
+                row["profile"] = per_click_profile(pstats.Stats(profile), profile_clicks, top)
             out[name] = row
     floors = {"vs_bare": out.get("bare_next_token"), "vs_bare_step_shape": out.get("bare_step_shape_next_token")}
     for name, row in out.items():
@@ -507,32 +471,6 @@ def script_cost(clicks: int, warmup: int = 2, profile_clicks: int = 0, top: int 
                               for key in ("script_wall_p50_ms", "script_thread_cpu_p50_ms", "process_cpu_p50_ms",
                                           "elements", "element_bytes", "figure_json_bytes", "token_strip_html_chars")}
     return out
-
-
-def profile_summary(stats, clicks: int, top: int) -> dict:
-    """cProfile of the script runs: the functions with the most time of their own, and the cumulative time of
-    the app's parts and Streamlit's element calls (ms per click; the profiler itself slows the run, so read
-    the shares)."""
-    total = max((ct for (_, _, name), (_, _, _, ct, _) in stats.stats.items() if name == "_run_script"), default=0.0)
-
-    def where(path: str, line: int, name: str) -> str:
-        short = path.split("site-packages/")[-1].replace(str(ROOT) + "/", "")
-        return f"{short}:{line} {name}"
-
-    rows = [(where(*key), nc, tt, ct) for key, (_, nc, tt, ct, _) in stats.stats.items()]
-    own = sorted(rows, key=lambda r: -r[2])[:top]
-    parts = sorted((r for r in rows if r[0].rsplit(" ", 1)[-1] in PROFILED
-                    and ("autoreg" in r[0] or r[0].startswith(("pages/", "app.py", "streamlit/elements")))),
-                   key=lambda r: -r[3])[:top * 2]
-
-    def fmt(r):
-        return {"function": r[0], "calls_per_click": round(r[1] / clicks, 1),
-                "own_ms_per_click": round(r[2] * 1000 / clicks, 2),
-                "cumulative_ms_per_click": round(r[3] * 1000 / clicks, 2),
-                "share_of_run": round(r[3] / total, 3) if total else None}
-
-    return {"clicks": clicks, "run_ms_per_click_profiled": round(total * 1000 / clicks, 1),
-            "top_own_time": [fmt(r) for r in own], "app_and_element_calls": [fmt(r) for r in parts]}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """Measure the app's costs on this machine and print them as one JSON object.
 
-    python -m bench            # or: python bench/run.py
+    python -m bench
     python -m bench --tokens 32 --lengths 64,256
     python -m bench --memory   # only the per-tab memory (a few minutes: 2 × 2,048 decode steps)
     python -m bench --memory --memory-tokens 128,512 --memory-attention
@@ -34,11 +34,8 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # `python bench/run.py` from anywhere
-    sys.path.insert(0, str(ROOT))
+from bench.lib.servers import ROOT
 
 PROMPT = "Once upon a time, in a small village by the sea, there lived an old baker who"
 
@@ -77,7 +74,7 @@ def _session_per_token(bundle, n: int, capture: bool) -> dict:
     from autoreg_core import SamplingConfig, Session
 
     config = SamplingConfig(temperature=0.0, max_new_tokens=n + 1)
-    session = Session(bundle, PROMPT, batched=False)  # timings are solo passes
+    session = Session(bundle, PROMPT)  # timings are solo passes
     session.prefill(capture_attention=capture)
     times = []
     forward = []

@@ -2,20 +2,21 @@
 
     python -m bench.soak                        # 30 students, each resets every 40 tokens, 20 minutes
     python -m bench.soak --students 5 --minutes 2 --warmup 30
-    python -m bench.soak --students 15 --minutes 7 --leak /tmp/leak   # what grows: bench/leak.py's probe inside
+    python -m bench.soak --students 15 --minutes 7 --leak /tmp/leak   # what grows: the leak probe inside
 
-Issue 28's goal: 30 students who reset every 40 tokens for 20 minutes, the server's memory slope after the
-warm-up within ±2 MiB per minute. A leak (a session, a record, a cache entry or a figure kept per click) shows
-as a slope; what the students legitimately hold (each one's text, at most 40 tokens) stops growing once every
+The goal (``bench.lib.goals``): 30 students who reset every 40 tokens for 20 minutes, the server's memory slope
+after the warm-up within ±2 MiB per minute. A leak (a session, a record, a cache entry or a figure kept per click)
+shows as a slope; what the students legitimately hold (each one's text, at most 40 tokens) stops growing once every
 student has reached 40 tokens and reset once.
 
-Each student is ``bench.classroom``'s simulated tab (the step page over the websocket, its own seed) acting
+Each student is a simulated tab (``bench.lib.students``: the step page over the websocket, its own seed) acting
 every ``--period`` seconds, with one rule of its own: Next token until its text holds ``--reset-every``
 tokens, then Reset. The server it starts is sampled every ``--every`` seconds; each sample is printed to stderr
 as it comes, and the JSON at the end holds them all, the least-squares slope after the warm-up (MiB/min) and
-the goal's verdict. The slope's arithmetic is ``slope_after_warmup`` (a pure function, unit-tested).
-With ``--leak DIR`` the server carries ``bench/leak.py``'s probe, one JSON line a minute in ``DIR/leak.jsonl``
-(``python -m bench.leak DIR`` summarises it); ``--leak-frames 0`` leaves tracemalloc off (it slows the server).
+the goal's verdict. The slope's arithmetic is ``bench.lib.stats.slope_after_warmup`` (pure, unit-tested).
+With ``--leak DIR`` the server carries the leak probe (``bench.lib.in_server.leak_probe``), one JSON line a minute
+in ``DIR/leak.jsonl`` (``python -m bench.leak DIR`` summarises it); ``--leak-frames 0`` leaves tracemalloc off (it
+slows the server).
 
 Bounded and local: 127.0.0.1 only, at most 25 minutes, and the server it starts is stopped.
 """
@@ -26,27 +27,24 @@ import asyncio
 import json
 import os
 import random
-import statistics
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from bench import leak  # noqa: E402
-from bench.classroom import NEXT, RESET, Student, latency, run_student, warm_up  # noqa: E402
-from bench.server import free_port, local_url, start_server, stop_server  # noqa: E402
+from bench.lib.client import warm_up
+from bench.lib.goals import SOAK_MINUTES, SOAK_RESET_EVERY, SOAK_SLOPE_MIB_PER_MIN, SOAK_STUDENTS, slope_within_goal
+from bench.lib.server_hooks import leak_probe_env
+from bench.lib.servers import ROOT, free_port, local_url, start_server, stop_server
+from bench.lib.stats import latency, slope_after_warmup, slope_error
+from bench.lib.students import NEXT, RESET, Student, run_student
 
 MAX_MINUTES = 25
-GOAL_STUDENTS, GOAL_MINUTES, GOAL_RESET_EVERY, GOAL_SLOPE_MIB_PER_MIN = 30, 20, 40, 2.0  # issue 28
 
 
 class SoakStudent(Student):
     """A student who presses Next token until the text holds ``reset_every`` tokens, then Reset."""
 
-    reset_every: int = GOAL_RESET_EVERY
+    reset_every: int = SOAK_RESET_EVERY
     first_reset: int | None = None  # the first cycle's length (``stagger``), then every ``reset_every`` tokens
 
     def next_kind(self, n_tokens: int, max_new: int) -> str:
@@ -66,39 +64,6 @@ def stagger(index: int, n_students: int, reset_every: int) -> int:
     any moment, as a real class out of step does; each student still resets every ``reset_every`` tokens after.
     """
     return max(1, round(reset_every * (index + 1) / n_students))
-
-
-def slope_after_warmup(samples: list[tuple[float, float]], warmup_s: float) -> float | None:
-    """The least-squares slope (MiB per minute) of the (seconds, MiB) samples taken at or after ``warmup_s``;
-    None with fewer than three such samples (or all at one instant)."""
-    after = [(t, m) for t, m in samples if t >= warmup_s]
-    if len(after) < 3:
-        return None
-    t_mean = statistics.fmean(t for t, _ in after)
-    m_mean = statistics.fmean(m for _, m in after)
-    var = sum((t - t_mean) ** 2 for t, _ in after)
-    if not var:
-        return None
-    return sum((t - t_mean) * (m - m_mean) for t, m in after) / var * 60
-
-
-def slope_error(samples: list[tuple[float, float]], warmup_s: float) -> float | None:
-    """The slope's standard error (MiB per minute): memory saw-tooths by tens of MiB as the students' texts grow
-    and reset, so a slope is read with its uncertainty. None with fewer than three samples after the warm-up."""
-    slope = slope_after_warmup(samples, warmup_s)
-    after = [(t, m) for t, m in samples if t >= warmup_s]
-    if slope is None or len(after) < 3:
-        return None
-    t_mean = statistics.fmean(t for t, _ in after)
-    m_mean = statistics.fmean(m for _, m in after)
-    var = sum((t - t_mean) ** 2 for t, _ in after)
-    residual = sum((m - m_mean - slope / 60 * (t - t_mean)) ** 2 for t, m in after)
-    return (residual / (len(after) - 2) / var) ** 0.5 * 60
-
-
-def verdict(slope: float | None, goal: float = GOAL_SLOPE_MIB_PER_MIN) -> bool | None:
-    """Within ±``goal`` MiB/min (None: no slope could be read)."""
-    return None if slope is None else abs(slope) <= goal
 
 
 async def sample_memory(pid: int, started: float, stop: asyncio.Event, every: float, out: list) -> None:
@@ -148,9 +113,9 @@ async def soak(url: str, pid: int, n_students: int, seconds: float, period: floa
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--students", type=int, default=GOAL_STUDENTS)
-    parser.add_argument("--minutes", type=float, default=GOAL_MINUTES)
-    parser.add_argument("--reset-every", type=int, default=GOAL_RESET_EVERY, help="tokens before a student resets")
+    parser.add_argument("--students", type=int, default=SOAK_STUDENTS)
+    parser.add_argument("--minutes", type=float, default=SOAK_MINUTES)
+    parser.add_argument("--reset-every", type=int, default=SOAK_RESET_EVERY, help="tokens before a student resets")
     parser.add_argument("--warmup", type=float, default=300.0, help="seconds before memory should be flat")
     parser.add_argument("--period", type=float, default=2.0, help="seconds between a student's actions")
     parser.add_argument("--jitter", type=float, default=0.5)
@@ -159,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--in-step", action="store_true",
                         help="every student's first cycle is full length (they reset nearly together; see stagger)")
     parser.add_argument("--leak", type=Path, default=None,
-                        help="folder for bench/leak.py's probe inside the server (tracemalloc, gc, sessions)")
+                        help="folder for the leak probe inside the server (tracemalloc, gc, sessions); "
+                             "python -m bench.leak reads it")
     parser.add_argument("--leak-every", type=float, default=60.0, help="seconds between the probe's lines")
     parser.add_argument("--leak-frames", type=int, default=8,
                         help="tracemalloc's frames per allocation (0: no tracemalloc, the cheap probe)")
@@ -171,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 <= args.warmup < args.minutes * 60:
         parser.error("--warmup must be shorter than the run")
     load = tuple(round(x, 2) for x in os.getloadavg())
-    env = leak.probe_env(args.leak, args.leak_every, args.leak_frames) if args.leak else None
+    env = leak_probe_env(args.leak, args.leak_every, args.leak_frames) if args.leak else None
     server = start_server(ROOT / "app.py", free_port(), env=env)
     try:
         students, samples = asyncio.run(soak(local_url(server), server.pid, args.students, args.minutes * 60,
@@ -194,9 +160,9 @@ def main(argv: list[str] | None = None) -> int:
         + [m for t, m in samples if t >= args.warmup][-1:],
         "slope_after_warmup_mib_per_min": None if slope is None else round(slope, 2),
         "slope_standard_error_mib_per_min": None if error is None else round(error, 2),
-        "goal": f"{GOAL_STUDENTS} students resetting every {GOAL_RESET_EVERY} tokens for {GOAL_MINUTES} min: "
-                f"slope within ±{GOAL_SLOPE_MIB_PER_MIN} MiB/min",
-        "within_goal": verdict(slope),
+        "goal": f"{SOAK_STUDENTS} students resetting every {SOAK_RESET_EVERY} tokens for {SOAK_MINUTES} min: "
+                f"slope within ±{SOAK_SLOPE_MIB_PER_MIN} MiB/min",
+        "within_goal": slope_within_goal(slope),
         "load_average_at_start": load, "load_average_at_end": tuple(round(x, 2) for x in os.getloadavg()),
     }, indent=2))
     return 0

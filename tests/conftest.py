@@ -109,8 +109,8 @@ _keep_streamlit_on_navigation()
 
 @pytest.fixture(scope="session")
 def postgres_dsn():
-    """A throwaway PostgreSQL 15 server for the whole test run (``tests/postgres.py``), stopped at the end."""
-    import postgres
+    """A throwaway PostgreSQL 15 server for the whole test run (``bench.lib.postgres``), stopped at the end."""
+    from bench.lib import postgres
 
     if postgres.server_bin() is None:
         pytest.skip("PostgreSQL's server is not installed (make test installs Debian's postgresql where it can)")

@@ -12,6 +12,10 @@ from fake_runner import fake_script_runner
 from autoreg_core.engine.session import FULL_LOGITS_KEPT, TOP_STORED
 from bench import memory, run
 
+<<<<<<< HEAD
+=======
+ROOT = Path(__file__).resolve().parents[2]
+>>>>>>> wt-bench
 GENERATOR_STATE_BYTES = torch.Generator().get_state().numel()  # 5,056 bytes on CPU
 
 
@@ -103,39 +107,39 @@ def test_serving_report_on_tiny_has_every_table(tiny):
     assert out["torch_threads"] == 1 and out["copy_bandwidth_gib_s"] > 0
 
 
-# ---------------------------------------------------------------- bench.classroom's capacity fields (issue 28)
+# ---------------------------------------------------------------- bench.classroom's capacity fields
 def test_run_log_lines_parse_with_and_without_a_trigger():
-    from bench import capacity
+    from bench.lib import server_hooks
 
     text = "12.500 3.250 1 step_next\n5.000 1.000 0\n\n7.000 2.000 1 bare_next\n"
-    assert capacity.parse_runs(text) == [(12.5, 3.25, 1, "step_next"), (5.0, 1.0, 0, "-"), (7.0, 2.0, 1, "bare_next")]
-    runs = capacity.parse_runs(text)
-    assert capacity.cpu_of(runs, "step_next") == [3.25]
-    assert capacity.cpu_of(runs, "bare_next") == [2.0]
-    assert capacity.cpu_of(runs, "step_undo") == []
+    runs = server_hooks.parse_runs(text)
+    assert runs == [(12.5, 3.25, 1, "step_next"), (5.0, 1.0, 0, "-"), (7.0, 2.0, 1, "bare_next")]
+    assert server_hooks.cpu_of(runs, "step_next") == [3.25]
+    assert server_hooks.cpu_of(runs, "bare_next") == [2.0]
+    assert server_hooks.cpu_of(runs, "step_undo") == []
 
 
 def test_cpu_comparison_is_the_ratio_of_medians_against_the_goal():
-    from bench import capacity
+    from bench.lib import goals
 
-    out = capacity.cpu_comparison([10.0, 30.0, 12.0], [4.0, 6.0, 5.0, 100.0])
+    out = goals.cpu_comparison([10.0, 30.0, 12.0], [4.0, 6.0, 5.0, 100.0])
     assert out == {"step_next_token_cpu_ms": 12.0, "bare_next_token_cpu_ms": 5.5, "clicks": [3, 4],
                    "ratio": 2.18, "goal_ratio": 2.0, "meets_goal": False}
-    at_goal = capacity.cpu_comparison([8.0], [4.0])
+    at_goal = goals.cpu_comparison([8.0], [4.0])
     assert (at_goal["ratio"], at_goal["meets_goal"]) == (2.0, True)  # the goal is ≤ 2×: exactly 2× meets it
-    assert capacity.cpu_comparison([8.01], [4.0])["meets_goal"] is False
-    empty = capacity.cpu_comparison([], [4.0])
+    assert goals.cpu_comparison([8.01], [4.0])["meets_goal"] is False
+    empty = goals.cpu_comparison([], [4.0])
     assert (empty["step_next_token_cpu_ms"], empty["ratio"], empty["meets_goal"]) == (None, None, None)
 
 
 def test_p95_goal_reads_the_p95_against_the_solo_step():
-    from bench import capacity
+    from bench.lib import goals
 
-    assert capacity.p95_goal(300.0, 800.0, 100.0) == {
+    assert goals.p95_goal(300.0, 800.0, 100.0) == {
         "solo_decode_step_ms": 100.0, "next_token_p50_ms": 300.0, "next_token_p95_ms": 800.0,
         "p95_over_solo": 8.0, "goal_ratio": 8.0, "meets_goal": True}
-    assert capacity.p95_goal(300.0, 801.0, 100.0)["meets_goal"] is False
-    assert capacity.p95_goal(None, None, 100.0)["meets_goal"] is None
+    assert goals.p95_goal(300.0, 801.0, 100.0)["meets_goal"] is False
+    assert goals.p95_goal(None, None, 100.0)["meets_goal"] is None
 
 
 def test_classroom_goals_split_the_runs_at_the_class_start():
@@ -190,9 +194,9 @@ def test_the_run_timer_logs_the_button_that_started_each_run(tmp_path):
     import subprocess
     import sys
 
-    from bench import capacity
+    from bench.lib import server_hooks
 
-    env = {**os.environ, **capacity.timer_env(tmp_path / "timer", "app")}
+    env = {**os.environ, **server_hooks.timer_env(tmp_path / "timer", "app")}
     env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], str(fake_script_runner(tmp_path))])
     code = ("from types import SimpleNamespace as N\nfrom streamlit.runtime.scriptrunner import script_runner as s\n"
             "class W(N):\n    def WhichOneof(self, _):\n        return self.kind\n"  # a widget state, as the proto's
@@ -202,6 +206,6 @@ def test_the_run_timer_logs_the_button_that_started_each_run(tmp_path):
             "s.ScriptRunner()._run_script(N(fragment_id_queue=['f'], widget_states=w))\n"
             "s.ScriptRunner()._run_script(N(widget_states=None))")
     subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=tmp_path)
-    runs = capacity.read_runs(tmp_path / "timer", "app")
+    runs = server_hooks.read_runs(tmp_path / "timer", "app")
     assert [(f, key) for _, _, f, key in runs] == [(1, "step_next"), (0, "-")]
     assert all(w >= 0 and c >= 0 for w, c, _, _ in runs)

@@ -54,7 +54,7 @@ def test_delays_per_replica_and_the_lecture_goal():
 
 @pytest.mark.integration
 def test_two_followers_see_every_step_of_a_short_class(embedded, tmp_path, monkeypatch):
-    from bench.server import free_port, local_url, start_server, stop_server
+    from bench.lib.servers import free_port, local_url, start_server, stop_server
 
     db = tmp_path / "classes.sqlite3"
     server = start_server(ROOT / "app.py", free_port(), env={"AUTOREG_CLASS_DB": str(db)})

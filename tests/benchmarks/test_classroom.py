@@ -6,11 +6,18 @@ import pytest
 from conftest import ROOT, in_own_thread
 
 from bench import classroom
-from bench.classroom import NEXT, RESET, SLIDER, UNDO, Action, Student
+from bench.lib.client import AppClient
+from bench.lib.stats import latency
+from bench.lib.students import NEXT, RESET, SLIDER, UNDO, Action, Student
 
+<<<<<<< HEAD
+=======
+ROOT = Path(__file__).resolve().parents[2]
+
+>>>>>>> wt-bench
 
 def test_latency_and_rss_summaries():
-    assert classroom.latency([0.1, 0.3, 0.2]) == {"n": 3, "p50_ms": 200.0, "p95_ms": 300.0, "max_ms": 300.0}
+    assert latency([0.1, 0.3, 0.2]) == {"n": 3, "p50_ms": 200.0, "p95_ms": 300.0, "max_ms": 300.0}
     flat = classroom.rss_summary([(t, 500.0) for t in range(0, 100, 10)], warmup_s=30)
     assert flat["after_warmup_slope_mib_per_min"] == 0.0 and flat["after_warmup_first_mib"] == 500.0
     growing = classroom.rss_summary([(t, 500.0 + t) for t in range(0, 100, 10)], warmup_s=30)
@@ -50,12 +57,12 @@ def test_a_slider_move_changes_the_config_of_later_steps():
 
 def test_only_local_servers():
     with pytest.raises(ValueError):
-        classroom.AppClient("http://example.com:8501")
+        AppClient("http://example.com:8501")
 
 
 @pytest.mark.integration
 def test_two_students_for_a_few_seconds(embedded):
-    from bench.server import free_port, local_url, start_server, stop_server
+    from bench.lib.servers import free_port, local_url, start_server, stop_server
 
     server = start_server(ROOT / "app.py", free_port())
     try:
@@ -79,7 +86,7 @@ def test_two_students_for_a_few_seconds(embedded):
 
 @pytest.mark.integration
 def test_a_burst_where_three_students_press_at_once(embedded):
-    from bench.server import free_port, local_url, start_server, stop_server
+    from bench.lib.servers import free_port, local_url, start_server, stop_server
 
     server = start_server(ROOT / "app.py", free_port())
     try:

@@ -7,10 +7,11 @@ import pytest
 from fake_runner import fake_script_runner
 
 from bench import click_cost
+from bench.lib.server_hooks import timer_env
 
 
 def test_the_run_timer_times_every_script_run_into_its_log(tmp_path):
-    env = {**os.environ, **click_cost._timer_env(tmp_path, "app")}
+    env = {**os.environ, **timer_env(tmp_path, "app")}
     env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], str(fake_script_runner(tmp_path))])
     code = ("from types import SimpleNamespace as N\nfrom streamlit.runtime.scriptrunner import script_runner as s\n"
             "s.ScriptRunner()._run_script(N(fragment_id_queue=['f']))\ns.ScriptRunner()._run_script(N())")

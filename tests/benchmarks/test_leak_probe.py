@@ -1,10 +1,12 @@
-"""bench/leak.py: the probe, installed by PYTHONPATH in a process, writes its lines once a session exists."""
+"""The leak probe (bench.lib.in_server.leak_probe), installed by PYTHONPATH in a process, writes its lines once a
+session exists; bench/leak.py reads them back."""
 import json
 import subprocess
 import sys
 import textwrap
 
 from bench import leak
+from bench.lib.server_hooks import leak_probe_env
 
 # A stand-in for a Streamlit server: its Runtime (found in sys.modules, never imported by the probe) appears
 # after a moment with two sessions whose state has slots, as Streamlit's SessionState has; once the probe's
@@ -48,7 +50,7 @@ SERVER = textwrap.dedent("""
 
 
 def test_the_probe_writes_memory_sessions_and_growth(tmp_path):
-    env = {**leak.probe_env(tmp_path, every=0.5, frames=4), "PATH": "/usr/bin:/bin"}
+    env = {**leak_probe_env(tmp_path, every=0.5, frames=4), "PATH": "/usr/bin:/bin"}
     subprocess.run([sys.executable, "-c", SERVER, env["AUTOREG_LEAK_LOG"]], env=env, timeout=60, check=True)
     lines = [json.loads(x) for x in (tmp_path / "leak.jsonl").read_text().splitlines()]
     assert len(lines) >= 2 and not [x for x in lines if "error" in x]
@@ -62,7 +64,7 @@ def test_the_probe_writes_memory_sessions_and_growth(tmp_path):
 
 
 def test_without_frames_there_is_no_tracemalloc_and_no_log_without_a_session(tmp_path):
-    env = {**leak.probe_env(tmp_path, every=0.2, frames=0), "PATH": "/usr/bin:/bin"}
+    env = {**leak_probe_env(tmp_path, every=0.2, frames=0), "PATH": "/usr/bin:/bin"}
     code = "import time, tracemalloc; time.sleep(1.0); assert not tracemalloc.is_tracing()"
     subprocess.run([sys.executable, "-c", code], env=env, timeout=60, check=True)
     assert not (tmp_path / "leak.jsonl").exists()  # no session ever appeared: the probe waited

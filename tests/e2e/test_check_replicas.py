@@ -1,5 +1,5 @@
-"""deploy/check_replicas.py, run as an operator would: two replicas behind HAProxy, 4 students, 2 clicks, and
-two classes (one per replica) of 3 fresh students plus one who holds the other replica's cookie.
+"""deploy/check (``python -m deploy.check``), run as an operator would: two replicas behind HAProxy, 4 students,
+2 clicks, and two classes (one per replica) of 3 fresh students plus one who holds the other replica's cookie.
 
 With the cookie affinity every student stays on one replica and every download comes from the replica
 that made it; without it, downloads land on the wrong replica: the run proves the check can fail. With the
@@ -7,7 +7,6 @@ class rules every member of a class reaches the replica whose tag starts the cla
 without the cookie that carries a class link's choice on to the page's websocket) students land on the other
 replica and are refused.
 """
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -21,15 +20,7 @@ from .conftest import ARTIFACTS, CHROMIUM
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "deploy" / "check_replicas.py"
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
-
-
-def _load_check():
-    spec = importlib.util.spec_from_file_location("check_replicas", SCRIPT)
-    check = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(check)
-    return check
 
 
 def _run(*extra: str, students: str = "4", clicks: str = "2", class_students: str = "3") -> dict:
@@ -37,7 +28,7 @@ def _run(*extra: str, students: str = "4", clicks: str = "2", class_students: st
         pytest.skip("haproxy is not installed: Debian's 'haproxy' package (make test installs it when it can)")
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Chromium not found at {CHROMIUM}")
-    done = subprocess.run([sys.executable, str(SCRIPT), "--students", students, "--clicks", clicks,
+    done = subprocess.run([sys.executable, "-m", "deploy.check", "--students", students, "--clicks", clicks,
                            "--class-students", class_students, *extra],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     ARTIFACTS.mkdir(exist_ok=True)
@@ -124,7 +115,8 @@ def test_without_class_routing_a_class_is_split_across_the_replicas():
 
 
 def test_the_check_config_strips_exactly_the_rules_each_mode_drops():
-    check = _load_check()
+    from deploy.check import haproxy as check
+
     template = (ROOT / "deploy" / "haproxy.cfg").read_text()
     rules = ("ignore-persist if { urlp(class) -m found }", "use-server r1 if { urlp(class) -m beg -i A }",
              "use-server r2 if { urlp(class) -m beg -i B }", "Set-Cookie \"AUTOREG_REPLICA=%s")
@@ -149,8 +141,9 @@ def test_the_check_config_strips_exactly_the_rules_each_mode_drops():
 
 
 def test_a_step_that_does_not_happen_names_the_student_and_the_step():
-    check = _load_check()
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    from deploy.check import steps as check
 
     def never(timeout_ms: int):
         raise PlaywrightTimeout(f"Timeout {timeout_ms}ms exceeded")

@@ -1,4 +1,4 @@
-"""deploy/check_replicas.py --class-db postgres, run as an operator would: a throwaway PostgreSQL, two replicas
+"""python -m deploy.check --class-db postgres, run as an operator would: a throwaway PostgreSQL, two replicas
 on it, HAProxy with deploy/haproxy-shared.cfg (cookie stickiness, no class routing). One class: the teacher on
 one replica, four students pinned two to each; every student follows, guesses and draws; the replica without
 the teacher restarts mid-lesson, its students come back to the same seat, and everyone follows the next step;
@@ -16,13 +16,11 @@ from .conftest import ARTIFACTS, CHROMIUM
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "deploy" / "check_replicas.py"
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 
 
 def test_one_class_across_both_replicas_on_postgresql_survives_a_restart():
-    sys.path.insert(0, str(ROOT / "tests"))
-    import postgres
+    from bench.lib import postgres
 
     if postgres.server_bin() is None:
         pytest.skip("PostgreSQL's server is not installed: Debian's 'postgresql' (make test installs it when it can)")
@@ -34,7 +32,7 @@ def test_one_class_across_both_replicas_on_postgresql_survives_a_restart():
     # ("drawing for the round" on the replica without the teacher; cause not found yet). Both runs are kept.
     ARTIFACTS.mkdir(exist_ok=True)
     for attempt in (1, 2):
-        done = subprocess.run([sys.executable, str(SCRIPT), "--class-db", "postgres", "--class-students", "4"],
+        done = subprocess.run([sys.executable, "-m", "deploy.check", "--class-db", "postgres", "--class-students", "4"],
                               cwd=ROOT, capture_output=True, text=True, timeout=400)
         (ARTIFACTS / f"replicas-postgres-{attempt}.json").write_text(done.stdout)
         assert done.stdout.strip(), done.stderr[-2000:]

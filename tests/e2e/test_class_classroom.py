@@ -173,7 +173,7 @@ def test_teacher_key_works_after_wrong_keys_from_one_shared_address(browser, sha
 def proxied_server(tmp_path):
     """The app behind the project's HAProxy config (option forwardfor), the balancer at a non-loopback address
     that the operator names in AUTOREG_TRUSTED_PROXIES."""
-    import importlib.util
+    from deploy.check.haproxy import haproxy_config
 
     address = _non_loopback_address()
     if address is None:
@@ -182,13 +182,10 @@ def proxied_server(tmp_path):
     proc, _ = start_server("streamlit-class-proxied.log", port=port,
                            env={"AUTOREG_CLASS_DB": str(tmp_path / "classes.sqlite3"),
                                 "AUTOREG_TRUSTED_PROXIES": address})
-    spec = importlib.util.spec_from_file_location("check_replicas", ROOT / "deploy" / "check_replicas.py")
-    check = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(check)
     template = (ROOT / "deploy" / "haproxy.cfg").read_text()
     assert "option forwardfor" in template
     front = _free_port()
-    cfg = check.haproxy_config(template, front, [port, port])
+    cfg = haproxy_config(template, front, [port, port])
     cfg = cfg.replace(f"127.0.0.1:{port} check", f"127.0.0.1:{port} source {address} check")
     (tmp_path / "haproxy.cfg").write_text(cfg)
     balancer = _haproxy(tmp_path / "haproxy.cfg", tmp_path / "haproxy.log")

@@ -18,7 +18,7 @@ def _asked(db) -> int:
 
 
 async def _forge(url: str, db, code: str, key: str, seat: str) -> dict:
-    from bench.classroom import AppClient
+    from bench.lib.client import AppClient
 
     teacher = AppClient(url, "class", urllib.parse.urlencode({"class": code, "key": key}))
     student = AppClient(url, "class", urllib.parse.urlencode({"class": code, "seat": seat}))

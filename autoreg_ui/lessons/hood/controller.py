@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, MutableMapping
 from functools import lru_cache
-from pathlib import Path
 
 import streamlit as st
 
@@ -19,6 +18,7 @@ from autoreg_core.experiments import rope as positions
 from autoreg_core.experiments import training_loss as loss
 from autoreg_core.experiments.teacher_forcing import MAX_TOKENS
 from autoreg_ui import guide, keys, measuring
+from autoreg_ui.app_files import app_folder
 from autoreg_ui.charts import show_chart
 from autoreg_ui.lessons.hood import figures as figs
 from autoreg_ui.lessons.hood import text
@@ -27,7 +27,7 @@ from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import EXAMPLE_PROMPTS
 
 MAX_READ = MAX_TOKENS  # the most recent tokens a section reads
-LONG_PROMPT_PATH = Path(__file__).resolve().parents[3] / "assets" / "long_prompt.txt"
+LONG_PROMPT_PATH = app_folder() / "assets" / "long_prompt.txt"
 SEARCH_STEPS_EACH, SEARCH_MAX_STEPS, SEARCH_BUDGET_S = 8, 48, 90.0  # the flip search's bounds
 
 

@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 import torch
 
@@ -29,12 +28,13 @@ from autoreg_core.experiments.teacher_forcing import (
 )
 from autoreg_core.experiments.unembedding import Unembedding
 from autoreg_ui import keys, measuring
+from autoreg_ui.app_files import app_folder
 from autoreg_ui.format import human_bytes, human_count, ms, ratio
 from autoreg_ui.lessons.inside.text import WORKED_PROMPT
 
 Metric = tuple[str, str, str]  # label, value, what it means
 
-LONG_PROMPT_PATH = Path(__file__).resolve().parents[3] / "assets" / "long_prompt.txt"
+LONG_PROMPT_PATH = app_folder() / "assets" / "long_prompt.txt"
 LONG_PROMPT_SOURCE = "the opening of Jane Austen's *Pride and Prejudice* (1813, public domain)"
 TAB_PROMPT, LONG_PROMPT = "this tab's prompt", "a long example prompt"
 PROMPT_CHOICES = (LONG_PROMPT, TAB_PROMPT)

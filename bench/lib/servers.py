@@ -1,4 +1,5 @@
-"""Start and stop a local Streamlit server for the benches (127.0.0.1, a free port, bounded waits)."""
+"""Local servers for the benches and checks: Streamlit started on 127.0.0.1 and a free port, health waits
+bounded in time, stopped again; and the CPU time a server process has used."""
 from __future__ import annotations
 
 import os
@@ -8,19 +9,41 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 180
 
 
 def free_port() -> int:
+    """A TCP port free on the loopback interface now (the OS picks it)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def start_server(script: Path, port: int, options: list[str] = (), env: dict | None = None,
+def is_healthy(url: str) -> bool:
+    """Streamlit's health check at ``url`` answers ok."""
+    try:
+        return urllib.request.urlopen(url + "/_stcore/health", timeout=2).read().strip() == b"ok"
+    except OSError:
+        return False
+
+
+def wait_healthy(url: str, timeout: float = START_TIMEOUT_S, proc: subprocess.Popen | None = None) -> bool:
+    """Wait until ``url`` answers its health check; False after ``timeout`` s or once ``proc`` has exited."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc is not None and proc.poll() is not None:
+            return False
+        if is_healthy(url):
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def start_server(script: Path, port: int, options: Iterable[str] = (), env: dict | None = None,
                  cwd: Path = ROOT) -> subprocess.Popen:
     """``streamlit run script`` on 127.0.0.1:port from ``cwd`` (whose .streamlit/config.toml it reads).
 
@@ -40,16 +63,10 @@ def start_server(script: Path, port: int, options: list[str] = (), env: dict | N
                             env={**os.environ, **(env or {})})
     proc.log_path = log.name
     proc.port = port
-    url = local_url(proc)
-    deadline = time.time() + START_TIMEOUT_S
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the server exited; see {log.name}")
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read().strip() == b"ok":
-                return proc
-        except OSError:
-            time.sleep(0.5)
+    if wait_healthy(local_url(proc), START_TIMEOUT_S, proc):
+        return proc
+    if proc.poll() is not None:
+        raise RuntimeError(f"the server exited; see {log.name}")
     stop_server(proc)
     raise RuntimeError(f"the server did not start in {START_TIMEOUT_S} s; see {log.name}")
 
@@ -59,6 +76,7 @@ def local_url(proc: subprocess.Popen) -> str:
 
 
 def stop_server(proc: subprocess.Popen) -> None:
+    """SIGTERM (Streamlit exits and its atexit hooks run), then SIGKILL if it has not gone in 30 s."""
     proc.terminate()
     try:
         proc.wait(timeout=30)

@@ -1,17 +1,21 @@
-"""A throwaway PostgreSQL server for the tests: a cluster in a temp folder, on a free loopback port, stopped and
-removed when the tests end. The server refuses to run as root, so as root it runs as the ``postgres`` user
-(Debian's package makes it). Nothing here is used outside the tests."""
+"""A throwaway PostgreSQL server: a cluster in a temp folder, on a free loopback port, stopped and removed when done.
+
+The tests, ``bench.class_follow --class-db postgres`` and ``deploy.check --class-db postgres`` start one. The server
+refuses to run as root, so as root it runs as the ``postgres`` user (Debian's package makes it).
+"""
 from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.lib.servers import free_port
+
 BIN_DIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)  # Debian: /usr/lib/postgresql/15/bin
+NOT_INSTALLED = "PostgreSQL's server (initdb, pg_ctl) is not installed (Debian: apt-get install postgresql)"
 
 
 def server_bin() -> Path | None:
@@ -21,12 +25,6 @@ def server_bin() -> Path | None:
             return folder
     found = shutil.which("initdb")
     return Path(found).parent if found and shutil.which("pg_ctl") else None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _as_server_user(cmd: list[str]) -> list[str]:
@@ -48,15 +46,29 @@ class Cluster:
                                         "-w", "stop"]), capture_output=True, timeout=60)
         shutil.rmtree(self.folder, ignore_errors=True)
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds of the server so far: the postmaster, its live backends and the ones it reaped."""
+        import psutil
+
+        pid = int((self.folder / "data" / "postmaster.pid").read_text().split()[0])
+        main = psutil.Process(pid)
+        total = sum(main.cpu_times()[:4])  # user, system, and its reaped children's
+        for child in main.children():
+            try:
+                total += sum(child.cpu_times()[:2])
+            except psutil.Error:
+                pass
+        return total
+
 
 def start_cluster() -> Cluster:
     """initdb + pg_ctl start on a free port, trusting local connections (a test server on loopback only)."""
     bin_dir = server_bin()
     if bin_dir is None:
-        raise FileNotFoundError("PostgreSQL's server (initdb, pg_ctl) is not installed")
+        raise FileNotFoundError(NOT_INSTALLED)
     folder = Path(tempfile.mkdtemp(prefix="autoreg-pg-"))
     os.chmod(folder, 0o777)  # the postgres user writes its data and socket here
-    port = _free_port()
+    port = free_port()
     data, log = folder / "data", folder / "server.log"
     run = dict(capture_output=True, text=True, timeout=120, check=True)
     subprocess.run(_as_server_user([str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust",
