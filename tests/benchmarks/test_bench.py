@@ -12,10 +12,6 @@ from fake_runner import fake_script_runner
 from autoreg_core.engine.session import FULL_LOGITS_KEPT, TOP_STORED
 from bench import memory, run
 
-<<<<<<< HEAD
-=======
-ROOT = Path(__file__).resolve().parents[2]
->>>>>>> wt-bench
 GENERATOR_STATE_BYTES = torch.Generator().get_state().numel()  # 5,056 bytes on CPU
 
 

@@ -10,11 +10,6 @@ from bench.lib.client import AppClient
 from bench.lib.stats import latency
 from bench.lib.students import NEXT, RESET, SLIDER, UNDO, Action, Student
 
-<<<<<<< HEAD
-=======
-ROOT = Path(__file__).resolve().parents[2]
-
->>>>>>> wt-bench
 
 def test_latency_and_rss_summaries():
     assert latency([0.1, 0.3, 0.2]) == {"n": 3, "p50_ms": 200.0, "p95_ms": 300.0, "max_ms": 300.0}
