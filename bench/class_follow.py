@@ -204,7 +204,7 @@ async def run(url: str | list[str], db: Path | str, n_students: int, seconds: fl
     """One class: the teacher on the first of ``url`` (one address, or one per replica), followers dealt over all
     of them; ``pid`` the servers' process ids (their CPU is summed); ``db_cpu`` the database's CPU seconds so far
     (a callable: PostgreSQL's processes are not the servers')."""
-    from autoreg_ui.classroom.store import ClassStore
+    from autoreg_server.class_store import ClassStore
 
     urls = [url] if isinstance(url, str) else list(url)
     pids = [pid] if isinstance(pid, int) else [p for p in (pid or []) if p]

@@ -405,7 +405,7 @@ def _throwaway_postgres():
 def _stored(dsn: str, code: str) -> dict:
     """What PostgreSQL holds of the class: seats, the teacher's steps, guesses and draws."""
     sys.path.insert(0, str(ROOT))
-    from autoreg_ui.classroom.store import ClassStore
+    from autoreg_server.class_store import ClassStore
 
     store = ClassStore(dsn)
     try:

@@ -24,9 +24,9 @@ import streamlit as st
 from autoreg_core.engine import prefix as prefixes
 from autoreg_core.engine.replay import ReplayError, recipe_from_dict, recipe_of, recipe_to_dict, replay
 from autoreg_core.engine.session import SessionError, SessionSnapshot
+from autoreg_server.class_store import ClassError, ClassInfo, ClassStore, Round, class_hours, default_path
 from autoreg_ui import keys, limits, messages
 from autoreg_ui.classroom import replica_text, text
-from autoreg_ui.classroom.store import ClassError, ClassInfo, ClassStore, Round, class_hours, default_path
 from autoreg_ui.state import current_bundle, current_config, current_session
 
 KEPT_PREFIXES = 8  # sampling rounds whose prefix (KV cache of the teacher's text) this process keeps

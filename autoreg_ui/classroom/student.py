@@ -15,12 +15,12 @@ from autoreg_core.engine.session import SessionError, SessionSnapshot
 from autoreg_core.engine.tokens import sequence_text
 from autoreg_core.experiments.continuations import draw_one
 from autoreg_core.experiments.guess_score import GuessError, score_guess
+from autoreg_server.class_store import GUESS_MAX, NICKNAME_MAX, ClassError, ClassInfo, normal_code
 from autoreg_ui import keys, limits, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import text
 from autoreg_ui.classroom.figures import shared
-from autoreg_ui.classroom.store import GUESS_MAX, NICKNAME_MAX, ClassError, ClassInfo, normal_code
 from autoreg_ui.state import current_bundle
 from autoreg_ui.step_figures import token_strip_html, top_of_record, topn_figure
 

@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from autoreg_ui.classroom.store.records import (
+from autoreg_server.class_store.records import (
     ClassError,
     ClassInfo,
     Draw,

@@ -1,9 +1,9 @@
 """``ClassStore``: the teacher's transactions, the students' writes and everyone's reads over one class file."""
 from __future__ import annotations
 
-from autoreg_ui.classroom.store.reads import ClassReads
-from autoreg_ui.classroom.store.seats import SeatActions
-from autoreg_ui.classroom.store.teacher import TeacherActions
+from autoreg_server.class_store.reads import ClassReads
+from autoreg_server.class_store.seats import SeatActions
+from autoreg_server.class_store.teacher import TeacherActions
 
 
 class ClassStore(TeacherActions, SeatActions, ClassReads):

@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from autoreg_ui.classroom.store import ClassStore, sqlite
+from autoreg_server.class_store import ClassStore, sqlite
 
 TABLES = {"classes", "students", "questions", "guesses", "rounds", "draws", "attempts"}
 

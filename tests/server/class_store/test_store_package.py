@@ -1,12 +1,12 @@
-"""The package keeps every name ``classroom/store.py`` had, and ClassStore is the three kinds of access over one
+"""The package exports every public name of the store, and ClassStore is the three kinds of access over one
 core."""
 import importlib
 
-import autoreg_ui.classroom.store as store
-from autoreg_ui.classroom.store import ClassStore, StoreCore
-from autoreg_ui.classroom.store.reads import ClassReads
-from autoreg_ui.classroom.store.seats import SeatActions
-from autoreg_ui.classroom.store.teacher import TeacherActions
+import autoreg_server.class_store as store
+from autoreg_server.class_store import ClassStore, StoreCore
+from autoreg_server.class_store.reads import ClassReads
+from autoreg_server.class_store.seats import SeatActions
+from autoreg_server.class_store.teacher import TeacherActions
 
 # Every public name of the module before the split.
 BEFORE = """ENV_DB ENV_HOURS ENV_REPLICA_TAG ALPHABET CODE_LENGTH NICKNAME_MAX GUESS_MAX MAX_STUDENTS MAX_CLASSES
@@ -37,5 +37,5 @@ def test_class_store_is_composed_over_one_core():
 
 
 def test_importing_dunder_main_does_not_run_the_command_line():
-    module = importlib.import_module("autoreg_ui.classroom.store.__main__")
+    module = importlib.import_module("autoreg_server.class_store.__main__")
     assert module.main is store.main

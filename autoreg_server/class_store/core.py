@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from autoreg_ui.classroom.store.dialect import is_postgres
-from autoreg_ui.classroom.store.sqlite import Connection
+from autoreg_server.class_store.dialect import is_postgres
+from autoreg_server.class_store.sqlite import Connection
 
 ENV_DB = "AUTOREG_CLASS_DB"
 ENV_HOURS = "AUTOREG_CLASS_HOURS"
@@ -55,10 +55,10 @@ def class_seats(environ=os.environ) -> int:
 def open_backend(where: Path | str):
     """The back end for ``where``: a PostgreSQL URL, else the path of a SQLite file."""
     if is_postgres(where):
-        from autoreg_ui.classroom.store import postgres
+        from autoreg_server.class_store import postgres
 
         return postgres.Backend(where)
-    from autoreg_ui.classroom.store import sqlite
+    from autoreg_server.class_store import sqlite
 
     return sqlite.Backend(Path(where))
 

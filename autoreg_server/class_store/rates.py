@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import hashlib
 
-from autoreg_ui.classroom.store.records import RateLimited
-from autoreg_ui.classroom.store.sqlite import Connection
+from autoreg_server.class_store.records import RateLimited
+from autoreg_server.class_store.sqlite import Connection
 
 JOIN_FAILS_PER_MINUTE = 20  # wrong codes per source per minute before it is slowed (a class behind one
 #                             address makes a few typos; a guesser needs ~10⁸ tries for a 6-character code)

@@ -28,7 +28,7 @@ from functools import lru_cache
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from autoreg_ui.classroom.store import dialect
+from autoreg_server.class_store import dialect
 
 ENV_POOL = "AUTOREG_CLASS_DB_POOL"
 CHANNEL = "autoreg_class"

@@ -2,8 +2,8 @@
 (the teacher's page) and never its version (the followers)."""
 import pytest
 
-from autoreg_ui.classroom.store import seats
-from autoreg_ui.classroom.store.records import ClassError
+from autoreg_server.class_store import seats
+from autoreg_server.class_store.records import ClassError
 
 
 def test_joining_seats_a_student_and_stirs_only_the_teacher(store):

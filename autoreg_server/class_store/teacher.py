@@ -14,11 +14,11 @@ import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from autoreg_ui.classroom.store import rates
-from autoreg_ui.classroom.store.codes import new_code, normal_code, replica_tag
-from autoreg_ui.classroom.store.core import StoreCore
-from autoreg_ui.classroom.store.records import ClassError, NotTeacher
-from autoreg_ui.classroom.store.sqlite import Connection  # or postgres.Connection: the same execute
+from autoreg_server.class_store import rates
+from autoreg_server.class_store.codes import new_code, normal_code, replica_tag
+from autoreg_server.class_store.core import StoreCore
+from autoreg_server.class_store.records import ClassError, NotTeacher
+from autoreg_server.class_store.sqlite import Connection  # or postgres.Connection: the same execute
 
 MAX_QUESTIONS = 200  # per class
 MAX_ROUNDS = 100  # sampling rounds per class

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 import secrets
 
-from autoreg_ui.classroom.store import rates
-from autoreg_ui.classroom.store.codes import clean_nickname, normal_code
-from autoreg_ui.classroom.store.core import StoreCore
-from autoreg_ui.classroom.store.records import ClassError
-from autoreg_ui.classroom.store.sqlite import Connection
+from autoreg_server.class_store import rates
+from autoreg_server.class_store.codes import clean_nickname, normal_code
+from autoreg_server.class_store.core import StoreCore
+from autoreg_server.class_store.records import ClassError
+from autoreg_server.class_store.sqlite import Connection
 
 GUESS_MAX = 40  # characters of a guess
 MODES = ("following", "exploring")

@@ -1,5 +1,5 @@
 """Class codes and nicknames as the store keeps them."""
-from autoreg_ui.classroom.store.codes import (
+from autoreg_server.class_store.codes import (
     ALPHABET,
     CODE_LENGTH,
     NICKNAME_MAX,

@@ -2,8 +2,8 @@
 caps on questions and rounds, and the end of a class (by the teacher, the operator, or expiry)."""
 import pytest
 
-from autoreg_ui.classroom.store import teacher
-from autoreg_ui.classroom.store.records import ClassError, NotTeacher, RateLimited
+from autoreg_server.class_store import teacher
+from autoreg_server.class_store.records import ClassError, NotTeacher, RateLimited
 
 
 def test_the_key_is_kept_only_as_its_hash(store):

@@ -2,11 +2,11 @@
 (hashed), students, the teacher's steps, questions and guesses. Pure Python (stdlib ``sqlite3``), no Streamlit:
 tests drive it with a temporary file and a fake clock.
 
-Why SQLite: a class must outlive the server process. A server restarted in the middle of a lesson reopens
-the same file, and every tab that comes back (teacher or student) finds its class, its place and every
-guess. One file per server (``AUTOREG_CLASS_DB``, default under the app's cache dir); with several replicas
-the class code routes each member to the replica that holds the file (the README says what a shared store
-would add).
+Why a database: a class must outlive the server process. A server restarted in the middle of a lesson reopens
+the same store, and every tab that comes back (teacher or student) finds its class, its place and every guess.
+One server keeps one SQLite file (``AUTOREG_CLASS_DB``, default under the app's cache dir). Several replicas
+either keep a file each, the class code's first character (``AUTOREG_REPLICA_TAG``) routing every member to the
+replica that holds the class, or share one PostgreSQL database (``AUTOREG_CLASS_DB=postgresql://…``).
 
 Who may do what: only a caller holding the teacher key changes a class (step, ask, reveal, sample, end,
 remove a student, settings). The key is shown once, to the teacher's tab, and stored here only as a SHA-256
@@ -18,7 +18,7 @@ Two counters tell tabs when to redraw: ``version`` moves on every teacher change
 ``activity`` on what students send (joins, guesses, draws, which page they are on): only the teacher's
 page watches it, so thirty guesses do not redraw thirty followers thirty times.
 
-Operators: ``python -m autoreg_ui.classroom.store list`` and ``python -m autoreg_ui.classroom.store delete CODE``.
+Operators: ``python -m autoreg_server.class_store list`` and ``python -m autoreg_server.class_store delete CODE``.
 
 The package, one idea a module: ``dialect`` (the one schema, and what a back end supplies), ``sqlite`` (all that is
 SQLite's own: column types, connection, write transaction, upsert), ``postgres`` (PostgreSQL's own: a pool, ``%s``
@@ -27,9 +27,9 @@ ways in), ``records`` (errors and rows), ``codes`` (class codes, replica tag, ni
 source hashes), ``teacher`` (the teacher's and operator's transactions), ``seats`` (a student's writes), ``reads``
 (every read), ``class_store`` (``ClassStore``, the three composed), ``cli`` (the operator's command line). This
 module re-exports their public names."""
-from autoreg_ui.classroom.store.class_store import ClassStore
-from autoreg_ui.classroom.store.cli import main
-from autoreg_ui.classroom.store.codes import (
+from autoreg_server.class_store.class_store import ClassStore
+from autoreg_server.class_store.cli import main
+from autoreg_server.class_store.codes import (
     ALPHABET,
     CODE_LENGTH,
     ENV_REPLICA_TAG,
@@ -39,7 +39,7 @@ from autoreg_ui.classroom.store.codes import (
     normal_code,
     replica_tag,
 )
-from autoreg_ui.classroom.store.core import (
+from autoreg_server.class_store.core import (
     DEFAULT_HOURS,
     ENV_DB,
     ENV_HOURS,
@@ -51,7 +51,7 @@ from autoreg_ui.classroom.store.core import (
     class_seats,
     default_path,
 )
-from autoreg_ui.classroom.store.rates import (
+from autoreg_server.class_store.rates import (
     ALL_JOIN_FAILS_PER_MINUTE,
     EVERYONE,
     GUESSES_PER_MINUTE,
@@ -59,8 +59,8 @@ from autoreg_ui.classroom.store.rates import (
     KEY_FAILS_PER_MINUTE,
     source_hash,
 )
-from autoreg_ui.classroom.store.reads import ClassReads
-from autoreg_ui.classroom.store.records import (
+from autoreg_server.class_store.reads import ClassReads
+from autoreg_server.class_store.records import (
     ClassError,
     ClassInfo,
     Draw,
@@ -71,9 +71,9 @@ from autoreg_ui.classroom.store.records import (
     Round,
     Student,
 )
-from autoreg_ui.classroom.store.seats import GUESS_MAX, MODES, SeatActions
-from autoreg_ui.classroom.store.sqlite import SCHEMA
-from autoreg_ui.classroom.store.teacher import (
+from autoreg_server.class_store.seats import GUESS_MAX, MODES, SeatActions
+from autoreg_server.class_store.sqlite import SCHEMA
+from autoreg_server.class_store.teacher import (
     MAX_CONTEXT,
     MAX_DRAW_TOKENS,
     MAX_QUESTIONS,

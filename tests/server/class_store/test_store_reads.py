@@ -1,6 +1,6 @@
 """Every read: a class past its expiry reads as gone, scores count only revealed questions, rounds and
 draws come back oldest first, the operator sees open classes."""
-from autoreg_ui.classroom.store.reads import ClassReads
+from autoreg_server.class_store.reads import ClassReads
 
 
 def _guess(store, code, student, qid, score):

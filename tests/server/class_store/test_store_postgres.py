@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autoreg_ui.classroom.store import ClassError, ClassStore, postgres
+from autoreg_server.class_store import ClassError, ClassStore, postgres
 
 ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.parametrize("class_db", ["postgres"], indirect=True)
@@ -71,7 +71,7 @@ def test_a_change_from_another_process_wakes_a_waiter_here(class_db, clock):
     store = ClassStore(class_db)
     code, key = store.create()
     version = store.version(code)
-    teacher = ("import time; from autoreg_ui.classroom.store import ClassStore; "
+    teacher = ("import time; from autoreg_server.class_store import ClassStore; "
                f"s = ClassStore({class_db!r}); time.sleep(0.5); s.set_recipe({code!r}, {key!r}, {{'prompt': 'x'}}); "
                "print(time.time(), flush=True)")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

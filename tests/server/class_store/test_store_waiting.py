@@ -49,7 +49,7 @@ def test_a_students_news_wakes_no_follower(store):
 @pytest.mark.parametrize("class_db", ["postgres"], indirect=True)
 def test_postgres_wakes_every_waiter_well_before_its_own_recheck(store):
     """Forty waiters on one listener connection: all woken by one NOTIFY, long before they would read again."""
-    from autoreg_ui.classroom.store import postgres
+    from autoreg_server.class_store import postgres
 
     code, key = store.create()
     version = store.version(code)
@@ -89,8 +89,8 @@ def _counting_reads(store, monkeypatch) -> list[int]:
 def test_postgres_waiters_share_one_version_read_until_the_listener_hears_of_the_class(store, monkeypatch):
     """Idle followers cost one read per class and process, not one each per poll; a change made elsewhere (another
     store object: another replica's) is read again as soon as its NOTIFY is heard, and a lost LISTEN voids it."""
-    from autoreg_ui.classroom import store as class_store
-    from autoreg_ui.classroom.store import postgres
+    from autoreg_server import class_store
+    from autoreg_server.class_store import postgres
 
     code, key = store.create()
     version = store.version(code)

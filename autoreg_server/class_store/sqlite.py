@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from autoreg_ui.classroom.store import dialect
+from autoreg_server.class_store import dialect
 
 Connection = sqlite3.Connection
 

@@ -2,7 +2,7 @@
 codes, the teacher key, limits, expiry, restart."""
 import pytest
 
-from autoreg_ui.classroom.store import (
+from autoreg_server.class_store import (
     ALPHABET,
     CODE_LENGTH,
     JOIN_FAILS_PER_MINUTE,
@@ -163,7 +163,7 @@ def test_a_restarted_server_finds_the_class_and_every_guess(class_db, clock):
 
 
 def test_a_replica_tag_starts_every_code(store, monkeypatch):
-    from autoreg_ui.classroom.store import replica_tag
+    from autoreg_server.class_store import replica_tag
 
     assert replica_tag({}) == "" and replica_tag({"AUTOREG_REPLICA_TAG": "0"}) == ""  # not in the alphabet
     monkeypatch.setenv("AUTOREG_REPLICA_TAG", "b")
@@ -186,7 +186,7 @@ def test_students_news_moves_activity_and_teacher_changes_move_the_version(store
 
 
 def test_wrong_teacher_keys_are_refused_and_slowed(store, clock):
-    from autoreg_ui.classroom.store import KEY_FAILS_PER_MINUTE
+    from autoreg_server.class_store import KEY_FAILS_PER_MINUTE
 
     code, key = store.create()
     store.claim_teacher(code, key, source="t")
@@ -241,7 +241,7 @@ def test_a_sampling_round_takes_one_draw_per_student_while_open(store):
 
 
 def test_the_operator_lists_and_deletes_classes(class_db, capsys):
-    from autoreg_ui.classroom.store import main
+    from autoreg_server.class_store import main
 
     db = class_db
     code, _ = ClassStore(db).create()
@@ -251,7 +251,7 @@ def test_the_operator_lists_and_deletes_classes(class_db, capsys):
 
 
 def test_many_sources_together_are_slowed_too(class_db, clock):
-    from autoreg_ui.classroom.store import ALL_JOIN_FAILS_PER_MINUTE
+    from autoreg_server.class_store import ALL_JOIN_FAILS_PER_MINUTE
 
     store = ClassStore(class_db, clock=clock)
     code, _ = store.create()

@@ -2,8 +2,8 @@
 only as hashes, attempts forgotten after an hour."""
 import pytest
 
-from autoreg_ui.classroom.store import ClassStore, rates
-from autoreg_ui.classroom.store.records import RateLimited
+from autoreg_server.class_store import ClassStore, rates
+from autoreg_server.class_store.records import RateLimited
 
 
 @pytest.fixture

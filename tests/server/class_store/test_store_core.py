@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from autoreg_ui.classroom.store.core import (
+from autoreg_server.class_store.core import (
     DEFAULT_HOURS,
     MAX_STUDENTS,
     StoreCore,

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import time
 
-from autoreg_ui.classroom.store.codes import normal_code
-from autoreg_ui.classroom.store.core import StoreCore
-from autoreg_ui.classroom.store.records import ClassInfo, Draw, Guess, Question, Round, Student
+from autoreg_server.class_store.codes import normal_code
+from autoreg_server.class_store.core import StoreCore
+from autoreg_server.class_store.records import ClassInfo, Draw, Guess, Question, Round, Student
 
 
 class ClassReads(StoreCore):

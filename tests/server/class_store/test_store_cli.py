@@ -1,4 +1,4 @@
-"""The operator's command line, called in process and as ``python -m autoreg_ui.classroom.store``."""
+"""The operator's command line, called in process and as ``python -m autoreg_server.class_store``."""
 import os
 import subprocess
 import sys
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from autoreg_ui.classroom.store import ClassStore
-from autoreg_ui.classroom.store.cli import main
+from autoreg_server.class_store import ClassStore
+from autoreg_server.class_store.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -35,7 +35,7 @@ def test_python_dash_m_lists_and_deletes_the_class_file_named_in_the_environment
     env = {**os.environ, "AUTOREG_CLASS_DB": str(db), "PYTHONPATH": str(ROOT)}
 
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "autoreg_ui.classroom.store", *args], cwd=ROOT, env=env,
+        return subprocess.run([sys.executable, "-m", "autoreg_server.class_store", *args], cwd=ROOT, env=env,
                               capture_output=True, text=True, timeout=60)
 
     listed = run("list")

@@ -1,17 +1,17 @@
-"""The operator's command line: ``python -m autoreg_ui.classroom.store list`` and ``... delete CODE``."""
+"""The operator's command line: ``python -m autoreg_server.class_store list`` and ``... delete CODE``."""
 from __future__ import annotations
 
 import argparse
 import time
 
-from autoreg_ui.classroom.store.class_store import ClassStore
-from autoreg_ui.classroom.store.codes import normal_code
-from autoreg_ui.classroom.store.core import ENV_DB, class_hours, default_path
+from autoreg_server.class_store.class_store import ClassStore
+from autoreg_server.class_store.codes import normal_code
+from autoreg_server.class_store.core import ENV_DB, class_hours, default_path
 
 
 def main(argv: list[str] | None = None) -> int:
     """The operator's view of this server's classes: list them, or delete one."""
-    parser = argparse.ArgumentParser(prog="python -m autoreg_ui.classroom.store", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m autoreg_server.class_store", description=main.__doc__)
     parser.add_argument("action", choices=("list", "delete"))
     parser.add_argument("code", nargs="?", help="the class to delete")
     parser.add_argument("--db", help=f"the class file (default: ${ENV_DB}, else the app's cache dir)")
