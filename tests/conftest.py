@@ -15,6 +15,31 @@ os.environ.setdefault("AUTOREG_MAX_SESSIONS", "0")
 
 from tiny import tiny_bundle  # noqa: E402
 
+from autoreg_server import settings  # noqa: E402
+
+
+def _reading_settings_again(change):
+    """``monkeypatch.setenv``/``delenv`` of an ``AUTOREG_*`` variable: the next ``settings.current()`` reads it."""
+    def changed(self, name, *args, **kwargs):
+        result = change(self, name, *args, **kwargs)
+        if str(name).startswith(settings.PREFIX):
+            settings.reset_for_tests()
+        return result
+
+    return changed
+
+
+pytest.MonkeyPatch.setenv = _reading_settings_again(pytest.MonkeyPatch.setenv)
+pytest.MonkeyPatch.delenv = _reading_settings_again(pytest.MonkeyPatch.delenv)
+
+
+@pytest.fixture(autouse=True)
+def settings_of_this_test():
+    """Each test reads the operator's settings from its own environment (a test before may have changed it)."""
+    settings.reset_for_tests()
+    yield
+    settings.reset_for_tests()
+
 
 @pytest.fixture(scope="session")
 def tiny():

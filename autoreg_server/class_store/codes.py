@@ -3,23 +3,23 @@ with this replica's tag) and nicknames.
 """
 from __future__ import annotations
 
-import os
 import secrets
 
-ENV_REPLICA_TAG = "AUTOREG_REPLICA_TAG"
+from autoreg_server import settings
+
+ENV_REPLICA_TAG = settings.variable("replica_tag")
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L look-alikes
 CODE_LENGTH = 6
 NICKNAME_MAX = 24
 
 
-def replica_tag(environ=os.environ) -> str:
+def replica_tag() -> str:
     """This replica's one-character tag (``AUTOREG_REPLICA_TAG``, from ALPHABET), or '' on a single server.
 
     Every class code this replica makes starts with it, so a load balancer can send each member of a class
     to the replica that holds the class (``deploy/haproxy.cfg`` routes on the first character of ``class``).
     """
-    tag = str(environ.get(ENV_REPLICA_TAG, "")).strip().upper()[:1]
-    return tag if tag and tag in ALPHABET else ""
+    return settings.current().replica_tag
 
 
 def new_code(tag: str = "") -> str:

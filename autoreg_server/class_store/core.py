@@ -6,50 +6,43 @@ two ways in (a read connection, or the one write transaction at a time).
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from autoreg_server import settings
 from autoreg_server.class_store.dialect import is_postgres
 from autoreg_server.class_store.sqlite import Connection
 
-ENV_DB = "AUTOREG_CLASS_DB"
-ENV_HOURS = "AUTOREG_CLASS_HOURS"
-ENV_SEATS = "AUTOREG_CLASS_SEATS"  # students per class (a lecture on PostgreSQL across replicas: 100-300)
-DEFAULT_HOURS = 6.0  # a class expires this long after its last teacher action
-MAX_STUDENTS = 60  # per class, unless AUTOREG_CLASS_SEATS says otherwise
-SEATS_CAP = 1000  # the most AUTOREG_CLASS_SEATS may ask for
+ENV_DB = settings.variable("class_db")
+ENV_HOURS = settings.variable("class_hours")
+ENV_SEATS = settings.variable("class_seats")  # a lecture on PostgreSQL across replicas: 100-300
+DEFAULT_HOURS = settings.Settings.class_hours  # a class expires this long after its last teacher action
+MAX_STUDENTS = settings.Settings.class_seats  # per class, unless AUTOREG_CLASS_SEATS says otherwise
 MAX_CLASSES = 50  # open classes per server
 
 
 def default_path() -> Path | str:
-    """``AUTOREG_CLASS_DB``: a SQLite file (a path), or a PostgreSQL URL (``postgresql://…``, kept as it is)."""
-    env = os.environ.get(ENV_DB)
-    if env:
-        return env if is_postgres(env) else Path(env)
+    """``AUTOREG_CLASS_DB``: a SQLite file (a path), or a PostgreSQL URL (``postgresql://…``, kept as it is); by
+    default a file in the app's cache dir."""
+    served = settings.current()
+    if served.class_db:
+        return served.class_db if is_postgres(served.class_db) else Path(served.class_db)
     from autoreg_core.engine.loading import cache_dir
 
-    return cache_dir() / "classes.sqlite3"
+    return cache_dir(served.cache_dir or None) / "classes.sqlite3"
 
 
-def class_hours(environ=os.environ) -> float:
-    try:
-        hours = float(environ.get(ENV_HOURS, DEFAULT_HOURS))
-    except ValueError:
-        return DEFAULT_HOURS
-    return hours if hours > 0 else DEFAULT_HOURS
+def class_hours() -> float:
+    """How long a class lasts after its teacher's last action: ``AUTOREG_CLASS_HOURS``."""
+    return settings.current().class_hours
 
 
-def class_seats(environ=os.environ) -> int:
+def class_seats() -> int:
     """Students per class: ``AUTOREG_CLASS_SEATS`` (1 to 1000), else ``MAX_STUDENTS``."""
-    try:
-        seats = int(environ.get(ENV_SEATS, MAX_STUDENTS))
-    except ValueError:
-        return MAX_STUDENTS
-    return seats if 1 <= seats <= SEATS_CAP else MAX_STUDENTS
+    return settings.current().class_seats
 
 
 def open_backend(where: Path | str):

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import atexit
 import logging
-import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,9 +27,9 @@ from functools import lru_cache
 import psycopg
 from psycopg_pool import ConnectionPool
 
+from autoreg_server import settings
 from autoreg_server.class_store import dialect
 
-ENV_POOL = "AUTOREG_CLASS_DB_POOL"
 CHANNEL = "autoreg_class"
 WRITE_LOCK = 28_0001  # the advisory lock every write transaction holds (one writer at a time, as in SQLite)
 log = logging.getLogger(__name__)
@@ -74,7 +73,7 @@ def pool(dsn: str) -> ConnectionPool:
     with _shared:
         found = _pools.get(dsn)
         if found is None or found.closed:
-            size = max(2, int(os.environ.get(ENV_POOL, "8") or 8))
+            size = max(2, settings.current().class_db_pool)
             found = _pools[dsn] = ConnectionPool(dsn, min_size=1, max_size=size, kwargs={"autocommit": True},
                                                  name="autoreg-class", open=True)
         return found

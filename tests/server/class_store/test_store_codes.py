@@ -8,6 +8,7 @@ from autoreg_server.class_store.codes import (
     normal_code,
     replica_tag,
 )
+from autoreg_server.settings import Settings
 
 
 def test_the_alphabet_has_no_look_alikes():
@@ -21,11 +22,17 @@ def test_a_new_code_is_short_from_the_alphabet_and_starts_with_the_tag():
     assert tagged.startswith("K") and len(tagged) == CODE_LENGTH
 
 
-def test_the_replica_tag_is_one_character_of_the_alphabet_or_none():
-    assert replica_tag({}) == ""
-    assert replica_tag({"AUTOREG_REPLICA_TAG": " b "}) == "B"
-    assert replica_tag({"AUTOREG_REPLICA_TAG": "xyz"}) == "X"
-    assert replica_tag({"AUTOREG_REPLICA_TAG": "0"}) == "" and replica_tag({"AUTOREG_REPLICA_TAG": "I"}) == ""
+def tag(value: str) -> str:
+    return Settings.from_environ({"AUTOREG_REPLICA_TAG": value}).replica_tag
+
+
+def test_the_replica_tag_is_one_character_of_the_alphabet_or_none(monkeypatch):
+    assert replica_tag() == ""
+    assert tag(" b ") == "B"
+    assert tag("xyz") == "X"
+    assert tag("0") == "" and tag("I") == ""
+    monkeypatch.setenv("AUTOREG_REPLICA_TAG", "k")
+    assert replica_tag() == "K"
 
 
 def test_a_typed_code_is_normalised():

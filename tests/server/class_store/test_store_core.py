@@ -12,6 +12,7 @@ from autoreg_server.class_store.core import (
     class_seats,
     default_path,
 )
+from autoreg_server.settings import Settings
 
 
 def test_the_file_comes_from_the_environment(monkeypatch, tmp_path):
@@ -23,17 +24,27 @@ def test_the_file_comes_from_the_environment(monkeypatch, tmp_path):
     assert default_path().name == "classes.sqlite3"
 
 
-def test_class_hours_fall_back_on_a_bad_value():
-    assert class_hours({}) == DEFAULT_HOURS
-    assert class_hours({"AUTOREG_CLASS_HOURS": "1.5"}) == 1.5
-    assert class_hours({"AUTOREG_CLASS_HOURS": "soon"}) == DEFAULT_HOURS
-    assert class_hours({"AUTOREG_CLASS_HOURS": "-2"}) == DEFAULT_HOURS
+def hours(value: str) -> float:
+    return Settings.from_environ({"AUTOREG_CLASS_HOURS": value}).class_hours
+
+
+def seats(value: str) -> int:
+    return Settings.from_environ({"AUTOREG_CLASS_SEATS": value}).class_seats
+
+
+def test_class_hours_fall_back_on_a_bad_value(monkeypatch):
+    assert class_hours() == DEFAULT_HOURS == 6.0
+    assert hours("1.5") == 1.5
+    assert hours("soon") == DEFAULT_HOURS
+    assert hours("-2") == DEFAULT_HOURS
+    monkeypatch.setenv("AUTOREG_CLASS_HOURS", "1.5")
+    assert class_hours() == 1.5
 
 
 def test_seats_per_class_come_from_the_environment_within_bounds(monkeypatch, class_db):
-    assert class_seats({}) == MAX_STUDENTS == 60
-    assert class_seats({"AUTOREG_CLASS_SEATS": "150"}) == 150
-    assert [class_seats({"AUTOREG_CLASS_SEATS": v}) for v in ("0", "-3", "1001", "many")] == [60] * 4
+    assert class_seats() == MAX_STUDENTS == 60
+    assert seats("150") == 150
+    assert [seats(v) for v in ("0", "-3", "1001", "many")] == [60] * 4
     monkeypatch.setenv("AUTOREG_CLASS_SEATS", "120")
     assert StoreCore(class_db).max_students == 120 and StoreCore(class_db, max_students=7).max_students == 7
 
