@@ -324,9 +324,9 @@ def solo_decode_step_ms(steps: int = 16) -> float:
     import torch
 
     from autoreg_core import SamplingConfig, Session, load_model
-    from autoreg_ui.state import torch_threads
+    from autoreg_server import settings
 
-    torch.set_num_threads(torch_threads())
+    torch.set_num_threads(settings.current().torch_threads)
     session = Session(load_model(), PROMPT, batched=False)
     records = session.generate(steps + 1, SamplingConfig(temperature=0.0, max_new_tokens=steps + 1))
     times = sorted(r.time_ms for r in records[1:])  # the first step also pays the prefill
