@@ -22,7 +22,7 @@ TRIM_EVERY_S = 30.0
 _trimmer: list[threading.Thread] = []
 
 
-def tame_malloc(environ=None, libc=None) -> bool:
+def tame_malloc(every_s: float | None = None, libc=None) -> bool:
     """Give freed memory back to the system; True when glibc's allocator was found and tamed.
 
     Why: on a class's server the resident memory rose about 4 MiB a minute over 20 minutes (``bench.soak``,
@@ -31,13 +31,14 @@ def tame_malloc(environ=None, libc=None) -> bool:
     likely the freed blocks of the students' KV caches (grown a token at a time, dropped at each Reset), spread over one
     arena per thread that ever allocated (up to 8 per core). So: at most ``ARENAS`` arenas (``MALLOC_ARENA_MAX``
     does the same from the environment, set in deploy/Dockerfile), and ``malloc_trim(0)`` every
-    ``AUTOREG_MALLOC_TRIM_S`` seconds (default 30; 0 turns both off) returns the free pages.
+    ``every_s`` seconds (default: the operator's ``AUTOREG_MALLOC_TRIM_S``, 30; 0 turns both off) returns the free
+    pages.
     """
     import ctypes
-    import os
 
-    environ = os.environ if environ is None else environ
-    every = float(environ.get("AUTOREG_MALLOC_TRIM_S", TRIM_EVERY_S))
+    from autoreg_server import settings
+
+    every = settings.current().malloc_trim_s if every_s is None else every_s
     if every <= 0:
         return False
     if libc is None:
@@ -69,10 +70,11 @@ def warm_up() -> None:
     skips it."""
     import importlib
     import logging
-    import os
     import pkgutil
 
-    if os.environ.get("AUTOREG_WARM", "1") == "0":
+    from autoreg_server import settings
+
+    if not settings.current().warm:
         return
     import autoreg_ui
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models
+from autoreg_core import EMBEDDED_MODEL, SamplingConfig
 from autoreg_ui import charts, keys, limits, settings
 from autoreg_ui.classroom import mode as class_mode
 from autoreg_ui.classroom import text as class_text
 from autoreg_ui.sharing import export, links, presenter
-from autoreg_ui.state import current_bundle, keep_widget_values, session_or_start
+from autoreg_ui.state import allowed_models, current_bundle, keep_widget_values, session_or_start
 
 URL = "query-params"  # Streamlit's own binding: the widget's value lives in the URL (left out at its default)
 DEFAULT = settings.SIDEBAR_DEFAULTS

@@ -9,16 +9,19 @@ only what the tabs made since, not torch, transformers and the weights.
 """
 from __future__ import annotations
 
+import functools
 import gc
 import os
-from collections.abc import Iterable, MutableMapping
+from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import replace
 
 import streamlit as st
 import torch
 
 from autoreg_core import EMBEDDED_MODEL, ModelBundle, ModelLoadError, SamplingConfig, Session, SessionError, load_model
-from autoreg_core.engine import decode
+from autoreg_core.engine import decode, loading
+from autoreg_core.runtime import batcher, prefix_cache
+from autoreg_server import settings
 from autoreg_ui import keys, limits, messages
 
 DEFAULT_PROMPT = "The cat sat on the"
@@ -32,57 +35,63 @@ EXAMPLE_PROMPTS = [
 ]
 
 
-ENV_TORCH_THREADS = "AUTOREG_TORCH_THREADS"
-DEFAULT_TORCH_THREADS = 1
-
-
-def torch_threads(environ=os.environ) -> int:
-    """Intra-op threads for one forward pass: the operator's ``AUTOREG_TORCH_THREADS``, else 1."""
-    try:
-        return max(1, int(environ.get(ENV_TORCH_THREADS, DEFAULT_TORCH_THREADS)))
-    except ValueError:
-        return DEFAULT_TORCH_THREADS
-
-
-ENV_FORWARD_SLOTS = "AUTOREG_FORWARD_SLOTS"
-
-
-def forward_slots(threads: int, environ=os.environ, cores: int | None = None) -> int:
-    """Forward passes allowed at once: the operator's ``AUTOREG_FORWARD_SLOTS``, else cores ÷ threads (≥ 1).
-
-    0 means no limit. See ``decode.limit_concurrent_forwards`` for why a server wants one.
-    """
-    default = max(1, (cores or os.cpu_count() or 1) // max(1, threads))
-    try:
-        value = int(environ.get(ENV_FORWARD_SLOTS, default))
-    except ValueError:
-        return default
-    return value if value >= 0 else default
+def forward_slots(threads: int, wanted: int | None = None, cores: int | None = None) -> int:
+    """Forward passes allowed at once: ``wanted`` (the operator's ``AUTOREG_FORWARD_SLOTS``; 0 = no limit), else
+    cores ÷ threads (≥ 1). See ``decode.limit_concurrent_forwards`` for why a server wants one."""
+    if wanted is not None:
+        return wanted
+    return max(1, (cores or os.cpu_count() or 1) // max(1, threads))
 
 
 def configure_torch() -> int:
     """Apply the thread count (process-wide in torch; script threads started later inherit it) and the
     number of forward passes that may run at once."""
-    threads = torch_threads()
+    threads = settings.current().torch_threads
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
-    decode.limit_concurrent_forwards(forward_slots(threads))
+    decode.limit_concurrent_forwards(forward_slots(threads, settings.current().forward_slots))
     return threads
 
 
-MAX_MODELS = int(os.environ.get("AUTOREG_MAX_MODELS", "2") or 2)  # models kept loaded at once (the LRU goes)
+def allowed_models() -> list[str]:
+    """The models a browser user may pick: the embedded one plus the operator's allowlist and models file."""
+    served = settings.current()
+    return loading.allowed_models(served.allowed_models, served.models_file or None)
 
 
-@st.cache_resource(show_spinner="Loading the model (the very first start converts it, about 20 s)…",
-                   max_entries=max(1, MAX_MODELS))
 def shared_bundle(name: str) -> ModelBundle:
-    """Loaded once per server process and shared read-only by every tab; at most ``MAX_MODELS`` stay
+    """Loaded once per server process and shared read-only by every tab; at most ``AUTOREG_MAX_MODELS`` stay
     loaded (a model picked after them pushes out the least recently used, reloaded in about a second)."""
+    return bundle_cache(settings.current().max_models)(name)
+
+
+@functools.cache
+def bundle_cache(max_models: int) -> Callable[[str], ModelBundle]:
+    """``load_shared`` behind Streamlit's resource cache, keeping at most ``max_models`` models (made on first
+    use, when the operator's settings are read, not when this module is imported)."""
+    return st.cache_resource(show_spinner="Loading the model (the very first start converts it, about 20 s)…",
+                             max_entries=max(1, max_models))(load_shared)
+
+
+def load_shared(name: str) -> ModelBundle:
+    """Load a model the way the operator set the server up, with the runtime its tabs share."""
     configure_torch()
-    bundle = load_model(name)
+    served = settings.current()
+    bundle = load_model(name, served.device or None, served.dtype or None, allowed=allowed_models(),
+                        cache_folder=served.cache_dir or None)
+    start_runtime(bundle, served)
     gc.collect()
     gc.freeze()  # long-lived from here on: later collections skip it (see the module docstring)
     return bundle
+
+
+def start_runtime(bundle: ModelBundle, served: settings.Settings) -> None:
+    """Make this model's batcher (when batching is on) and the shared prefix cache with the operator's sizes, so
+    every later ``batcher_for`` and ``prefix_cache.shared`` gets these."""
+    if served.batch:
+        batcher.batcher_for(bundle, workers=served.batch_workers or None,
+                            switch_interval_ms=served.switch_interval_ms)
+    prefix_cache.shared(served.prefix_cache_bytes)
 
 
 def current_bundle() -> ModelBundle | None:

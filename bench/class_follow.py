@@ -121,7 +121,7 @@ async def run(url: str | list[str], db: Path | str, n_students: int, seconds: fl
     """One class: the teacher on the first of ``url`` (one address, or one per replica), followers dealt over all
     of them; ``pid`` the servers' process ids (their CPU is summed); ``db_cpu`` the database's CPU seconds so far
     (a callable: PostgreSQL's processes are not the servers')."""
-    from autoreg_ui.classroom.store import ClassStore
+    from autoreg_server.class_store import ClassStore
 
     urls = [url] if isinstance(url, str) else list(url)
     pids = [pid] if isinstance(pid, int) else [p for p in (pid or []) if p]
@@ -240,9 +240,9 @@ def machine_step_ms(steps: int = 16) -> float:
     import torch
 
     from autoreg_core import SamplingConfig, load_model
-    from autoreg_ui.state import torch_threads
+    from autoreg_server import settings
 
-    torch.set_num_threads(torch_threads())
+    torch.set_num_threads(settings.current().torch_threads)
     config = SamplingConfig(temperature=0.0, max_new_tokens=steps + 1)
     return round(solo_decode_step_ms(load_model(), PROMPT, config, steps=steps, warmup=1), 1)
 

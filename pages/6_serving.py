@@ -4,12 +4,13 @@ import time
 import pandas as pd
 import streamlit as st
 
-from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models
+from autoreg_core import EMBEDDED_MODEL, SamplingConfig
 from autoreg_core.engine.model_spec import dtype_name
 from autoreg_core.experiments import continuous_batching as scheduler
 from autoreg_core.experiments import roofline as batching
 from autoreg_core.experiments import speculative_decoding as speculative
 from autoreg_core.runtime import batcher
+from autoreg_server import settings
 from autoreg_ui import controls, guide, keys, lesson_page, measuring, measuring_text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE
@@ -17,7 +18,7 @@ from autoreg_ui.lessons.serving import controller as serving
 from autoreg_ui.lessons.serving import figures as figs
 from autoreg_ui.lessons.serving import questions, text
 from autoreg_ui.sharing.presenter import explain
-from autoreg_ui.state import current_config, current_session, shared_bundle
+from autoreg_ui.state import allowed_models, current_config, current_session, shared_bundle
 
 bundle = lesson_page.set_up("How servers go fast", "serving", questions.QUESTIONS, text.INTRO)
 spec = bundle.spec
@@ -27,7 +28,7 @@ controls.step_row(keys.SRV_PAGE)
 st.subheader(text.LIVE_TITLE)
 guide.show(text.GUIDES, text.LIVE_TITLE)
 st.markdown(text.LIVE_INTRO)
-if not batcher.enabled():
+if not settings.current().batch:
     st.info(text.LIVE_OFF)
 live = st.toggle(text.live_auto_label(serving.LIVE_EVERY_S), value=True, key=keys.SRV_LIVE_REFRESH,
                  help=text.LIVE_AUTO_HELP)

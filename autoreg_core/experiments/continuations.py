@@ -142,19 +142,18 @@ def shared_feed(bundle) -> Feed:
 
 
 def draw_one(bundle: ModelBundle, prefix: Prefix, config: SamplingConfig, n: int, seed: int,
-             batched: bool | None = None) -> list[int]:
+             batched: bool = False) -> list[int]:
     """One continuation of up to ``n`` tokens after ``prefix`` under ``config``, drawn with its own ``seed``.
 
     What one student's tab draws when the whole class samples from the teacher's text: the prefix's
     cache is copied (never touched), the draw ends early on EOS, and the decode passes go through the
-    batcher (``batched``, default: as the server is set), so thirty tabs drawing at once share passes.
+    batcher when ``batched`` (a server with batching on), so thirty tabs drawing at once share passes.
     The same seed gives the same tokens as ``sample_continuations`` with k = 1.
     """
     n = int(min(max(int(n), 1), MAX_CONTINUATION_TOKENS))
     config, _ = config.normalized(bundle.spec.vocab)
     cache = decode.copy_cache(prefix.cache, bundle)
     generator = torch.Generator(device="cpu").manual_seed(int(seed))
-    use_batcher = batcher.enabled() if batched is None else batched
     steps = generation_loop(bundle, cache, list(prefix.ids), prefix.logits, n, config, generator,
-                            eos=set(bundle.eos_token_ids), feed=shared_feed(bundle) if use_batcher else None)
+                            eos=set(bundle.eos_token_ids), feed=shared_feed(bundle) if batched else None)
     return [step.token for step in steps]

@@ -17,7 +17,6 @@ gone (a tab closed, a cache dropped by a Reset) never counts as someone stepping
 """
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -39,30 +38,21 @@ MAX_PADDED_POSITIONS = 16_384  # rows × longest cache per pass: bounds the padd
 HISTORY_S = 60.0  # what the live panel reads: the passes of the last minute
 
 
-def enabled(environ=os.environ) -> bool:
-    """``AUTOREG_BATCH=0`` turns cross-tab batching off (every step a solo pass, as before)."""
-    return environ.get("AUTOREG_BATCH", "1").strip().lower() not in ("0", "false", "no", "off")
-
-
-def worker_count(environ=os.environ) -> int:
-    """Passes that may run at once: ``AUTOREG_BATCH_WORKERS``, else as many as forward passes may run at once
-    (``decode.limit_concurrent_forwards``: cores ÷ torch threads on a server), else 1.
+def worker_count(wanted: int = 0) -> int:
+    """Passes that may run at once: ``wanted`` (the server's ``AUTOREG_BATCH_WORKERS``), else as many as forward
+    passes may run at once (``decode.limit_concurrent_forwards``: cores ÷ torch threads on a server), else 1.
 
     One worker would leave a core idle while it runs a pass on the other with one torch thread; with one
     worker per forward slot, passes of gathered rows run side by side and every core works.
     """
-    try:
-        wanted = int(environ.get("AUTOREG_BATCH_WORKERS", "0"))
-    except ValueError:
-        wanted = 0
     return max(1, wanted or decode.forward_slot_count() or 1)
 
 
 SWITCH_INTERVAL_MS = 0.0  # 0: Python's own (5 ms); see ``tune_gil``
 
 
-def tune_gil(environ=os.environ) -> float:
-    """Shorten Python's thread switch interval to ``AUTOREG_SWITCH_INTERVAL_MS`` (default ``SWITCH_INTERVAL_MS``,
+def tune_gil(interval_ms: float = SWITCH_INTERVAL_MS) -> float:
+    """Shorten Python's thread switch interval to ``interval_ms`` (the server's ``AUTOREG_SWITCH_INTERVAL_MS``;
     0: leave Python's) once a worker starts; returns the interval in force, in ms.
 
     A pass is hundreds of torch ops, and each gives the GIL up and takes it back; while other threads run
@@ -71,12 +61,8 @@ def tune_gil(environ=os.environ) -> float:
     a machine loaded by other processes, 0.5 ms measured no better than 5 ms (the pass waited for a core, not
     the GIL), so the default leaves Python's interval and the setting stays for servers where it helps.
     """
-    try:
-        wanted = float(environ.get("AUTOREG_SWITCH_INTERVAL_MS", SWITCH_INTERVAL_MS))
-    except ValueError:
-        wanted = SWITCH_INTERVAL_MS
-    if wanted > 0 and sys.getswitchinterval() > wanted / 1000.0:
-        sys.setswitchinterval(wanted / 1000.0)
+    if interval_ms > 0 and sys.getswitchinterval() > interval_ms / 1000.0:
+        sys.setswitchinterval(interval_ms / 1000.0)
     return sys.getswitchinterval() * 1000.0
 
 
@@ -209,9 +195,10 @@ class DecodeBatcher:
     """Workers per model (``worker_count``): the decode steps waiting when one is free become one pass."""
 
     def __init__(self, bundle, max_rows: int = MAX_ROWS, gather_ms: float = GATHER_MS, busy_s: float = BUSY_S,
-                 workers: int | None = None):
+                 workers: int | None = None, switch_interval_ms: float = SWITCH_INTERVAL_MS):
         self.bundle, self.max_rows, self.gather_ms, self.busy_s = bundle, max_rows, gather_ms, busy_s
         self.workers = max(1, workers or worker_count())
+        self.switch_interval_ms = switch_interval_ms
         self._cv = threading.Condition()
         self._queue: list[_Ask] = []
         self._recent: deque[tuple[float, Callable[[], object]]] = deque(maxlen=256)  # (when, weak ref to the owner)
@@ -235,7 +222,7 @@ class DecodeBatcher:
             self._queue.append(ask)
             self._threads = [t for t in self._threads if t.is_alive()]
             if self._idle == 0 and len(self._threads) < self.workers:  # every worker busy: one more may start
-                tune_gil()
+                tune_gil(self.switch_interval_ms)
                 thread = threading.Thread(target=self._work, name="autoreg-decode-batcher", daemon=True)
                 self._threads.append(thread)
                 thread.start()
@@ -362,12 +349,14 @@ _batchers: dict[int, DecodeBatcher] = {}
 _batchers_lock = threading.Lock()
 
 
-def batcher_for(bundle) -> DecodeBatcher:
-    """The one batcher of this loaded model (created on first use)."""
+def batcher_for(bundle, workers: int | None = None, switch_interval_ms: float = SWITCH_INTERVAL_MS) -> DecodeBatcher:
+    """The one batcher of this loaded model, created on first use with ``workers`` and ``switch_interval_ms`` (a
+    server makes it as it loads the model, with its operator's settings; later calls get that one)."""
     with _batchers_lock:
         found = _batchers.get(id(bundle.model))
         if found is None or found.bundle.model is not bundle.model:
-            found = _batchers[id(bundle.model)] = DecodeBatcher(bundle)
+            found = _batchers[id(bundle.model)] = DecodeBatcher(bundle, workers=workers,
+                                                                switch_interval_ms=switch_interval_ms)
         return found
 
 

@@ -5,11 +5,10 @@ ids, the model (the very model object, held weakly, plus its name) and its dtype
 automatic prefix caching and SGLang's RadixAttention, here for whole prompts. A hit hands out a
 **copy** of every layer's keys and values, so the tab that extends it never touches the stored one.
 Memory is bounded: entries are dropped least recently used first once their K and V bytes pass the
-budget (``AUTOREG_PREFIX_CACHE_MB``, an operator setting; 0 turns the store off).
+budget (on a server, its operator's ``AUTOREG_PREFIX_CACHE_MB``; 0 turns the store off).
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
 import weakref
@@ -21,20 +20,7 @@ from transformers import DynamicCache
 
 from autoreg_core.engine.model_spec import dtype_name
 
-ENV = "AUTOREG_PREFIX_CACHE_MB"
-DEFAULT_MB = 64.0
-
-
-def budget_from_env(environ=os.environ) -> int:
-    """The operator's budget in bytes (``AUTOREG_PREFIX_CACHE_MB``, default 64 MiB; 0 = off)."""
-    raw = environ.get(ENV, "").strip()
-    try:
-        mb = float(raw) if raw else DEFAULT_MB
-    except ValueError as exc:
-        raise ValueError(f"{ENV} must be a number of MiB; got {raw!r}.") from exc
-    if mb < 0:
-        raise ValueError(f"{ENV} must be ≥ 0; got {raw!r}.")
-    return int(mb * 2**20)
+DEFAULT_BUDGET = 64 * 2**20  # bytes, when nobody says otherwise
 
 
 def _key(bundle, ids) -> tuple:
@@ -146,12 +132,13 @@ _SHARED: PrefixCache | None = None
 _SHARED_LOCK = threading.Lock()
 
 
-def shared() -> PrefixCache:
-    """The process's one store (every tab of a server), sized from the environment when first asked for."""
+def shared(budget: int = DEFAULT_BUDGET) -> PrefixCache:
+    """The process's one store (every tab of a server), made on first use with ``budget`` bytes (a server makes
+    it as it loads its model, with its operator's budget; later calls get that one)."""
     global _SHARED
     with _SHARED_LOCK:
         if _SHARED is None:
-            _SHARED = PrefixCache(budget_from_env())
+            _SHARED = PrefixCache(budget)
         return _SHARED
 
 

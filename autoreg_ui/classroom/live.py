@@ -14,7 +14,6 @@ id), ``key=KEY`` for the teacher; ``mode`` reads it into the tab's state. The vi
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import threading
 from collections import OrderedDict
@@ -24,9 +23,10 @@ import streamlit as st
 from autoreg_core.engine import prefix as prefixes
 from autoreg_core.engine.replay import ReplayError, recipe_from_dict, recipe_of, recipe_to_dict, replay
 from autoreg_core.engine.session import SessionError, SessionSnapshot
+from autoreg_server import settings
+from autoreg_server.class_store import ClassError, ClassInfo, ClassStore, Round, default_path
 from autoreg_ui import keys, limits, messages
 from autoreg_ui.classroom import replica_text, text
-from autoreg_ui.classroom.store import ClassError, ClassInfo, ClassStore, Round, class_hours, default_path
 from autoreg_ui.state import current_bundle, current_config, current_session
 
 KEPT_PREFIXES = 8  # sampling rounds whose prefix (KV cache of the teacher's text) this process keeps
@@ -41,7 +41,7 @@ _build_locks: dict[object, threading.Lock] = {}  # one rebuild at a time per cla
 @st.cache_resource
 def store() -> ClassStore:
     """This server's classes (one SQLite file: ``AUTOREG_CLASS_DB``, default under the app's cache dir)."""
-    return ClassStore(default_path(), hours=class_hours())
+    return ClassStore(default_path(), hours=settings.current().class_hours)
 
 
 # ---------------------------------------------------------------- who this tab is
@@ -67,12 +67,9 @@ def leave(state, query, *names: str) -> None:
             del query[name]
 
 
-ENV_TRUSTED_PROXIES = "AUTOREG_TRUSTED_PROXIES"  # addresses of the operator's balancers (comma-separated)
-
-
-def trusted_proxies(environ=os.environ) -> set[str]:
+def trusted_proxies() -> set[str]:
     """The proxies whose ``X-Forwarded-For`` the operator trusts (``AUTOREG_TRUSTED_PROXIES=10.0.0.5,127.0.0.1``)."""
-    return {part.strip() for part in str(environ.get(ENV_TRUSTED_PROXIES, "")).split(",") if part.strip()}
+    return set(settings.current().trusted_proxies)
 
 
 def client_address(peer: str | None, forwarded: list[str], trusted: set[str]) -> str | None:
@@ -215,7 +212,7 @@ def warm_classes(bundle, limit: int = 20) -> int:
     """At server start (``serve``), before any tab: every open class's text rebuilt from its recipe and kept
     here, newest classes first, at most ``limit``; so after a restart neither the teacher's reload nor the
     first student waits for the rebuild. Returns how many were rebuilt."""
-    classes = ClassStore(default_path(), hours=class_hours())
+    classes = ClassStore(default_path(), hours=settings.current().class_hours)
     built = 0
     for code in reversed(classes.codes()[-limit:]):
         info = classes.info(code)

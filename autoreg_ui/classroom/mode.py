@@ -3,7 +3,8 @@
 This is the lesson's entry: it reads a tab's place in a class from its address, keeps it there, watches the
 class for news, and draws the Class page (the teacher's desk, ``class_teacher``; a student's seat,
 ``class_student``) or, for a following student, the step page. What the tabs share in the process (the class
-file, the teacher's live text) is ``class_live``; the class itself is ``class_store`` (SQLite).
+store, the teacher's live text) is ``class_live``; the class itself is kept in ``autoreg_server.class_store``
+(SQLite, or PostgreSQL when replicas share classes).
 """
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ import time
 
 import streamlit as st
 
+from autoreg_server.class_store import ClassError, ClassInfo, normal_code
+from autoreg_server.class_store.dialect import is_postgres
 from autoreg_ui import glossary, keys, messages
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import student as class_student
 from autoreg_ui.classroom import teacher as class_teacher
 from autoreg_ui.classroom import text
 from autoreg_ui.classroom.live import is_follower, is_student, is_teacher, source, store
-from autoreg_ui.classroom.store import ClassError, ClassInfo, normal_code
-from autoreg_ui.classroom.store.dialect import is_postgres
 
 PAGE = "pages/9_class.py"
 POLL_S = 1.0  # a tab of a class checks the class's counters this often (one indexed SQLite read)

@@ -15,12 +15,13 @@ from autoreg_core.engine.session import SessionError, SessionSnapshot
 from autoreg_core.engine.tokens import sequence_text
 from autoreg_core.experiments.continuations import draw_one
 from autoreg_core.experiments.guess_score import GuessError, score_guess
+from autoreg_server import settings
+from autoreg_server.class_store import GUESS_MAX, NICKNAME_MAX, ClassError, ClassInfo, normal_code
 from autoreg_ui import keys, limits, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import text
 from autoreg_ui.classroom.figures import shared
-from autoreg_ui.classroom.store import GUESS_MAX, NICKNAME_MAX, ClassError, ClassInfo, normal_code
 from autoreg_ui.state import current_bundle
 from autoreg_ui.step_figures import token_strip_html, top_of_record, topn_figure
 
@@ -225,7 +226,8 @@ def my_draw(info: ClassInfo, seat: str, snapshot: SessionSnapshot) -> None:
         seed, refused = draw_seed(seat, rnd.id), None
         try:
             prefix = class_live.round_prefix(rnd)
-            tokens = draw_one(bundle, prefix, config_from_dict(rnd.config), rnd.tokens, seed)
+            tokens = draw_one(bundle, prefix, config_from_dict(rnd.config), rnd.tokens, seed,
+                              batched=settings.current().batch)
             store.add_draw(info.code, seat, rnd.id, tokens, seed)
         except (ClassError, ReplayError, ValueError) as exc:
             refused = exc

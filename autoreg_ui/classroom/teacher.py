@@ -18,12 +18,12 @@ from autoreg_core.engine.replay import config_from_dict, config_to_dict
 from autoreg_core.engine.session import SessionError
 from autoreg_core.engine.tokens import single_token_view
 from autoreg_core.experiments import continuation_tree as prefix_tree
+from autoreg_server.class_store import MAX_DRAW_TOKENS, ClassError, ClassInfo, Student
 from autoreg_ui import guide, keys, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import text
 from autoreg_ui.classroom.figures import reveal_bars, reveal_figure, tree_figure
-from autoreg_ui.classroom.store import MAX_DRAW_TOKENS, ClassError, ClassInfo, Student
 from autoreg_ui.state import current_config, current_session
 from autoreg_ui.step_figures import token_strip_html
 

@@ -20,12 +20,12 @@ import plotly.graph_objects as go
 import plotly.offline
 import streamlit as st
 
-from autoreg_core import allowed_models
 from autoreg_core.engine.replay import ReplayError, export_session, recipe_from_dict
 from autoreg_core.engine.session import Session, SessionSnapshot
 from autoreg_ui import charts, keys, messages, palette, settings, strip_text
 from autoreg_ui.sharing import links
 from autoreg_ui.sharing.prompt_store import prompt_store, tab_id
+from autoreg_ui.state import allowed_models
 from autoreg_ui.step_figures import history_frame, logprob_figure, token_strip_html, top_of_record, topn_figure
 
 MAX_FILE_MB = 5

@@ -217,8 +217,7 @@ def _progress(bar, total: int, source: str) -> Callable:
 
 def sync_url(state: MutableMapping | None = None, query: MutableMapping | None = None) -> None:
     """Write this tab's state into the URL (only the parameters the app owns; bound widgets write themselves)."""
-    from autoreg_core import allowed_models
-    from autoreg_ui.state import DEFAULT_PROMPT, current_config, current_session
+    from autoreg_ui.state import DEFAULT_PROMPT, allowed_models, current_config, current_session
 
     state = st.session_state if state is None else state
     query = st.query_params if query is None else query

@@ -12,7 +12,7 @@ from deploy.check.steps import CheckFailed, Tab, check_deadline, pages_now, step
 
 def _stored(dsn: str, code: str) -> dict:
     """What PostgreSQL holds of the class: seats, the teacher's steps, guesses and draws."""
-    from autoreg_ui.classroom.store import ClassStore
+    from autoreg_server.class_store import ClassStore
 
     store = ClassStore(dsn)
     try:

@@ -160,7 +160,7 @@ def _haproxy(cfg: Path, log: Path) -> subprocess.Popen:
 
 
 def test_teacher_key_works_after_wrong_keys_from_one_shared_address(browser, shared_address_server):
-    from autoreg_ui.classroom.store import ClassStore
+    from autoreg_server.class_store import ClassStore
 
     front, db = shared_address_server
     code, key = ClassStore(db).create()
@@ -196,7 +196,7 @@ def proxied_server(tmp_path):
 
 
 def test_teacher_key_works_after_wrong_keys_behind_haproxy(browser, proxied_server):
-    from autoreg_ui.classroom.store import ClassStore
+    from autoreg_server.class_store import ClassStore
 
     front, db = proxied_server
     code, key = ClassStore(db).create()

@@ -43,7 +43,7 @@ async def _forge(url: str, db, code: str, key: str, seat: str) -> dict:
 
 
 def test_replayed_teacher_clicks_and_made_up_keys_change_nothing(tmp_path):
-    from autoreg_ui.classroom.store import ClassStore
+    from autoreg_server.class_store import ClassStore
 
     db = tmp_path / "classes.sqlite3"
     proc, url = start_server("streamlit-class-hostile.log", env={"AUTOREG_CLASS_DB": str(db)})

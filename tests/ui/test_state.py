@@ -1,12 +1,17 @@
 """autoreg_ui.state: the server's torch thread count, and widget values kept through runs that do not draw them."""
+from autoreg_server.settings import Settings
 from autoreg_ui import state
 
 
+def threads(value: str) -> int:
+    return Settings.from_environ({"AUTOREG_TORCH_THREADS": value}).torch_threads
+
+
 def test_torch_threads_default_value_and_bad_values():
-    assert state.torch_threads({}) == 1
-    assert state.torch_threads({state.ENV_TORCH_THREADS: "4"}) == 4
-    assert state.torch_threads({state.ENV_TORCH_THREADS: "0"}) == 1
-    assert state.torch_threads({state.ENV_TORCH_THREADS: "all"}) == 1
+    assert Settings.from_environ({}).torch_threads == 1
+    assert threads("4") == 4
+    assert threads("0") == 1
+    assert threads("all") == 1
 
 
 def test_keep_widget_values_writes_back_only_the_named_keys_that_exist():
@@ -26,15 +31,29 @@ def test_keep_widget_values_writes_back_only_the_named_keys_that_exist():
 
 
 def test_forward_slots_default_to_cores_over_threads_and_read_the_operator():
-    assert state.forward_slots(1, {}, cores=2) == 2
-    assert state.forward_slots(2, {}, cores=2) == 1 and state.forward_slots(4, {}, cores=2) == 1
-    assert state.forward_slots(1, {state.ENV_FORWARD_SLOTS: "3"}, cores=2) == 3
-    assert state.forward_slots(1, {state.ENV_FORWARD_SLOTS: "0"}, cores=2) == 0  # no limit
-    assert state.forward_slots(1, {state.ENV_FORWARD_SLOTS: "-1"}, cores=8) == 8
-    assert state.forward_slots(1, {state.ENV_FORWARD_SLOTS: "many"}, cores=8) == 8
+    def slots(value: str | None) -> int | None:
+        return Settings.from_environ({} if value is None else {"AUTOREG_FORWARD_SLOTS": value}).forward_slots
+
+    assert state.forward_slots(1, slots(None), cores=2) == 2
+    assert state.forward_slots(2, slots(None), cores=2) == 1 and state.forward_slots(4, slots(None), cores=2) == 1
+    assert state.forward_slots(1, slots("3"), cores=2) == 3
+    assert state.forward_slots(1, slots("0"), cores=2) == 0  # no limit
+    assert state.forward_slots(1, slots("-1"), cores=8) == 8
+    assert state.forward_slots(1, slots("many"), cores=8) == 8
 
 
-def test_loaded_models_are_bounded():
-    from autoreg_ui import state
+def test_loaded_models_are_bounded_by_the_operator(monkeypatch):
+    import streamlit as st
 
-    assert state.MAX_MODELS == 2 and state.shared_bundle._info.max_entries == 2
+    made = []
+    monkeypatch.setattr(st, "cache_resource", lambda **kw: made.append(kw) or (lambda f: f))
+    state.bundle_cache.cache_clear()  # made on first use, with the settings of that moment
+    try:
+        monkeypatch.setattr(state, "load_shared", lambda name: f"loaded {name}")
+        assert state.shared_bundle("m") == "loaded m" and made[-1]["max_entries"] == 2
+        monkeypatch.setenv("AUTOREG_MAX_MODELS", "3")
+        assert state.shared_bundle("m") == "loaded m" and made[-1]["max_entries"] == 3
+    finally:
+        monkeypatch.undo()
+        state.bundle_cache.cache_clear()
+    assert state.bundle_cache(2)._info.max_entries == 2

@@ -20,6 +20,7 @@ from autoreg_core.experiments import constrained_decoding as grammar
 from autoreg_core.experiments import speculative_decoding as speculative
 from autoreg_core.experiments import speculative_math as spec_math
 from autoreg_core.runtime import prefix_cache
+from autoreg_server import settings
 from autoreg_ui.lessons.tricks import text
 from autoreg_ui.measuring import Measured, Progress
 
@@ -120,7 +121,7 @@ def prefix_work(bundle, ids: list[int], tabs: int, on_progress: Progress):
             fresh.append(cache_logits)
             if should_stop():
                 return False
-        store, cached_ms, diff = prefix_cache.PrefixCache(prefix_cache.budget_from_env() or 2**26), 0.0, 0.0
+        store, cached_ms, diff = prefix_cache.PrefixCache(settings.current().prefix_cache_bytes or 2**26), 0.0, 0.0
         for i in range(tabs):
             on_progress((tabs + i) / (2 * tabs), f"tab {i + 1} of {tabs}: through the cache")
             t0 = time.perf_counter()

@@ -74,15 +74,14 @@ def test_first_load_converts_once_then_reloads_the_copy(embedded, monkeypatch, t
     from autoreg_core import load_model
     from autoreg_core.engine import loading
 
-    monkeypatch.setenv("AUTOREG_CACHE_DIR", str(tmp_path))
     conversions = []
     convert = loading.convert_embedded
     monkeypatch.setattr(loading, "convert_embedded", lambda *a: (conversions.append(a), convert(*a)))
-    first = load_model()
+    first = load_model(cache_folder=tmp_path)
     (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     assert (folder / "model.safetensors").exists() and (folder / "config.json").exists()
     assert not list(tmp_path.glob("*.tmp-*"))  # the temporary folder was renamed into place
-    second = load_model()
+    second = load_model(cache_folder=tmp_path)
     assert len(conversions) == 1  # the second load read the safetensors copy
     ids = torch.tensor([embedded.tokenizer("The cat sat on the")["input_ids"]])
     with torch.inference_mode():

@@ -135,14 +135,19 @@ def test_the_breakdown_counts_every_pass_and_row(tiny):
 
 
 def test_the_switch_interval_is_shortened_when_asked_and_never_lengthened(monkeypatch):
+    from autoreg_server.settings import Settings
+
+    def interval(value: str) -> float:
+        return Settings.from_environ({"AUTOREG_SWITCH_INTERVAL_MS": value}).switch_interval_ms
+
     before = sys.getswitchinterval()
     try:
         sys.setswitchinterval(0.005)
-        assert tune_gil({"AUTOREG_SWITCH_INTERVAL_MS": "0"}) == pytest.approx(5.0)  # 0: Python's own
-        assert tune_gil({}) == pytest.approx(5.0 if batcher_module.SWITCH_INTERVAL_MS == 0 else
-                                             batcher_module.SWITCH_INTERVAL_MS)
-        assert tune_gil({"AUTOREG_SWITCH_INTERVAL_MS": "0.5"}) == pytest.approx(0.5)
-        assert tune_gil({"AUTOREG_SWITCH_INTERVAL_MS": "2"}) == pytest.approx(0.5)  # never lengthened
-        assert tune_gil({"AUTOREG_SWITCH_INTERVAL_MS": "x"}) == pytest.approx(0.5)  # unreadable: the default, no longer
+        assert tune_gil(interval("0")) == pytest.approx(5.0)  # 0: Python's own
+        assert tune_gil() == pytest.approx(5.0 if batcher_module.SWITCH_INTERVAL_MS == 0 else
+                                           batcher_module.SWITCH_INTERVAL_MS)
+        assert tune_gil(interval("0.5")) == pytest.approx(0.5)
+        assert tune_gil(interval("2")) == pytest.approx(0.5)  # never lengthened
+        assert tune_gil(interval("x")) == pytest.approx(0.5)  # unreadable: the default, no longer
     finally:
         sys.setswitchinterval(before)

@@ -6,7 +6,7 @@ import torch
 
 from autoreg_core.engine import decode
 from autoreg_core.engine.padding import left_padded_cache
-from autoreg_core.runtime.batcher import DecodeBatcher, batched_decode, enabled
+from autoreg_core.runtime.batcher import DecodeBatcher, batched_decode
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -167,20 +167,31 @@ def test_a_session_reset_does_not_make_its_next_steps_wait(tiny, monkeypatch):
 def test_workers_follow_the_forward_slots_unless_the_operator_says(monkeypatch):
     from autoreg_core.engine import decode
     from autoreg_core.runtime import batcher as batcher_module
+    from autoreg_server.settings import Settings
+
+    def wanted(value: str) -> int:
+        return Settings.from_environ({"AUTOREG_BATCH_WORKERS": value}).batch_workers
 
     monkeypatch.setattr(decode, "_forward_slot_count", 2)
-    assert batcher_module.worker_count({}) == 2
-    assert batcher_module.worker_count({"AUTOREG_BATCH_WORKERS": "3"}) == 3
-    assert batcher_module.worker_count({"AUTOREG_BATCH_WORKERS": "x"}) == 2
+    assert batcher_module.worker_count() == 2
+    assert batcher_module.worker_count(wanted("3")) == 3
+    assert batcher_module.worker_count(wanted("x")) == 2
+    assert DecodeBatcher(object(), workers=3).workers == 3 and DecodeBatcher(object()).workers == 2
     monkeypatch.setattr(decode, "_forward_slot_count", None)
-    assert batcher_module.worker_count({}) == 1
+    assert batcher_module.worker_count() == 1
 
 
-def test_an_error_in_a_pass_reaches_the_tab_and_the_switch_reads_the_environment(tiny):
+def test_an_error_in_a_pass_reaches_the_tab_and_the_switch_is_an_operator_setting(tiny):
+    from autoreg_server.settings import Settings
+
     batcher = DecodeBatcher(tiny)
     _, cache, _ = _prefilled(tiny, PROMPTS[0])
     with pytest.raises(IndexError):
         batcher.decode(cache, 10 ** 9)  # no such token: the embedding lookup fails inside the pass
+
+    def enabled(environ: dict[str, str]) -> bool:
+        return Settings.from_environ(environ).batch
+
     assert enabled({}) and enabled({"AUTOREG_BATCH": "1"}) and not enabled({"AUTOREG_BATCH": "0"})
 
 

@@ -93,13 +93,21 @@ def test_memory_stays_under_the_budget_least_recently_used_dropped_first(tiny):
     assert not off.store(tiny, ids[0], *_fresh(tiny, ids[0])) and off.lookup(tiny, ids[0]) is None
 
 
-def test_the_budget_is_an_operator_setting():
-    assert prefix_cache.budget_from_env({}) == 64 * 2**20
-    assert prefix_cache.budget_from_env({prefix_cache.ENV: "0"}) == 0
-    assert prefix_cache.budget_from_env({prefix_cache.ENV: "1.5"}) == int(1.5 * 2**20)
+def test_the_budget_is_an_operator_setting(monkeypatch):
+    from autoreg_server.settings import Settings
+
+    def budget(value: str) -> int:
+        return Settings.from_environ({"AUTOREG_PREFIX_CACHE_MB": value}).prefix_cache_bytes
+
+    assert Settings().prefix_cache_bytes == prefix_cache.DEFAULT_BUDGET == 64 * 2**20
+    assert budget("0") == 0
+    assert budget("1.5") == int(1.5 * 2**20)
     for bad in ("-1", "lots"):
-        with pytest.raises(ValueError):
-            prefix_cache.budget_from_env({prefix_cache.ENV: bad})
+        with pytest.raises(ValueError, match="AUTOREG_PREFIX_CACHE_MB"):
+            budget(bad)
+    monkeypatch.setattr(prefix_cache, "_SHARED", None)
+    assert prefix_cache.shared(budget("1.5")).budget == int(1.5 * 2**20)
+    assert prefix_cache.shared().budget == int(1.5 * 2**20)  # the one store, as it was made
 
 
 def test_sessions_with_the_same_prompt_share_one_prefill(tiny, monkeypatch):

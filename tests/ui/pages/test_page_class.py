@@ -253,8 +253,8 @@ def test_a_wrong_code_is_refused_with_a_message(class_db, tiny_folder):
 
 
 def test_wrong_codes_from_one_tab_are_slowed_and_none_gets_in(class_db, tiny_folder):
+    from autoreg_server.class_store import ALPHABET, JOIN_FAILS_PER_MINUTE
     from autoreg_ui.classroom import mode as class_mode
-    from autoreg_ui.classroom.store import ALPHABET, JOIN_FAILS_PER_MINUTE
 
     teacher = _tab(tiny_folder)
     _ok(teacher.button(key=keys.CLASS_START).click().run())

@@ -32,7 +32,7 @@ def tab(tiny, monkeypatch):
     box = {"session": Session(tiny, "The cat sat on"), "config": SIDEBAR_DEFAULTS}
     monkeypatch.setattr(state_module, "current_session", lambda: box["session"])
     monkeypatch.setattr(state_module, "current_config", lambda: box["config"])
-    monkeypatch.setattr("autoreg_core.allowed_models", lambda: [tiny.name])
+    monkeypatch.setattr(state_module, "allowed_models", lambda: [tiny.name])
     return box
 
 
