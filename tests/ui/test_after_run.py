@@ -1,15 +1,17 @@
 """One after-run step per script run: a Next token click writes the URL once and publishes to the class at most
 once, a settings change with no step still rewrites the URL, and a fragment's own rerun (which does not run
 ``app.py``) ends with the same step while a whole run takes it once, after the page."""
+import functools
 from types import SimpleNamespace
 
 import pytest
 from conftest import ROOT
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunData, RerunException, StopException
-from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1 import AppTest, local_script_runner
 
 from autoreg_ui import after_run, keys
 from autoreg_ui.classroom import live as class_live
+from autoreg_ui.classroom import mode as class_mode
 from autoreg_ui.sharing import links
 
 
@@ -71,6 +73,27 @@ def test_a_teachers_click_reaches_the_class_with_one_publish(class_app, tiny_fol
         assert counted["publish"] == 1
         assert len(class_live._live[code][1].records) == steps  # what every follower draws
         assert class_live.store().info(code).recipe["steps"] == steps
+
+
+@pytest.mark.parametrize("page, prefix", [("pages/1_step.py", "step"), ("pages/2_attention.py", keys.ATT_STEP)])
+def test_a_click_that_reruns_its_fragment_alone_writes_the_url_once(class_app, tiny_folder, counted, monkeypatch,
+                                                                     page, prefix):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.session_state[keys.MODEL] = tiny_folder
+    at.switch_page(page)
+    _ok(_ok(at.run()).button(key=f"{prefix}_next").click().run())
+    # what the browser asks after a click inside a fragment: that fragment's rerun alone, without app.py (AppTest
+    # always reruns the whole app, so the request is given the page's fragments, as Streamlit's server gives it)
+    fragments = list(at._fragment_storage._fragments)
+    assert fragments
+    monkeypatch.setattr(local_script_runner, "RerunData",
+                        functools.partial(local_script_runner.RerunData, fragment_id_queue=fragments))
+    app_ran = []
+    monkeypatch.setattr(class_mode, "heartbeat", lambda *args: app_ran.append(args))
+    counted.update(sync_url=0, publish=0)
+    _ok(at.button(key=f"{prefix}_next").click().run())
+    assert not app_ran and len(at.session_state[keys.SESSION].records) == 2  # the fragment alone ran, and stepped
+    assert counted == {"sync_url": 1, "publish": 1} and at.query_params["steps"] == "2"
 
 
 def test_a_fragments_own_rerun_ends_with_the_after_run_step(monkeypatch):
