@@ -1,14 +1,14 @@
 """autoreg: watch a real language model write, one token at a time.
 
 Entry point: ``streamlit run app.py``. It reads the link (once), builds the navigation and the shared
-sidebar, replays what the link or a loaded file asks for, keeps the URL current, then runs the chosen
-page from ``pages/``.
+sidebar, replays what the link or a loaded file asks for, then runs the chosen page from ``pages/``
+and keeps the URL and a teacher's class current (``after_run``).
 """
 import copy
 
 import streamlit as st
 
-from autoreg_ui import lesson_path, limits, messages, site_pages
+from autoreg_ui import after_run, lesson_path, limits, messages, site_pages
 from autoreg_ui.charts import install_export_script
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import mode as class_mode
@@ -51,9 +51,5 @@ links.replay_pending(current_bundle(), st.session_state, attention=page.url_path
 if not following:  # a follower has no text of its own to share, save or load
     render_tools()
 lesson_path.bar(page.url_path)
-links.sync_url()
-class_mode.keep_in_url(st.session_state, st.query_params)
 class_mode.heartbeat(page.url_path)
-page.run()
-links.sync_url()
-class_live.publish()  # a teacher's tab: whatever this run changed reaches the class (steps also publish at once)
+after_run.run_page(page)  # then, once: the URL, the tab's place in a class, a teacher's change to the class

@@ -1,8 +1,9 @@
 """Next token / Generate N / Undo / Reset: the same row of buttons on every page, each with a key.
 
 Keys (Streamlit reserves C and R): N next token, G generate N, U undo, X reset, A the page's own "advance"
-(draw again in the sampling lab, run the race on the cost page). Every change to the session also
-rewrites the URL, so the address bar always holds a link that rebuilds this moment.
+(draw again in the sampling lab, run the race on the cost page). A change to the session reaches the URL (and
+a teacher's class) once, at the end of the run (``after_run``), so the address bar always holds a link that
+rebuilds this moment.
 """
 from __future__ import annotations
 
@@ -11,12 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from autoreg_core import SessionError
 from autoreg_core.engine.session import FULL_LOGITS_KEPT
 from autoreg_ui import guide, keys, limits, messages, predict
-from autoreg_ui.classroom import live as class_live
 from autoreg_ui.sharing import links, presenter
 from autoreg_ui.state import current_config, current_session, session_or_start
 
@@ -43,9 +42,6 @@ def _on_session(action: Callable, *args, start: bool = False) -> None:
         action(session, *args)
     except SessionError as exc:
         messages.say(str(exc))
-    if get_script_run_ctx() is not None:  # in the app (not a plain unit test): keep the link and the class current
-        links.sync_url()
-        class_live.publish()
 
 
 def next_token(capture_attention: bool = False) -> None:

@@ -5,7 +5,7 @@ import streamlit as st
 
 from autoreg_core.engine.model_spec import dtype_name
 from autoreg_core.experiments.generate_call import generate_snippet, loop_snippet
-from autoreg_ui import controls, keys, lesson_page, messages, palette, strip_text
+from autoreg_ui import after_run, controls, keys, lesson_page, messages, palette, strip_text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import mode as class_mode
 from autoreg_ui.lessons.step import questions as step_questions
@@ -38,7 +38,7 @@ if session is None:
 session.prefill()  # when the page opens, not at the first click: a class pressing together pays decode steps only
 
 
-@st.fragment
+@after_run.fragment
 def stepper() -> None:
     n = controls.step_buttons("step")
     notes = st.container() if n else None  # Generate N's messages come after its run, above the strip

@@ -6,7 +6,7 @@ from autoreg_core.engine.kv_cache import worked_example
 from autoreg_core.engine.model_spec import dtype_name
 from autoreg_core.experiments import attention_rows as av
 from autoreg_core.experiments.kv_exactness import recompute_check
-from autoreg_ui import keys, lesson_page, messages
+from autoreg_ui import after_run, keys, lesson_page, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.controls import open_section, step_row
 from autoreg_ui.format import BYTE_UNITS_NOTE, human_bytes
@@ -136,7 +136,7 @@ SECTIONS = {"1 · Where it looked": where_it_looked, "2 · Causal triangle": tri
             "5 · Memory calculator": memory_calculator, "6 · Prefill vs decode": prefill_vs_decode}
 
 
-@st.fragment
+@after_run.fragment
 def lesson() -> None:
     """A fragment: a step, a layer or head change or another section reruns this, not the whole app."""
     step_row(keys.ATT_STEP, capture_attention=capturable)

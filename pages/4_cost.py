@@ -6,7 +6,7 @@ import streamlit as st
 
 from autoreg_core.engine.model_spec import dtype_name
 from autoreg_core.experiments import kv_cost as engine
-from autoreg_ui import controls, guide, keys, lesson_page, limits, measuring, measuring_text, messages
+from autoreg_ui import after_run, controls, guide, keys, lesson_page, limits, measuring, measuring_text, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE, ms
 from autoreg_ui.lessons.cost import controller as cost
@@ -19,7 +19,7 @@ bundle = lesson_page.set_up("Naive vs KV cache: what each token costs", "cost", 
 spec, state, dtype = bundle.spec, st.session_state, dtype_name(bundle.dtype)
 
 
-@st.fragment
+@after_run.fragment
 def your_sequence() -> None:
     controls.step_row(keys.COST_PAGE)
     messages.show()

@@ -106,6 +106,7 @@ class Session:
         self._lock = threading.RLock()
         self.replay_corrections = 0  # replayed steps whose own pass chose another token than the recipe lists
         self.prompt_ids = encode_prompt(bundle, prompt, chat)
+        self.version = 0  # grows by one at each change of what the session holds: readers compare it
         self.reset()
 
     @property
@@ -133,6 +134,7 @@ class Session:
             self.pending_logits: torch.Tensor | None = None
             self.prefill_record: PrefillRecord | None = None
             self.generator = torch.Generator(device="cpu")
+            self.version += 1
 
     @property
     def prompt_len(self) -> int:
@@ -216,6 +218,7 @@ class Session:
                 prefix_cache.remember(self.bundle, self.prompt_ids, self.cache, self.pending_logits, ms)
             self.prefill_record = PrefillRecord(n_tokens=self.prompt_len, time_ms=ms,
                                                 cache_bytes=self.cache_bytes, attention=att)
+            self.version += 1
             return self.prefill_record
 
     def next_pipeline(self, config: SamplingConfig) -> decode.Pipeline:
@@ -274,6 +277,7 @@ class Session:
             self._trim_attention()
             if len(self.records) > FULL_LOGITS_KEPT:
                 self.records[-FULL_LOGITS_KEPT - 1].logits = None  # older steps keep their summary only
+            self.version += 1
             return record
 
     def force(self, token: int | str, config: SamplingConfig, capture_attention: bool | None = None) -> StepRecord:
@@ -318,6 +322,7 @@ class Session:
                 self.pending_logits = self._feed(self.ids[-1:], False)[0]
             if record.generator_state is not None:
                 self.generator.set_state(record.generator_state)
+            self.version += 1
             return record
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import secrets
 import threading
+import weakref
 from collections import OrderedDict
 
 import streamlit as st
@@ -124,6 +125,7 @@ def base_url() -> str:
 TAB = "class_tab"  # this tab's own id (which of the teacher's tabs leads)
 SYNCED = keys.CLASS_PUBLISHED  # (the class's recipe, this tab's own) when this tab last loaded or published
 VERSION_SEEN = "class_version_seen"  # the class version this teacher tab last checked
+MINE_AT = "class_mine_at"  # this tab's text as the class would store it, and the session version it was read at
 
 
 def tab_id(state) -> str:
@@ -136,9 +138,21 @@ def _mine(session, config) -> tuple[dict, bool]:
     return recipe_to_dict(recipe_of(snapshot, config)), snapshot.pending_logits is not None
 
 
+def _mine_now(state, session, config) -> tuple[dict, bool]:
+    """``_mine``, read again only when the session, its ``version`` or the settings changed since: a teacher's run
+    that changed nothing costs no snapshot of the whole text."""
+    version = session.version  # read first: a change made while the text is read is not missed
+    held = state.get(MINE_AT)
+    if held is not None and held[0]() is session and held[1] == version and held[2] == config:
+        return held[3]
+    mine = _mine(session, config)
+    state[MINE_AT] = (weakref.ref(session), version, config, mine)
+    return mine
+
+
 def publish(state=None, redraw: bool = True) -> None:
-    """The teacher's tab and the class's text kept in step (called after every action on the session, by
-    ``controls``, and at the end of every run of a teacher's tab).
+    """The teacher's tab and the class's text kept in step (called once at the end of every run of a teacher's
+    tab, ``after_run``, and where the class page needs the text published before it goes on).
 
     Only this tab's own action changes the class's text: a tab that has not yet loaded the class (a reload, a
     bookmark, a second device) or that another teacher tab has moved past first loads the class's current
@@ -151,7 +165,7 @@ def publish(state=None, redraw: bool = True) -> None:
         return
     code = state[keys.CLASS_CODE]
     session, config = current_session(), current_config()
-    mine = None if session is None else _mine(session, config)
+    mine = None if session is None else _mine_now(state, session, config)
     synced = state.get(SYNCED)
     info = None
     if synced is None or mine != synced[1]:

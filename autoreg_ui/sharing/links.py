@@ -8,7 +8,7 @@ mappings (tests pass dicts); ``read_on_load``, ``replay_pending`` and ``sync_url
 """
 from __future__ import annotations
 
-import functools
+import weakref
 from collections.abc import Callable, Mapping, MutableMapping
 from urllib.parse import urlencode, urlsplit
 
@@ -215,17 +215,20 @@ def _progress(bar, total: int, source: str) -> Callable:
     return on_step
 
 
+SESSION_PARAMS = "link_session_params"  # the session's link parameters and what they were worked out from
+
+
 def sync_url(state: MutableMapping | None = None, query: MutableMapping | None = None) -> None:
-    """Write this tab's state into the URL (only the parameters the app owns; bound widgets write themselves)."""
-    from autoreg_ui.state import DEFAULT_PROMPT, allowed_models, current_config, current_session
+    """Write this tab's state into the URL (only the parameters the app owns; bound widgets write themselves).
+
+    The URL is compared with what it should hold on every call (a page switch empties it), but the session's
+    part is worked out only when the session or the settings changed since (``_session_params``).
+    """
+    from autoreg_ui.state import allowed_models, current_config, current_session
 
     state = st.session_state if state is None else state
     query = st.query_params if query is None else query
-    session, config = current_session(), current_config()
-    wanted: dict[str, str | list[str]] = {}
-    if session is not None:
-        keep_long = functools.partial(prompt_store().keep, owner=tab_id())
-        wanted = recipe_params(recipe_of(session, config), config, DEFAULT_PROMPT, keep_long)
+    wanted = _session_params(state, current_session(), current_config())
     models = allowed_models()
     if state.get(keys.MODEL) not in (None, models[0]):
         wanted["model"] = str(state[keys.MODEL])
@@ -247,6 +250,31 @@ def sync_url(state: MutableMapping | None = None, query: MutableMapping | None =
     if changed:  # one update: Streamlit sends the browser one message for it, not one per parameter
         query.update(changed)
     state[keys.LINK_SEEN] = _own({k: ([v] if isinstance(v, str) else list(v)) for k, v in wanted.items()})
+
+
+def _session_params(state: MutableMapping, session, config: SamplingConfig) -> dict[str, str | list[str]]:
+    """The link parameters of ``session`` under ``config`` (a new dict), worked out again only when the session,
+    its ``version`` or the settings changed since the last call; a long prompt kept on the server is kept
+    again each time, so it stays among the prompt store's newest as long as the tab shows it."""
+    from autoreg_ui.state import DEFAULT_PROMPT
+
+    if session is None:
+        return {}
+    version = session.version  # read first: a change made while the parameters are worked out is not missed
+    held = state.get(SESSION_PARAMS)
+    if held is not None and held[0]() is session and held[1] == version and held[2] == config:
+        for prompt in held[3]:
+            prompt_store().keep(prompt, owner=tab_id())
+        return dict(held[4])
+    kept: list[str] = []
+
+    def keep_long(prompt: str) -> str:
+        kept.append(prompt)
+        return prompt_store().keep(prompt, owner=tab_id())
+
+    params = recipe_params(recipe_of(session, config), config, DEFAULT_PROMPT, keep_long)
+    state[SESSION_PARAMS] = (weakref.ref(session), version, config, tuple(kept), params)
+    return dict(params)
 
 
 COPY_LINK_HTML = r"""

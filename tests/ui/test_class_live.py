@@ -54,3 +54,27 @@ def test_trusted_proxies_are_named_by_the_operator(monkeypatch):
     assert class_live.trusted_proxies() == set()
     monkeypatch.setenv("AUTOREG_TRUSTED_PROXIES", " 10.0.0.5 ,127.0.0.1,")
     assert class_live.trusted_proxies() == {"10.0.0.5", "127.0.0.1"}
+
+
+
+def test_a_teachers_text_is_read_again_only_when_the_session_or_the_settings_changed(tiny, monkeypatch):
+    from dataclasses import replace
+
+    from autoreg_core import Session
+    from autoreg_ui.settings import SIDEBAR_DEFAULTS
+
+    read = []
+    real = class_live._mine
+    monkeypatch.setattr(class_live, "_mine", lambda session, config: read.append(1) or real(session, config))
+    state, session, config = {}, Session(tiny, "The cat sat on"), SIDEBAR_DEFAULTS
+    first = class_live._mine_now(state, session, config)
+    assert class_live._mine_now(state, session, config) == first and len(read) == 1  # nothing changed: no snapshot
+    moves = [lambda s, c: (s.prefill(), c)[1], lambda s, c: (s.step(c), c)[1], lambda s, c: (s.undo(), c)[1],
+             lambda s, c: replace(c, temperature=0.3), lambda s, c: (s.reset(), c)[1]]
+    for move in moves:
+        before = len(read)
+        config = move(session, config)
+        mine = class_live._mine_now(state, session, config)
+        assert mine == real(session, config) and len(read) == before + 1
+    other = Session(tiny, "Another text")  # a new session (a new prompt, the class's text loaded) at any version
+    assert class_live._mine_now(state, other, config) == real(other, config)
