@@ -73,13 +73,16 @@ def names(raw: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
+# The characters of a class code (no 0/O, 1/I/L look-alikes); a replica's tag is one of them. Defined here, where
+# the tag is validated, and read by the class store's codes.
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+
+
 def replica_tag(raw: str) -> str:
     """The value's first character, upper case, if it is one a class code may start with."""
-    from autoreg_server.class_store.codes import ALPHABET
-
     tag = raw.strip().upper()[:1]
-    if tag not in ALPHABET:
-        raise ValueError(f"must be one of {ALPHABET}")
+    if tag not in CODE_ALPHABET:
+        raise ValueError(f"must be one of {CODE_ALPHABET}")
     return tag
 
 

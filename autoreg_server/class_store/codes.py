@@ -8,7 +8,7 @@ import secrets
 from autoreg_server import settings
 
 ENV_REPLICA_TAG = settings.variable("replica_tag")
-ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L look-alikes
+ALPHABET = settings.CODE_ALPHABET  # no 0/O, 1/I/L look-alikes
 CODE_LENGTH = 6
 NICKNAME_MAX = 24
 
