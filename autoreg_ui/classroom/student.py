@@ -15,7 +15,7 @@ from autoreg_core.engine.session import SessionError, SessionSnapshot
 from autoreg_core.engine.tokens import sequence_text
 from autoreg_core.experiments.continuations import draw_one
 from autoreg_core.experiments.guess_score import GuessError, score_guess
-from autoreg_ui import keys, limits, messages
+from autoreg_ui import keys, limits, messages, site_pages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import text
@@ -259,4 +259,4 @@ def explore(info: ClassInfo) -> None:
     state[keys.CHAT_KEPT] = state[keys.CHAT_BOX] = session.chat
     state[keys.CLASS_MODE] = "exploring"
     class_live.store().seen(info.code, state[keys.CLASS_SEAT], "exploring", "step")
-    st.switch_page("pages/1_step.py", query_params={"class": info.code, "seat": state[keys.CLASS_SEAT]})
+    st.switch_page(site_pages.file("step"), query_params={"class": info.code, "seat": state[keys.CLASS_SEAT]})

@@ -16,11 +16,11 @@ from autoreg_core.experiments.sampling_lab import (
     shown_ids,
     top_token_ids,
 )
-from autoreg_ui import guide, keys, lesson_page, messages
+from autoreg_ui import guide, lesson_page, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.controls import open_section, step_row
 from autoreg_ui.lessons.sampling import controller as sampling
-from autoreg_ui.lessons.sampling import questions, text
+from autoreg_ui.lessons.sampling import keys, questions, text
 from autoreg_ui.lessons.sampling.figures import (
     draw_figure,
     draws_figure,

@@ -5,12 +5,12 @@ import streamlit as st
 from autoreg_core.experiments import constrained_decoding as grammar
 from autoreg_core.experiments import speculative_decoding as speculative
 from autoreg_core.experiments import speculative_math as spec_math
-from autoreg_ui import guide, keys, lesson_page, measuring, messages
+from autoreg_ui import guide, lesson_page, measuring, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE
 from autoreg_ui.lessons.tricks import controller as tricks
 from autoreg_ui.lessons.tricks import figures as figs
-from autoreg_ui.lessons.tricks import questions, text
+from autoreg_ui.lessons.tricks import keys, questions, text
 from autoreg_ui.sharing import presenter
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import current_session

@@ -6,12 +6,12 @@ import streamlit as st
 
 from autoreg_core.engine.model_spec import dtype_name
 from autoreg_core.experiments import kv_cost as engine
-from autoreg_ui import controls, guide, keys, lesson_page, limits, measuring, measuring_text, messages
+from autoreg_ui import controls, guide, lesson_page, limits, measuring, measuring_text, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE, ms
 from autoreg_ui.lessons.cost import controller as cost
 from autoreg_ui.lessons.cost import figures as figs
-from autoreg_ui.lessons.cost import questions, text
+from autoreg_ui.lessons.cost import keys, questions, text
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import current_session
 

@@ -1,8 +1,8 @@
 """Glossary: every term the app uses, where to see it, and the units, in one place; a box finds a term."""
 import streamlit as st
 
-from autoreg_ui import glossary_text, guide, keys
-from autoreg_ui.lessons.glossary import controller, text
+from autoreg_ui import glossary_text, guide
+from autoreg_ui.lessons.glossary import controller, keys, text
 
 st.title(text.TITLE)
 st.markdown(glossary_text.INTRO)

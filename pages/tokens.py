@@ -2,9 +2,9 @@
 import streamlit as st
 
 from autoreg_core.engine.tokens import script_count, token_views
-from autoreg_ui import guide, keys, lesson_page
+from autoreg_ui import guide, lesson_page
 from autoreg_ui.charts import show_chart
-from autoreg_ui.lessons.tokens import questions, text
+from autoreg_ui.lessons.tokens import keys, questions, text
 from autoreg_ui.lessons.tokens.figures import scripts_figure
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import current_session, keep_widget_values

@@ -5,9 +5,10 @@ import streamlit as st
 
 from autoreg_core.engine.model_spec import dtype_name
 from autoreg_core.experiments.generate_call import generate_snippet, loop_snippet
-from autoreg_ui import controls, keys, lesson_page, messages, palette, strip_text
+from autoreg_ui import controls, lesson_page, messages, palette, strip_text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import mode as class_mode
+from autoreg_ui.lessons.step import keys
 from autoreg_ui.lessons.step import questions as step_questions
 from autoreg_ui.lessons.step import text as step_text
 from autoreg_ui.prompt import prompt_box

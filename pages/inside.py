@@ -8,12 +8,12 @@ from autoreg_core.experiments import prefill_decode as phases
 from autoreg_core.experiments import sliding_window as window
 from autoreg_core.experiments import toy_model as toy
 from autoreg_core.experiments.unembedding import unembed
-from autoreg_ui import controls, guide, keys, lesson_page, measuring, messages
+from autoreg_ui import controls, guide, lesson_page, measuring, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE
 from autoreg_ui.lessons.inside import controller as inside
 from autoreg_ui.lessons.inside import figures as figs
-from autoreg_ui.lessons.inside import questions, text
+from autoreg_ui.lessons.inside import keys, questions, text
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import session_or_start
 

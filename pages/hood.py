@@ -1,9 +1,9 @@
 """Under the hood: the training loss, positions (rotary embeddings and the cache), nondeterminism and batching."""
 import streamlit as st
 
-from autoreg_ui import controls, keys, lesson_page, messages
+from autoreg_ui import controls, lesson_page, messages
 from autoreg_ui.lessons.hood import controller as hood
-from autoreg_ui.lessons.hood import questions, text
+from autoreg_ui.lessons.hood import keys, questions, text
 from autoreg_ui.state import session_or_start
 
 bundle = lesson_page.set_up(text.TITLE, keys.HOOD_PAGE, questions.QUESTIONS, text.INTRO)

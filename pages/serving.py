@@ -10,12 +10,12 @@ from autoreg_core.experiments import continuous_batching as scheduler
 from autoreg_core.experiments import roofline as batching
 from autoreg_core.experiments import speculative_decoding as speculative
 from autoreg_core.runtime import batcher
-from autoreg_ui import controls, guide, keys, lesson_page, measuring, measuring_text
+from autoreg_ui import controls, guide, lesson_page, measuring, measuring_text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE
 from autoreg_ui.lessons.serving import controller as serving
 from autoreg_ui.lessons.serving import figures as figs
-from autoreg_ui.lessons.serving import questions, text
+from autoreg_ui.lessons.serving import keys, questions, text
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import current_config, current_session, shared_bundle
 

@@ -1,9 +1,9 @@
 """Start here: what the app teaches and two lesson paths, each stop a link that opens a ready page."""
 import streamlit as st
 
-from autoreg_ui import glossary, guide, keys, lesson_path
+from autoreg_ui import glossary, guide, lesson_path
+from autoreg_ui.lessons.start import keys, text
 from autoreg_ui.lessons.start import numbers as start
-from autoreg_ui.lessons.start import text
 
 st.title(text.TITLE)
 glossary.terms_here("start")

@@ -6,14 +6,16 @@ from autoreg_core.engine.kv_cache import worked_example
 from autoreg_core.engine.model_spec import dtype_name
 from autoreg_core.experiments import attention_rows as av
 from autoreg_core.experiments.kv_exactness import recompute_check
-from autoreg_ui import keys, lesson_page, messages
+from autoreg_ui import keys as site_keys
+from autoreg_ui import lesson_page, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.controls import open_section, step_row
 from autoreg_ui.format import BYTE_UNITS_NOTE, human_bytes
 from autoreg_ui.lessons.attention import controller as ac
 from autoreg_ui.lessons.attention import figures as fig_att
-from autoreg_ui.lessons.attention import questions, text
-from autoreg_ui.sharing import links, presenter
+from autoreg_ui.lessons.attention import keys, questions, text
+from autoreg_ui.lessons.attention import link_params as attention_links
+from autoreg_ui.sharing import presenter
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import keep_widget_values, session_or_start
 
@@ -25,7 +27,7 @@ if session is None:
 spec = bundle.spec
 L, H, KV, D = spec.n_layers, spec.n_heads, spec.n_kv_heads, spec.head_dim
 capturable = supports_attention(bundle.model)
-links.apply_layer_head(st.query_params, st.session_state, L, H)
+attention_links.apply(st.query_params, st.session_state, L, H)
 gqa = av.gqa_info(H, KV)
 presenting = presenter.active()
 
@@ -149,8 +151,8 @@ def lesson() -> None:
     views = st.container() if presenting else None
     c1, c2 = st.columns([2, 3])
     views = views or st.container()
-    layer = c1.slider("Layer", 0, L - 1, key=keys.ATT_LAYER, help=f"{L} decoder layers, 0 = closest to the input.")
-    head = ac.head_index(c2.selectbox("Head", ac.head_options(H), key=keys.ATT_HEAD,
+    layer = c1.slider("Layer", 0, L - 1, key=site_keys.ATT_LAYER, help=f"{L} decoder layers, 0 = closest to the input.")
+    head = ac.head_index(c2.selectbox("Head", ac.head_options(H), key=site_keys.ATT_HEAD,
                                       format_func=lambda h: ac.head_label(h, gqa)))
     pic = ac.read(session, layer, head)
     if not capturable:
