@@ -6,7 +6,6 @@ from autoreg_core.engine.kv_cache import worked_example
 from autoreg_core.engine.model_spec import dtype_name
 from autoreg_core.experiments import attention_rows as av
 from autoreg_core.experiments.kv_exactness import recompute_check
-from autoreg_ui import keys as site_keys
 from autoreg_ui import lesson_page, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.controls import open_section, step_row
@@ -151,8 +150,8 @@ def lesson() -> None:
     views = st.container() if presenting else None
     c1, c2 = st.columns([2, 3])
     views = views or st.container()
-    layer = c1.slider("Layer", 0, L - 1, key=site_keys.ATT_LAYER, help=f"{L} decoder layers, 0 = closest to the input.")
-    head = ac.head_index(c2.selectbox("Head", ac.head_options(H), key=site_keys.ATT_HEAD,
+    layer = c1.slider("Layer", 0, L - 1, key=keys.ATT_LAYER, help=f"{L} decoder layers, 0 = closest to the input.")
+    head = ac.head_index(c2.selectbox("Head", ac.head_options(H), key=keys.ATT_HEAD,
                                       format_func=lambda h: ac.head_label(h, gqa)))
     pic = ac.read(session, layer, head)
     if not capturable:

@@ -9,7 +9,6 @@ import pytest
 from autoreg_core import SamplingConfig, Session
 from autoreg_core.engine.model_spec import PRECISIONS, PRESETS
 from autoreg_core.experiments import attention_rows as av
-from autoreg_ui import keys as site_keys
 from autoreg_ui import messages
 from autoreg_ui.format import human_bytes
 from autoreg_ui.lessons.attention import controller as ac
@@ -22,9 +21,9 @@ GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=50)
     (None, None, (15, 0)), (500, 42, (15, 0)), (-2, -2, (15, 0)), ("3", "1", (15, 0)), (True, 1.0, (15, 0)),
     (0, -1, (0, -1)), (29, 8, (29, 8)), (3, 9, (3, 0))])
 def test_settle_layer_head(layer, head, expected):
-    state = {k: v for k, v in ((site_keys.ATT_LAYER, layer), (site_keys.ATT_HEAD, head)) if v is not None}
+    state = {k: v for k, v in ((keys.ATT_LAYER, layer), (keys.ATT_HEAD, head)) if v is not None}
     ac.settle_layer_head(state, 30, 9)
-    assert (state[site_keys.ATT_LAYER], state[site_keys.ATT_HEAD]) == expected
+    assert (state[keys.ATT_LAYER], state[keys.ATT_HEAD]) == expected
 
 
 def test_head_options_and_labels():

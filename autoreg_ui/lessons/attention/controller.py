@@ -19,7 +19,6 @@ import torch
 from autoreg_core.engine import kv_cache as kvc
 from autoreg_core.engine.model_spec import PRECISIONS, PRESETS, ModelSpec, precision_name
 from autoreg_core.experiments import attention_rows as av
-from autoreg_ui import keys as site_keys
 from autoreg_ui import messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import human_bytes
@@ -33,11 +32,11 @@ MAX_TRIANGLE = 256  # the heatmap shows at most this many of the latest position
 def settle_layer_head(state: MutableMapping, n_layers: int, n_heads: int) -> None:
     """A layer or head this model does not have (first visit, left by a bigger model) → a default:
     the middle layer, head 0."""
-    layer, head = state.get(site_keys.ATT_LAYER), state.get(site_keys.ATT_HEAD)
+    layer, head = state.get(keys.ATT_LAYER), state.get(keys.ATT_HEAD)
     if type(layer) is not int or not 0 <= layer < n_layers:
-        state[site_keys.ATT_LAYER] = n_layers // 2
+        state[keys.ATT_LAYER] = n_layers // 2
     if type(head) is not int or head not in (MEAN, *range(n_heads)):
-        state[site_keys.ATT_HEAD] = 0
+        state[keys.ATT_HEAD] = 0
 
 
 def head_options(n_heads: int) -> list[int]:
