@@ -86,22 +86,13 @@ WORDS = {"Query, key, value": ("query",), "GQA (grouped-query attention)": ("gro
          "Top-p (nucleus)": ("top-p",), "FLOPs": ("flop",), "Attention head": ("query head", "kv head", "k/v head"),
          "Memory-bound": ("memory-bound", "memory-bandwidth-bound"), "Log-prob": ("log-prob", "log p"),
          "Byte-level BPE": ("byte-level",), "Speculative decoding": ("speculative",)}
-SOURCES = {"start": ("pages/start.py", "autoreg_ui/lessons/start/text.py", "autoreg_ui/lessons/start/numbers.py"),
-           "step": ("pages/step.py", "autoreg_ui/lessons/step/text.py"),
-           "tokens": ("pages/tokens.py", "autoreg_ui/lessons/tokens/text.py"),
-           "attention": ("pages/attention.py", "autoreg_ui/lessons/attention/text.py",
-                         "autoreg_ui/lessons/attention/controller.py"),
-           "sampling": ("pages/sampling.py", "autoreg_ui/lessons/sampling/text.py",
-                        "autoreg_ui/lessons/sampling/controller.py"),
-           "cost": ("pages/cost.py", "autoreg_ui/lessons/cost/text.py", "autoreg_ui/lessons/cost/controller.py"),
-           "inside": ("pages/inside.py", "autoreg_ui/lessons/inside/text.py",
-                      "autoreg_ui/lessons/inside/controller.py"),
-           "serving": ("pages/serving.py", "autoreg_ui/lessons/serving/text.py",
-                       "autoreg_ui/lessons/serving/controller.py"),
-           "class": ("pages/class.py", "autoreg_ui/classroom/text.py"),
-           "hood": ("pages/hood.py", "autoreg_ui/lessons/hood/text.py", "autoreg_ui/lessons/hood/controller.py"),
-           "tricks": ("pages/tricks.py", "autoreg_ui/lessons/tricks/text.py",
-                      "autoreg_ui/lessons/tricks/controller.py")}
+LESSON_SOURCES = {"start": ("page", "text", "numbers"), "step": ("page", "text"), "tokens": ("page", "text"),
+                  "attention": ("page", "text", "controller"), "sampling": ("page", "text", "controller"),
+                  "cost": ("page", "text", "controller"), "inside": ("page", "text", "controller"),
+                  "serving": ("page", "text", "controller"), "hood": ("page", "text", "controller"),
+                  "tricks": ("page", "text", "controller")}
+SOURCES = {page: tuple(f"autoreg_ui/lessons/{page}/{module}.py" for module in modules)
+           for page, modules in LESSON_SOURCES.items()} | {"class": ("pages/class.py", "autoreg_ui/classroom/text.py")}
 
 
 def _used_on(page: str) -> set[str]:
