@@ -8,6 +8,7 @@ from autoreg_core import EMBEDDED_MODEL, SamplingConfig, allowed_models
 from autoreg_core.engine.model_spec import dtype_name
 from autoreg_core.experiments import continuous_batching as scheduler
 from autoreg_core.experiments import roofline as batching
+from autoreg_core.experiments import serving_measurements as measurements
 from autoreg_core.experiments import speculative_decoding as speculative
 from autoreg_core.runtime import batcher
 from autoreg_ui import controls, guide, lesson_page, measuring, measuring_text
@@ -69,8 +70,8 @@ def render() -> None:
     largest = st.select_slider("Largest batch", options=batching.BATCH_SIZES, value=16, key=keys.SRV_BATCH_MAX)
     if measuring.run_controls(keys.SRV_BATCH, "Measure the batching curve"):
         measuring.launch(keys.SRV_BATCH.kept, "batching curve", (bundle.name, largest),
-                       lambda p: serving.batching_work(bundle, largest, p))
-    show_chart(figs.bytes_figure(spec, batching.batch_sizes(largest), serving.context_length(bundle)),
+                       lambda p: measurements.batching_work(bundle, largest, p))
+    show_chart(figs.bytes_figure(spec, batching.batch_sizes(largest), measurements.context_length(bundle)),
                key=f"{keys.SRV_CHART}_bytes", filename="serving-bytes-per-step")
     if found := measuring.show_kept(keys.SRV_BATCH.kept, bundle.name):
         show_chart(figs.batching_figure(found.result, spec, bandwidth, peak), key=f"{keys.SRV_CHART}_batching",
@@ -88,7 +89,7 @@ def render() -> None:
     longest = c3.slider("Longest answer (tokens)", 4, scheduler.MAX_NEW, 32, key=keys.SRV_QUEUE_LONGEST)
     if measuring.run_controls(keys.SRV_QUEUE, "Serve the queue both ways"):
         measuring.launch(keys.SRV_QUEUE.kept, "static vs continuous batching", (bundle.name, n, slots, longest),
-                       lambda p: serving.serving_work(bundle, n, slots, longest, p))
+                       lambda p: measurements.serving_work(bundle, n, slots, longest, p))
     if found := measuring.show_kept(keys.SRV_QUEUE.kept, bundle.name):
         for policy, run in found.result.items():
             show_chart(figs.timeline_figure(run), key=f"{keys.SRV_CHART}_timeline_{policy}",
@@ -108,7 +109,7 @@ def render() -> None:
     drafts = c1.multiselect("Drafts", [speculative.PROMPT_LOOKUP, speculative.EARLY_EXIT] + others,
                             default=[speculative.PROMPT_LOOKUP, speculative.EARLY_EXIT], key=keys.SRV_SPEC_DRAFTS,
                             help=text.OTHER_DRAFTS)
-    layers = int(c2.number_input("Early exit after layer", 1, spec.n_layers - 1, serving.default_exit_layer(spec),
+    layers = int(c2.number_input("Early exit after layer", 1, spec.n_layers - 1, measurements.default_exit_layer(spec),
                                   key=keys.SRV_SPEC_LAYERS, help=f"Of the model's {spec.n_layers} layers."))
     k = c3.slider("Draft length k", 1, speculative.MAX_DRAFT, 4, key=keys.SRV_SPEC_K)
     max_new = c4.slider("Tokens to write", 8, 96, 48, key=keys.SRV_SPEC_MAX_NEW)
@@ -118,7 +119,8 @@ def render() -> None:
         try:
             extra = {name: shared_bundle(name) for name in drafts if name in others}
             measuring.launch(keys.SRV_SPEC.kept, "speculative decoding", (bundle.name,),
-                           lambda p: serving.speculative_work(bundle, drafts, layers, k, max_new, config, p, extra))
+                             lambda p: measurements.speculative_work(bundle, drafts, layers, k, max_new, config, p,
+                                                                     extra))
         except Exception as exc:  # noqa: BLE001 - a draft model that does not load: say so
             st.error(f"Could not load the draft model: {exc}")
     if found := measuring.show_kept(keys.SRV_SPEC.kept, bundle.name):
@@ -140,7 +142,7 @@ def render() -> None:
         st.info(text.EMBEDDED_WEIGHTS)
     if measuring.run_controls(keys.SRV_PREC, "Measure every precision"):
         measuring.launch(keys.SRV_PREC.kept, "precision table", (bundle.name,),
-                         lambda p: serving.precision_work(bundle, p))
+                         lambda p: measurements.precision_work(bundle, p))
     if found := measuring.show_kept(keys.SRV_PREC.kept, bundle.name):
         st.dataframe(pd.DataFrame(serving.precision_rows(found.result, bandwidth, bundle.tokenizer)), hide_index=True,
                      key=keys.SRV_PREC.table)
@@ -149,9 +151,9 @@ def render() -> None:
 
     st.subheader("The bit dial: where quality collapses")
     grouping = st.radio("Round in groups of", list(text.GROUPINGS), horizontal=True, key=keys.SRV_DIAL_GROUPING)
-    if measuring.run_controls(keys.SRV_DIAL, text.dial_label(serving.DIAL_BITS)):
+    if measuring.run_controls(keys.SRV_DIAL, text.dial_label(measurements.DIAL_BITS)):
         measuring.launch(f"{keys.SRV_DIAL.kept}_{grouping}", f"bit dial ({grouping})", (bundle.name,),
-                       lambda p: serving.dial_work(bundle, text.GROUPINGS[grouping], p))
+                       lambda p: measurements.dial_work(bundle, text.GROUPINGS[grouping], p))
     curves = {g: kept.result for g in text.GROUPINGS
               if (kept := measuring.show_kept(f"{keys.SRV_DIAL.kept}_{g}", bundle.name))}
     if curves:
