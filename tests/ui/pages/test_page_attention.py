@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+APP = str(Path(__file__).resolve().parents[3] / "app.py")
 PAGE = "pages/attention.py"
 
 pytestmark = pytest.mark.integration

@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 from autoreg_core import SamplingConfig
 from autoreg_ui import keys
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+APP = str(Path(__file__).resolve().parents[3] / "app.py")
 
 pytestmark = pytest.mark.integration
 TIMEOUT = 180
