@@ -36,7 +36,7 @@ page = st.navigation(pages_now)
 lesson_path.follow()  # a path's ← Previous stop / Next stop → asked for another page: switch to it in this tab
 class_mode.read_link(st.session_state, st.query_params)
 if page.url_path == "" and class_mode.wants_class_page(st.query_params):
-    st.switch_page("pages/9_class.py", query_params=st.query_params.to_dict())  # the join link, /?class=CODE
+    st.switch_page(site_pages.file("class"), query_params=st.query_params.to_dict())  # the join link, /?class=CODE
 if page.url_path == "" and not links.asks_for_a_page(st.query_params):
     st.switch_page(pages_now[0], query_params=st.query_params.to_dict())  # a bare / opens Start here
 following = class_live.is_follower(st.session_state)  # the teacher's settings apply: the sidebar leaves ours out

@@ -4,6 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from autoreg_ui import glossary_text as text
+from autoreg_ui import site_pages
 
 
 def terms_here(page: str) -> None:
@@ -12,4 +13,4 @@ def terms_here(page: str) -> None:
         return
     with st.popover(text.TERMS_HERE, icon=":material/menu_book:"):
         st.markdown(text.terms_markdown(page))
-        st.page_link("pages/7_glossary.py", label=text.WHOLE_GLOSSARY, icon=":material/arrow_forward:")
+        st.page_link(site_pages.file("glossary"), label=text.WHOLE_GLOSSARY, icon=":material/arrow_forward:")

@@ -15,14 +15,10 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from autoreg_ui import keys, limits, settings
+from autoreg_ui import keys, limits, settings, site_pages
 from autoreg_ui import lesson_path_text as text
 from autoreg_ui.sharing.link_codec import EMBED_PARAMS
 
-PAGE_FILES = {"start": "pages/0_start.py", "step": "pages/1_step.py", "attention": "pages/2_attention.py",
-              "sampling": "pages/3_sampling.py", "cost": "pages/4_cost.py", "inside": "pages/5_inside.py",
-              "serving": "pages/6_serving.py", "glossary": "pages/7_glossary.py", "tokens": "pages/8_tokens.py",
-              "class": "pages/9_class.py"}
 NOT_CARRIED = (keys.PRESENT, *EMBED_PARAMS)  # presenter mode is the session's, not the stop's
 CARRY_PRESENT = "lesson_path_present"  # presenter mode was on when the path switched page
 GO = "lesson_path_go"  # a move asked for by a button: (page file, query), done by ``follow`` early in the next run
@@ -72,7 +68,7 @@ def move(state: MutableMapping, index: int, query_now: Mapping, presenting: bool
     path, at = found
     index = max(0, min(int(index), len(path.stops) - 1))
     left = dict(state.get(keys.PATH_LEFT) or {})
-    if path.stops[at].page in PAGE_FILES and index != at:
+    if path.stops[at].page in site_pages.BY_URL_PATH and index != at:
         left[at] = _query(query_now)
     state[keys.PATH_LEFT] = left
     state[keys.PATH_AT] = index
@@ -81,7 +77,7 @@ def move(state: MutableMapping, index: int, query_now: Mapping, presenting: bool
     params = {name: list(values) for name, values in params.items()}
     if presenting:
         params["present"] = ["1"]
-    return PAGE_FILES[stop.page], params
+    return site_pages.file(stop.page), params
 
 
 def sidebar_values(params: Mapping[str, list[str]]) -> tuple[dict, dict]:

@@ -340,7 +340,7 @@ def same_elements(page: dict, shape: dict) -> dict:
 # read from its protobuf elements (figure JSON, element count and bytes, the token strip's HTML). AppTest
 # always reruns the whole page, where a real click reruns only the fragment; the profile says which parts
 # of the run are the fragment's (``stepper``).
-STEP_PAGE_FILE = "pages/1_step.py"
+STEP_PAGE_FILE = "pages/step.py"
 SCRIPT_PAGES = {  # name → (script, query parameters, the Next token button's key)
     "bare_next_token": ("bench/bare_page.py", {}, "bare_next"),
     "bare_step_shape_next_token": ("bench/bare_step_shape.py", {}, "bare_next"),

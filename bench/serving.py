@@ -12,6 +12,7 @@ import torch
 
 from autoreg_core import SamplingConfig
 from autoreg_core.experiments import kv_cost as cost
+from autoreg_core.experiments import serving_measurements as measurements
 from autoreg_ui import measuring
 from autoreg_ui.lessons.serving import controller as serving
 
@@ -30,12 +31,12 @@ def measure_serving(bundle, threads: int = 1, largest_batch: int = 32) -> dict:
     quiet = lambda fraction, text: None  # noqa: E731 - no progress bar in a bench
     try:
         bandwidth = cost.measure_bandwidth(bundle.device)
-        batching = _run(bundle, "batching", serving.batching_work(bundle, largest_batch, quiet))
-        queue = _run(bundle, "static vs continuous", serving.serving_work(bundle, 10, 4, 32, quiet))
-        spec = _run(bundle, "speculative", serving.speculative_work(
-            bundle, ["prompt lookup", "early exit"], serving.default_exit_layer(bundle.spec), 4, 48,
+        batching = _run(bundle, "batching", measurements.batching_work(bundle, largest_batch, quiet))
+        queue = _run(bundle, "static vs continuous", measurements.serving_work(bundle, 10, 4, 32, quiet))
+        spec = _run(bundle, "speculative", measurements.speculative_work(
+            bundle, ["prompt lookup", "early exit"], measurements.default_exit_layer(bundle.spec), 4, 48,
             SamplingConfig(temperature=0), quiet))
-        precision = _run(bundle, "precision", serving.precision_work(bundle, quiet))
+        precision = _run(bundle, "precision", measurements.precision_work(bundle, quiet))
     finally:
         torch.set_num_threads(before)
     return {"torch_threads": threads, "copy_bandwidth_gib_s": round(bandwidth / 2**30, 2),

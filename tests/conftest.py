@@ -59,7 +59,7 @@ def tiny_folder(tmp_path_factory):
 
 @pytest.fixture
 def open_page(tiny_folder, monkeypatch):
-    """``open_page("pages/4_cost.py")``: the app under AppTest on the tiny model, switched to that page."""
+    """``open_page("pages/cost.py")``: the app under AppTest on the tiny model, switched to that page."""
     from streamlit.testing.v1 import AppTest
 
     from autoreg_ui import keys

@@ -14,14 +14,14 @@ import streamlit as st
 
 from autoreg_server.class_store import ClassError, ClassInfo, normal_code
 from autoreg_server.class_store.dialect import is_postgres
-from autoreg_ui import glossary, keys, messages
+from autoreg_ui import glossary, keys, messages, site_pages
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import student as class_student
 from autoreg_ui.classroom import teacher as class_teacher
 from autoreg_ui.classroom import text
 from autoreg_ui.classroom.live import is_follower, is_student, is_teacher, source, store
 
-PAGE = "pages/9_class.py"
+PAGE = site_pages.file("class")
 POLL_S = 1.0  # a tab of a class checks the class's counters this often (one indexed SQLite read)
 # On PostgreSQL a follower's check waits this long for the teacher's NOTIFY instead of one read: a change wakes it
 # at once. Under POLL_S, so a student's own click waits at most this long for the check to end.

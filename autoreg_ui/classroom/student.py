@@ -17,7 +17,7 @@ from autoreg_core.experiments.continuations import draw_one
 from autoreg_core.experiments.guess_score import GuessError, score_guess
 from autoreg_server import settings
 from autoreg_server.class_store import GUESS_MAX, NICKNAME_MAX, ClassError, ClassInfo, normal_code
-from autoreg_ui import keys, limits, messages
+from autoreg_ui import keys, limits, messages, site_pages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import text
@@ -261,4 +261,4 @@ def explore(info: ClassInfo) -> None:
     state[keys.CHAT_KEPT] = state[keys.CHAT_BOX] = session.chat
     state[keys.CLASS_MODE] = "exploring"
     class_live.store().seen(info.code, state[keys.CLASS_SEAT], "exploring", "step")
-    st.switch_page("pages/1_step.py", query_params={"class": info.code, "seat": state[keys.CLASS_SEAT]})
+    st.switch_page(site_pages.file("step"), query_params={"class": info.code, "seat": state[keys.CLASS_SEAT]})

@@ -16,6 +16,7 @@ from autoreg_core import SamplingConfig
 from autoreg_core.engine.replay import MAX_STEPS, Recipe, Segment
 from autoreg_ui import keys
 from autoreg_ui.settings import SETTINGS, SIDEBAR_DEFAULTS, STOPS_CODE, Setting, number_text
+from autoreg_ui.sharing import link_params
 
 MEAN = -1  # the head "index" of the mean over all heads
 
@@ -83,7 +84,8 @@ PROMPT, PROMPT_ID, CHAT, STEPS, FORCED, SEGMENT, RUN_SEED, PRESENT, TOKENS = (
 RECIPE_PARAMS = (PROMPT, PROMPT_ID, CHAT, STEPS, FORCED, SEGMENT, RUN_SEED, TOKENS)
 
 
-OTHER_PARAMS = ("model", "layer", "head", "view", PRESENT, "class", "key", "seat")  # class mode: class_mode.py
+# class mode: class_mode.py; a page's own parameters (?layer=&head=) are declared by its lesson: link_params.py
+OTHER_PARAMS = ("model", "view", PRESENT, "class", "key", "seat")
 
 
 MAX_LINK_PROMPT = 2000  # characters of a prompt read from a link; longer ones travel as a pid
@@ -224,7 +226,7 @@ EMBED_PARAMS = ("embed", "embed_options")  # Streamlit's own parameters for the 
 
 def is_known(name: str) -> bool:
     """A parameter this app reads (or Streamlit's own embed options, which it reads itself)."""
-    return name in KNOWN_PARAMS or name.lower() in EMBED_PARAMS
+    return name in KNOWN_PARAMS or name in link_params.names() or name.lower() in EMBED_PARAMS
 
 
 def _prompt(one: dict[str, str]) -> tuple[str | None, str | None]:

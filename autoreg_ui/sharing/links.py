@@ -1,6 +1,7 @@
 """Links in the app: the URL holds what it takes to rebuild a tab, and opening it rebuilds the tab exactly.
 
-Reading: ``?layer=3&head=mean`` on the attention page, ``?model=`` for the sidebar, and the whole
+Reading: a page's own parameters (``?layer=3&head=mean`` on the attention page, declared by its lesson:
+``link_params``), ``?model=`` for the sidebar, and the whole
 session (its format and parsing: ``link_codec``). A link is applied once per distinct link (so moving a
 slider afterwards is not undone by the URL still carrying it), and a value that does not fit gets a
 message saying what was wrong, never a crash. ``apply_*`` take the query and the state as plain
@@ -34,6 +35,7 @@ from autoreg_ui.sharing.link_codec import (
     values,
     view_slug,
 )
+from autoreg_ui.sharing.link_params import PageLinkParams
 from autoreg_ui.sharing.prompt_store import prompt_store, tab_id
 
 
@@ -46,23 +48,24 @@ def _new_link(query: Mapping, state: MutableMapping, names: tuple[str, ...], see
     return link
 
 
-def apply_layer_head(query: Mapping, state: MutableMapping, n_layers: int, n_heads: int) -> list[str]:
-    """``?layer=&head=`` set the attention page's layer slider and head box, once per distinct link.
+def apply_page_params(query: Mapping, state: MutableMapping, page: PageLinkParams,
+                      sizes: Mapping[str, int]) -> list[str]:
+    """A page's own link parameters (``link_params``: ``?layer=&head=`` on the attention page) set the widgets they
+    bind to, once per distinct link; ``sizes``: parameter name → how many there are to pick from.
 
     Bad values leave the widget as it was and queue a warning; the warnings are also returned.
     """
-    link = _new_link(query, state, ("layer", "head"), keys.ATT_LINK_SEEN)
+    link = _new_link(query, state, page.names, page.seen_key)
     if link is None:
         return []
     notes = []
-    for raw, n, name, key, allow_mean in ((link[0], n_layers, "layer", keys.ATT_LAYER, False),
-                                          (link[1], n_heads, "head", keys.ATT_HEAD, True)):
-        value, note = parse_index(raw, n, name, allow_mean)
+    for raw, param in zip(link, page.params):
+        value, note = parse_index(raw, sizes[param.name], param.name, param.allow_mean)
         if note:
             notes.append(note)
             messages.say(note, "warning", state)
         elif value is not None:
-            state[key] = value
+            state[param.key] = value
     return notes
 
 

@@ -90,7 +90,7 @@ def test_the_step_shape_floor_draws_what_the_step_page_draws_per_click(embedded)
     from streamlit.testing.v1 import AppTest
 
     step = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    step.switch_page("pages/1_step.py")
+    step.switch_page("pages/step.py")
     step.run()
     step.button(key="step_next").click().run()
     floor = AppTest.from_file(str(ROOT / "bench" / "bare_step_shape.py"), default_timeout=60)

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from autoreg_ui import keys, lesson_path_text
+from autoreg_ui import lesson_path_text
+from autoreg_ui.lessons.attention import keys as attention_keys
+from autoreg_ui.lessons.sampling import keys as sampling_keys
 from autoreg_ui.lessons.start import text as start_text
 from autoreg_ui.predict_text import TITLE as PREDICT_TITLE
 
@@ -168,7 +170,7 @@ def test_the_45_minute_path_in_presenter_mode_in_one_tab(browser, app_url):
         # one step on one screen: Next token, the sentence being continued and the distribution chart
         _on_first_screen(page, f"{MAIN} button:has-text('Next token')",
                          f"{MAIN} [data-testid=stCode]:has-text('Once upon a time, a small robot')",
-                         f"{MAIN} .st-key-{keys.LAB_PIPELINE_CHART} [data-testid=stPlotlyChart]")
+                         f"{MAIN} .st-key-{sampling_keys.LAB_PIPELINE_CHART} [data-testid=stPlotlyChart]")
         _no_overflow(page, "sampling")
 
         # stop 5: attention, on the causal triangle, every row captured
@@ -181,7 +183,7 @@ def test_the_45_minute_path_in_presenter_mode_in_one_tab(browser, app_url):
         page.locator(f"{MAIN} [data-testid=stPlotlyChart]").first.wait_for()
         _shot(page, "stop-5-attention.png")
         _on_first_screen(page, f"{MAIN} button:has-text('Next token')",
-                         f"{MAIN} .st-key-{keys.ATT_TRIANGLE_CHART} [data-testid=stPlotlyChart]")
+                         f"{MAIN} .st-key-{attention_keys.ATT_TRIANGLE_CHART} [data-testid=stPlotlyChart]")
         _no_overflow(page, "attention")
 
         # stop 6: the race

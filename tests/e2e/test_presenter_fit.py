@@ -1,15 +1,16 @@
 """Every page on a 1280×720 projector in presenter mode, with the sidebar open: no text cut or spilling out of its box
 and no page name cut in the sidebar; and every page on a phone (390×844, normal mode) without sideways scrolling.
 
-The pages are read from app.py's PAGES, so a new page is checked without a change here. What is cut on a page
-another helper owns is marked xfail with the reason (OTHERS); a fix there turns it into an unexpected pass.
-Screenshots go to /tmp/shots-presenter-fit/ (or $AUTOREG_SHOTS).
+The pages are read from the page registry (autoreg_ui/site_pages.py), so a new page is checked without a change
+here. What is cut on a page another helper owns is marked xfail with the reason (OTHERS); a fix there turns it into
+an unexpected pass. Screenshots go to /tmp/shots-presenter-fit/ (or $AUTOREG_SHOTS).
 """
-import ast
 import os
 from pathlib import Path
 
 import pytest
+
+from autoreg_ui import site_pages
 
 from .test_lesson_path import OVERFLOW_JS
 
@@ -48,17 +49,8 @@ BODY_WIDTH_JS = "() => [document.documentElement.scrollWidth, document.documentE
 
 
 def _pages() -> list[str]:
-    """The url path of every visible page in the app's PAGES (``autoreg_ui/site_pages.py``; the hidden root alias is
-    the step page again)."""
-    tree = ast.parse((ROOT / "autoreg_ui" / "site_pages.py").read_text())
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Page":
-            kw = {k.arg: k.value for k in node.keywords}
-            hidden = isinstance(kw.get("visibility"), ast.Constant) and kw["visibility"].value == "hidden"
-            if not hidden:
-                found.append(kw["url_path"].value)
-    return found
+    """The url path of every visible page in the page registry (the hidden root alias is the step page again)."""
+    return [page.url_path for page in site_pages.SITE_PAGES]
 
 
 PAGES = _pages()

@@ -9,9 +9,10 @@ from conftest import ROOT
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunData, RerunException, StopException
 from streamlit.testing.v1 import AppTest, local_script_runner
 
-from autoreg_ui import after_run, keys
+from autoreg_ui import after_run, keys, site_pages
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import mode as class_mode
+from autoreg_ui.lessons.attention import keys as attention_keys
 from autoreg_ui.sharing import links
 
 
@@ -39,7 +40,7 @@ def _ok(at: AppTest) -> AppTest:
 def _step_page(tiny_folder) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.session_state[keys.MODEL] = tiny_folder
-    at.switch_page("pages/1_step.py")
+    at.switch_page(site_pages.file("step"))
     return _ok(at.run())
 
 
@@ -66,7 +67,7 @@ def test_a_teachers_click_reaches_the_class_with_one_publish(class_app, tiny_fol
     _ok(teacher.sidebar.button(key=keys.CLASS_START).click().run())
     _ok(teacher.run())
     code = teacher.session_state[keys.CLASS_CODE]
-    teacher.switch_page("pages/1_step.py")
+    teacher.switch_page(site_pages.file("step"))
     _ok(teacher.run())
     for steps in (1, 2):
         _clicks_next(teacher, counted)
@@ -75,7 +76,7 @@ def test_a_teachers_click_reaches_the_class_with_one_publish(class_app, tiny_fol
         assert class_live.store().info(code).recipe["steps"] == steps
 
 
-@pytest.mark.parametrize("page, prefix", [("pages/1_step.py", "step"), ("pages/2_attention.py", keys.ATT_STEP)])
+@pytest.mark.parametrize("page, prefix", [(site_pages.file("step"), "step"), (site_pages.file("attention"), attention_keys.ATT_STEP)])
 def test_a_click_that_reruns_its_fragment_alone_writes_the_url_once(class_app, tiny_folder, counted, monkeypatch,
                                                                      page, prefix):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)

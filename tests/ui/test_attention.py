@@ -9,9 +9,10 @@ import pytest
 from autoreg_core import SamplingConfig, Session
 from autoreg_core.engine.model_spec import PRECISIONS, PRESETS
 from autoreg_core.experiments import attention_rows as av
-from autoreg_ui import keys, messages
+from autoreg_ui import messages
 from autoreg_ui.format import human_bytes
 from autoreg_ui.lessons.attention import controller as ac
+from autoreg_ui.lessons.attention import keys
 
 GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=50)
 

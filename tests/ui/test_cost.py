@@ -6,8 +6,9 @@ import pytest
 from autoreg_core.engine.model_spec import ModelSpec
 from autoreg_core.experiments import kv_cost as cost
 from autoreg_core.experiments.roofline import StepBudget
-from autoreg_ui import keys, messages
+from autoreg_ui import messages
 from autoreg_ui.lessons.cost import controller as race
+from autoreg_ui.lessons.cost import keys as cost_keys
 
 QUICK = dict(warmup=False, cached_repeats=(1, 1), naive_repeats=(1, 1))
 SPEC = ModelSpec(name="hand", n_layers=2, n_heads=4, n_kv_heads=2, head_dim=16, hidden=64, vocab=100,
@@ -106,7 +107,7 @@ def test_other_lengths_and_forget():
     assert kept.result(race.RaceKey("m", "cpu", "float32", 8)) is None
     assert race.other_lengths(state, race.RaceKey("m", "cpu", "float32", 32)) == [16, 64]
     race.forget(state)
-    assert race.race(state).results == {} and isinstance(state[keys.COST_RACE], race.Race)
+    assert race.race(state).results == {} and isinstance(state[cost_keys.COST_RACE], race.Race)
 
 
 def test_merge_sorts_points_and_adds_times():

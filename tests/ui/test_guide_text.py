@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from autoreg_ui import guide
+from autoreg_ui import guide, site_pages
 from autoreg_ui.classroom import text as class_mode_text
 from autoreg_ui.lessons.serving import text as serving_text
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = ROOT / "pages"
 LESSONS = tuple(sorted(p.name for p in (ROOT / "autoreg_ui" / "lessons").iterdir() if (p / "text.py").exists()))
 OWNERS = {lesson: importlib.import_module(f"autoreg_ui.lessons.{lesson}.text") for lesson in LESSONS}
 OWNERS["classroom"] = class_mode_text
@@ -32,13 +31,19 @@ def _all_guides() -> dict[str, tuple[str, str, str]]:
 GUIDES = _all_guides()
 
 
+def _page_source(page: site_pages.SitePage) -> str:
+    """What draws a page: its entry file and, for a lesson, the lesson's page module."""
+    files = [ROOT / page.file] + ([ROOT / "autoreg_ui" / "lessons" / page.lesson / "page.py"] if page.lesson else [])
+    return "\n".join(f.read_text() for f in files if f.exists())
+
+
 def _page_views() -> dict[str, set[str]]:
     """Per page, the views it shows a box for: the tab labels of every VIEWS / SECTIONS dict (open_section), every
     guide.header / guide.show title written as a string, and the page name a lesson_page.set_up(guides=...) shows."""
     found: dict[str, set[str]] = {}
-    for page in PAGES.glob("*.py"):
-        views = found.setdefault(page.name, set())
-        for node in ast.walk(ast.parse(page.read_text())):
+    for page in site_pages.SITE_PAGES:
+        views = found.setdefault(page.url_path, set())
+        for node in ast.walk(ast.parse(_page_source(page))):
             if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") in ("VIEWS", "SECTIONS"):
                 views |= {k.value for k in node.value.keys}
             if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
@@ -70,7 +75,7 @@ def test_every_view_has_a_box_and_every_box_a_view():
 def test_each_page_shows_only_its_own_lessons_boxes():
     """A page passes its own lesson's GUIDES: every view a page names is a box of the lesson it imports."""
     for page, views in _page_views().items():
-        source = (PAGES / page).read_text()
+        source = _page_source(site_pages.BY_URL_PATH[page])
         lessons = {lesson for lesson in LESSONS if f"autoreg_ui.lessons.{lesson} import" in source}
         if not views:
             continue

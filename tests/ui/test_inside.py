@@ -9,8 +9,9 @@ from autoreg_core.experiments import prefill_decode as phases
 from autoreg_core.experiments import sliding_window as window
 from autoreg_core.experiments import teacher_forcing as teacher
 from autoreg_core.experiments.prefill_decode import PrefillPoint
-from autoreg_ui import keys, measuring
+from autoreg_ui import measuring
 from autoreg_ui.lessons.inside import controller as inside
+from autoreg_ui.lessons.inside import keys as inside_keys
 from autoreg_ui.lessons.inside import text as inside_text
 
 GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=200)
@@ -33,17 +34,17 @@ def test_measurement_prompt_fits_the_model(tiny):
 def test_kept_results_show_only_for_what_they_measured(tiny):
     state: dict = {}
     on = measuring.stamp(tiny, (1, 2, 3), 8)
-    measuring.keep(state, keys.INSIDE_PHASES.kept, measuring.Kept(on, "run"))
-    assert measuring.kept(state, keys.INSIDE_PHASES.kept, on).result == "run"
-    assert measuring.kept(state, keys.INSIDE_PHASES.kept, measuring.stamp(tiny, (1, 2, 3), 9)) is None
-    assert measuring.kept(state, keys.INSIDE_WINDOW.kept, on) is None
+    measuring.keep(state, inside_keys.INSIDE_PHASES.kept, measuring.Kept(on, "run"))
+    assert measuring.kept(state, inside_keys.INSIDE_PHASES.kept, on).result == "run"
+    assert measuring.kept(state, inside_keys.INSIDE_PHASES.kept, measuring.stamp(tiny, (1, 2, 3), 9)) is None
+    assert measuring.kept(state, inside_keys.INSIDE_WINDOW.kept, on) is None
 
 
 @pytest.mark.parametrize("kept, expected", [(None, 4), (9, 6), (0, 1), (3, 3)])
 def test_clamp(kept, expected):
-    state = {} if kept is None else {keys.INSIDE_LENS_STEP: kept}
-    inside.clamp(state, keys.INSIDE_LENS_STEP, 1, 6, 4)
-    assert state[keys.INSIDE_LENS_STEP] == expected
+    state = {} if kept is None else {inside_keys.INSIDE_LENS_STEP: kept}
+    inside.clamp(state, inside_keys.INSIDE_LENS_STEP, 1, 6, 4)
+    assert state[inside_keys.INSIDE_LENS_STEP] == expected
 
 
 def test_rank_token(tiny):
@@ -131,7 +132,7 @@ def test_run_sweep_keeps_points_and_reports_progress(tiny):
     seen = []
     sweep = inside.run_sweep(state, tiny, ids, measuring.stamp(tiny), [4, 8],
                              lambda done, text: seen.append((done, text)))
-    assert state[keys.INSIDE_SWEEP.kept] is sweep and [p.length for p in sweep.points] == [4, 8]
+    assert state[inside_keys.INSIDE_SWEEP.kept] is sweep and [p.length for p in sweep.points] == [4, 8]
     assert seen == [(0.5, "L = 4 measured"), (1.0, "L = 8 measured")]
     assert not sweep.running and not sweep.stopped
     late = inside.run_sweep(state, tiny, ids, measuring.stamp(tiny), [4, 8], lambda done, text: None, budget_s=-1.0)

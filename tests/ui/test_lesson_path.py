@@ -27,9 +27,9 @@ def test_a_move_opens_the_stops_own_link_and_keeps_presenter_mode():
     state = {}
     lesson_path.begin(state, PATH)
     assert lesson_path.move(state, 1, {}, presenting=False) == (
-        "pages/1_step.py", {"prompt": ["The capital of France is"], "cfg_temperature": ["0"]})
+        "pages/step.py", {"prompt": ["The capital of France is"], "cfg_temperature": ["0"]})
     page, query = lesson_path.move(state, 2, {}, presenting=True)
-    assert page == "pages/2_attention.py" and query["present"] == ["1"] and query["view"] == ["causal-triangle"]
+    assert page == "pages/attention.py" and query["present"] == ["1"] and query["view"] == ["causal-triangle"]
     assert lesson_path.current(state) == (PATH, 2)
 
 
@@ -39,7 +39,7 @@ def test_coming_back_to_a_stop_opens_it_as_it_was_left():
     left = {"prompt": "The capital of France is", "steps": "3", "present": "1", "embed_options": "dark_theme"}
     lesson_path.move(state, 2, left, presenting=True)
     page, query = lesson_path.move(state, 1, {"prompt": "Hi"}, presenting=True)
-    assert page == "pages/1_step.py"
+    assert page == "pages/step.py"
     assert query == {"prompt": ["The capital of France is"], "steps": ["3"], "present": ["1"]}
     lesson_path.begin(state, PATH, 1)  # a fresh start forgets how stops were left
     assert lesson_path.move(state, 2, {}, False)[1]["steps"] == ["4"]
@@ -48,7 +48,7 @@ def test_coming_back_to_a_stop_opens_it_as_it_was_left():
 def test_a_move_stays_inside_the_path():
     state = {}
     lesson_path.begin(state, PATH, 3)
-    assert lesson_path.move(state, 9, {}, False)[0] == "pages/0_start.py" and state[keys.PATH_AT] == 3
+    assert lesson_path.move(state, 9, {}, False)[0] == "pages/start.py" and state[keys.PATH_AT] == 3
     lesson_path.move(state, -4, {}, False)
     assert state[keys.PATH_AT] == 0
 
@@ -66,7 +66,7 @@ def test_prepare_queues_the_switch_and_carry_turns_presenter_mode_back_on():
     state = {keys.PRESENT: True}
     lesson_path.begin(state, PATH)
     lesson_path.prepare(state, 1, {}, presenting=True)
-    assert state[lesson_path.GO] == ("pages/1_step.py", {"prompt": ["The capital of France is"], "present": ["1"]})
+    assert state[lesson_path.GO] == ("pages/step.py", {"prompt": ["The capital of France is"], "present": ["1"]})
     assert state[keys.CFG_TEMPERATURE] == 0.0
     state.pop(keys.PRESENT)  # Streamlit forgets the toggle in the run that switches page
     state[lesson_path.CARRY_PRESENT] = True

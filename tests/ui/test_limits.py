@@ -57,6 +57,7 @@ def test_an_admitted_tab_sees_the_page_with_max_new_tokens_capped(shared):
 def test_the_app_itself_is_gated_and_caps_the_race_and_max_new_tokens(shared, open_page):
     """app.py calls the gate: a full class sees only the class-is-full page; an admitted tab gets the caps."""
     from autoreg_ui import keys
+    from autoreg_ui.lessons.cost import keys as cost_keys
 
     seats = shared(Seats(Limits(max_sessions=1, max_new_tokens=8, max_race_length=100), clock=Clock()))
     seats.admit("somebody else")
@@ -64,8 +65,8 @@ def test_the_app_itself_is_gated_and_caps_the_race_and_max_new_tokens(shared, op
     assert [t.value for t in full.title] == [limits.FULL_TITLE] and not full.exception
     assert [b.label for b in full.button] == ["Try again"] and len(full.get("plotly_chart")) == 0
     seats.release("somebody else")
-    cost = open_page("pages/4_cost.py")
-    assert list(cost.select_slider(key=keys.COST_MAX_LEN).options) == ["16", "32", "64"]
+    cost = open_page("pages/cost.py")
+    assert list(cost.select_slider(key=cost_keys.COST_MAX_LEN).options) == ["16", "32", "64"]
     capped = [i.value for i in cost.sidebar.info if "caps max new tokens at 8" in i.value]
     assert len(capped) == 1  # the default of 64 asks for more than the cap
     cost.sidebar.number_input(key=keys.CFG_MAX_NEW).set_value(8).run()

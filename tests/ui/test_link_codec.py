@@ -7,7 +7,7 @@ import pytest
 from autoreg_core import Session
 from autoreg_core.engine.replay import Recipe, ReplayError, Segment, recipe_of, replay
 from autoreg_ui import settings
-from autoreg_ui.sharing import link_codec
+from autoreg_ui.sharing import link_codec, link_params
 from autoreg_ui.sharing.prompt_store import PromptStore
 
 N_LAYERS, N_HEADS = 30, 9
@@ -210,7 +210,7 @@ def test_read_never_raises_on_random_junk():
 
     rng = random.Random(0)
     alphabet = "0123456789-.~_:,abcdefghijklmnopqrstuvwxyz<>\"'%&=?/\\\x00é🙂 "
-    names = list(link_codec.KNOWN_PARAMS) + ["x", "seg", "forced"]
+    names = list(link_codec.KNOWN_PARAMS | link_params.names()) + ["x", "seg", "forced"]
     for _ in range(2000):
         query = {rng.choice(names): "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
                  for _ in range(rng.randint(1, 4))}

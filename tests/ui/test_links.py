@@ -5,7 +5,10 @@ from dataclasses import replace
 import pytest
 
 from autoreg_ui import keys, messages, settings
-from autoreg_ui.sharing import link_codec, links
+from autoreg_ui.lessons.attention import keys as attention_keys
+from autoreg_ui.lessons.attention import link_params as attention_links
+from autoreg_ui.lessons.step import keys as step_keys
+from autoreg_ui.sharing import link_codec, link_params, links
 
 N_LAYERS, N_HEADS = 30, 9
 NOW = replace(settings.SIDEBAR_DEFAULTS, temperature=1.3, top_k=20, seed=7)  # the sidebar's current settings
@@ -13,46 +16,54 @@ NOW = replace(settings.SIDEBAR_DEFAULTS, temperature=1.3, top_k=20, seed=7)  # t
 
 def test_link_sets_layer_and_head_once_per_distinct_link():
     state = {}
-    assert links.apply_layer_head({"layer": "3", "head": "mean"}, state, N_LAYERS, N_HEADS) == []
-    assert (state[keys.ATT_LAYER], state[keys.ATT_HEAD]) == (3, -1)
+    assert attention_links.apply({"layer": "3", "head": "mean"}, state, N_LAYERS, N_HEADS) == []
+    assert (state[attention_keys.ATT_LAYER], state[attention_keys.ATT_HEAD]) == (3, -1)
     assert messages.take(state) == []
-    state[keys.ATT_LAYER] = 7  # the learner moves the slider; the URL still carries layer=3
-    links.apply_layer_head({"layer": "3", "head": "mean"}, state, N_LAYERS, N_HEADS)
-    assert state[keys.ATT_LAYER] == 7
-    links.apply_layer_head({"layer": "4", "head": "mean"}, state, N_LAYERS, N_HEADS)  # a new link applies
-    assert state[keys.ATT_LAYER] == 4
+    state[attention_keys.ATT_LAYER] = 7  # the learner moves the slider; the URL still carries layer=3
+    attention_links.apply({"layer": "3", "head": "mean"}, state, N_LAYERS, N_HEADS)
+    assert state[attention_keys.ATT_LAYER] == 7
+    attention_links.apply({"layer": "4", "head": "mean"}, state, N_LAYERS, N_HEADS)  # a new link applies
+    assert state[attention_keys.ATT_LAYER] == 4
 
 
 def test_only_layer_or_only_head():
-    state = {keys.ATT_LAYER: 5, keys.ATT_HEAD: 2}
-    links.apply_layer_head({"head": "4"}, state, N_LAYERS, N_HEADS)
-    assert (state[keys.ATT_LAYER], state[keys.ATT_HEAD]) == (5, 4)
-    links.apply_layer_head({"layer": "1"}, state, N_LAYERS, N_HEADS)
-    assert (state[keys.ATT_LAYER], state[keys.ATT_HEAD]) == (1, 4)
+    state = {attention_keys.ATT_LAYER: 5, attention_keys.ATT_HEAD: 2}
+    attention_links.apply({"head": "4"}, state, N_LAYERS, N_HEADS)
+    assert (state[attention_keys.ATT_LAYER], state[attention_keys.ATT_HEAD]) == (5, 4)
+    attention_links.apply({"layer": "1"}, state, N_LAYERS, N_HEADS)
+    assert (state[attention_keys.ATT_LAYER], state[attention_keys.ATT_HEAD]) == (1, 4)
 
 
 def test_no_link_changes_nothing():
-    state = {keys.ATT_LAYER: 5}
-    assert links.apply_layer_head({}, state, N_LAYERS, N_HEADS) == []
-    assert state == {keys.ATT_LAYER: 5}
+    state = {attention_keys.ATT_LAYER: 5}
+    assert attention_links.apply({}, state, N_LAYERS, N_HEADS) == []
+    assert state == {attention_keys.ATT_LAYER: 5}
 
 
 def test_bad_link_keeps_widgets_and_says_why_once():
-    state = {keys.ATT_LAYER: 5, keys.ATT_HEAD: 2}
-    notes = links.apply_layer_head({"layer": "99", "head": "-1"}, state, N_LAYERS, N_HEADS)
+    state = {attention_keys.ATT_LAYER: 5, attention_keys.ATT_HEAD: 2}
+    notes = attention_links.apply({"layer": "99", "head": "-1"}, state, N_LAYERS, N_HEADS)
     assert notes == ["The layer 99 in the link does not exist: this model has layers 0–29; it was ignored.",
                      "The head -1 in the link does not exist: this model has heads 0–8 or 'mean'; it was ignored."]
-    assert (state[keys.ATT_LAYER], state[keys.ATT_HEAD]) == (5, 2)
+    assert (state[attention_keys.ATT_LAYER], state[attention_keys.ATT_HEAD]) == (5, 2)
     assert messages.take(state) == [("warning", notes[0]), ("warning", notes[1])]
-    assert links.apply_layer_head({"layer": "99", "head": "-1"}, state, N_LAYERS, N_HEADS) == []  # said once
+    assert attention_links.apply({"layer": "99", "head": "-1"}, state, N_LAYERS, N_HEADS) == []  # said once
     assert messages.take(state) == []
 
 
 def test_half_bad_link_applies_the_good_half():
     state = {}
-    notes = links.apply_layer_head({"layer": "2", "head": "nine"}, state, N_LAYERS, N_HEADS)
-    assert state[keys.ATT_LAYER] == 2 and keys.ATT_HEAD not in state
+    notes = attention_links.apply({"layer": "2", "head": "nine"}, state, N_LAYERS, N_HEADS)
+    assert state[attention_keys.ATT_LAYER] == 2 and attention_keys.ATT_HEAD not in state
     assert notes == ["The head 'nine' in the link is not a whole number or 'mean'; it was ignored."]
+
+
+
+def test_the_attention_lesson_declares_layer_and_head_through_the_page_registry():
+    assert link_params.declared() == {"attention": attention_links.LINK_PARAMS}
+    assert attention_links.LINK_PARAMS.names == ("layer", "head") and link_params.names() == {"layer", "head"}
+    assert link_codec.is_known("layer") and link_codec.is_known("head") and not link_codec.is_known("heads")
+    assert link_codec.check_others({"layer": ["3"], "head": ["mean"]}) == []  # kept in the URL, no message
 
 
 ALLOWED = ["HuggingFaceTB/SmolLM2-135M-Instruct", "Qwen/Qwen2.5-0.5B-Instruct"]
@@ -122,10 +133,10 @@ def test_a_link_written_by_the_app_rebuilds_the_same_session(embedded):
     at = _app({"cfg_temperature": "1.3", "cfg_top_k": "20", "cfg_seed": "7"})
     assert not at.exception and at.slider(key=keys.CFG_TEMPERATURE).value == 1.3
     at.button(key="step_next").click().run()
-    at.session_state[keys.STEP_VIEW] = "Force the next token"  # the view with the force box
+    at.session_state[step_keys.STEP_VIEW] = "Force the next token"  # the view with the force box
     at.run()
-    at.text_input(key=keys.FORCE_TEXT).input(" banana").run()
-    at.button(key=keys.FORCE_BUTTON).click().run()
+    at.text_input(key=step_keys.FORCE_TEXT).input(" banana").run()
+    at.button(key=step_keys.FORCE_BUTTON).click().run()
     at.button(key="step_next").click().run()
     first = at.session_state[keys.SESSION]
     written = dict(at.query_params)

@@ -8,9 +8,9 @@ from contextlib import contextmanager
 import pytest
 from tiny import tiny_bundle
 
+from autoreg_core.experiments import serving_measurements as measurements
 from autoreg_ui import measuring, measuring_text, messages
 from autoreg_ui.lessons.cost import controller as cost
-from autoreg_ui.lessons.serving import controller as serving
 
 
 def test_a_kept_result_is_read_back_only_under_its_own_stamp(tiny):
@@ -178,7 +178,7 @@ def test_a_stop_click_keeps_what_was_measured():
 
 def test_bad_input_and_failures_become_messages():
     state = {}
-    measuring.measure(state, "k", "label", (), lambda f, stop: serving.demo_queue(tiny_bundle(), 99, 8))
+    measuring.measure(state, "k", "label", (), lambda f, stop: measurements.demo_queue(tiny_bundle(), 99, 8))
     measuring.measure(state, "j", "label", (), lambda f, stop: 1 / 0)
     said = messages.take(state)
     assert said[0] == ("error", "Queue 1 to 16 requests; got 99.")

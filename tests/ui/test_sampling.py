@@ -6,14 +6,16 @@ from autoreg_core import SamplingConfig, Session, SessionError
 from autoreg_core.experiments.beam_search import BeamSettings
 from autoreg_core.experiments.continuations import sample_continuations
 from autoreg_core.experiments.sampling_lab import temperature_sweep
-from autoreg_ui import keys, measuring
+from autoreg_ui import keys as site_keys
+from autoreg_ui import measuring
 from autoreg_ui import state as state_module
 from autoreg_ui.lessons.sampling import controller as lab
+from autoreg_ui.lessons.sampling import keys
 
 
 def _state(**sidebar):
-    state = {keys.CONFIG: SamplingConfig(**sidebar)}
-    state_module.restore_widgets(state, lab.defaults(state[keys.CONFIG], "The cat sat on the", False))
+    state = {site_keys.CONFIG: SamplingConfig(**sidebar)}
+    state_module.restore_widgets(state, lab.defaults(state[site_keys.CONFIG], "The cat sat on the", False))
     return state
 
 
@@ -49,7 +51,7 @@ def test_settings_are_read_by_name():
     state[keys.LAB_STRAT_TOP_K] = 3
     names = list(lab.presets(state))
     assert len(names) == 9 and "top-k 3" in names and names[-2:] == [lab.LAB_SETTINGS, lab.SIDEBAR_SETTINGS]
-    assert lab.presets(state)[lab.SIDEBAR_SETTINGS] == state[keys.CONFIG]
+    assert lab.presets(state)[lab.SIDEBAR_SETTINGS] == state[site_keys.CONFIG]
 
 
 def test_buttons_copy_the_sidebar_and_draw_again():
@@ -57,7 +59,7 @@ def test_buttons_copy_the_sidebar_and_draw_again():
     state[keys.LAB_TEMPERATURE], state[keys.LAB_SEED] = 2.0, 1
     lab.copy_sidebar(state)
     assert (state[keys.LAB_TEMPERATURE], state[keys.LAB_TOP_P], state[keys.LAB_SEED]) == (0.9, 0.5, 4)
-    assert state[keys.LAB_TEMPERATURE + keys.KEPT_SUFFIX] == 0.9
+    assert state[keys.LAB_TEMPERATURE + site_keys.KEPT_SUFFIX] == 0.9
     assert lab.draw_seed(state) == 4
     lab.redraw(state)
     lab.redraw(state)

@@ -6,6 +6,7 @@ import pytest
 
 from autoreg_core import SamplingConfig
 from autoreg_core.experiments import continuous_batching as scheduler
+from autoreg_core.experiments import serving_measurements as measurements
 from autoreg_core.experiments import speculative_decoding as speculative
 from autoreg_ui import measuring
 from autoreg_ui.lessons.serving import controller as serving
@@ -15,22 +16,22 @@ from autoreg_ui.lessons.serving import text as serving_text
 
 # ---------------------------------------------------------------- what the controller measures and says
 def test_demo_queue_varies_prompts_and_answers(tiny):
-    requests = serving.demo_queue(tiny, 10, 32)
+    requests = measurements.demo_queue(tiny, 10, 32)
     assert [r.rid for r in requests] == list(range(10))
     assert [r.max_new for r in requests] == [32, 5, 16, 26, 8, 19, 3, 13, 32, 5]
     assert len({len(r.prompt_ids) for r in requests}) > 3
     with pytest.raises(ValueError, match="1 to 64 tokens"):
-        serving.demo_queue(tiny, 4, 65)
+        measurements.demo_queue(tiny, 4, 65)
 
 
 def test_serving_work_serves_both_ways_with_the_same_tokens(tiny):
     state, progress = {}, []
-    work = serving.serving_work(tiny, 5, 2, 8, lambda f, t: progress.append(f))
+    work = measurements.serving_work(tiny, 5, 2, 8, lambda f, t: progress.append(f))
     found = measuring.measure(state, "q", "queue", (), work)
     assert found.complete and set(found.result) == set(scheduler.POLICIES)
     rows = serving.serving_rows(found.result)
     assert [r["batching"] for r in rows] == list(scheduler.POLICIES)
-    assert [r["tokens"] for r in rows] == [sum(r.max_new for r in serving.demo_queue(tiny, 5, 8))] * 2
+    assert [r["tokens"] for r in rows] == [sum(r.max_new for r in measurements.demo_queue(tiny, 5, 8))] * 2
     per_request = serving.request_rows(found.result, tiny.tokenizer)
     assert len(per_request) == 5 and all(r["same tokens both ways"] is True for r in per_request)
     assert progress == sorted(progress) and 0 < progress[-1] <= 1
@@ -42,10 +43,10 @@ def test_serving_work_serves_both_ways_with_the_same_tokens(tiny):
 
 def test_speculative_work_reports_every_draft_on_both_prompts(tiny):
     state = {}
-    work = serving.speculative_work(tiny, [speculative.PROMPT_LOOKUP, speculative.EARLY_EXIT], 1, 3, 12,
+    work = measurements.speculative_work(tiny, [speculative.PROMPT_LOOKUP, speculative.EARLY_EXIT], 1, 3, 12,
                                     SamplingConfig(temperature=0.0), lambda f, t: None)
     found = measuring.measure(state, "s", "spec", (), work)
-    assert found.complete and [c.label for c in found.result] == list(serving.SPEC_PROMPTS)
+    assert found.complete and [c.label for c in found.result] == list(measurements.SPEC_PROMPTS)
     rows = serving.speculative_rows(found.result)
     assert len(rows) == 2 * 3 and all(r["same tokens as plain"] is True for r in rows)
     case = found.result[0]
@@ -61,19 +62,19 @@ def test_speculative_work_reports_every_draft_on_both_prompts(tiny):
 
 def test_precision_and_dial_work(tiny):
     state = {}
-    found = measuring.measure(state, "p", "precision", (), serving.precision_work(tiny, lambda f, t: None))
+    found = measuring.measure(state, "p", "precision", (), measurements.precision_work(tiny, lambda f, t: None))
     assert found.complete and [r.variant for r in found.result] == list(serving.precision.VARIANTS)
     table = serving.precision_rows(found.result, 10e9, tiny.tokenizer)
     assert [r["stored as"] for r in table] == list(serving.precision.VARIANTS)
     assert table[0]["KL from float32 (bits)"] == 0.0
     # one per path other than float32 (no collapse on the tiny model)
     assert len(serving_text.precision_sentences(found.result)) == 4
-    dial = measuring.measure(state, "d", "dial", (), serving.dial_work(tiny, 32, lambda f, t: None))
-    assert [bits for bits, _ in dial.result] == list(serving.DIAL_BITS)
+    dial = measuring.measure(state, "d", "dial", (), measurements.dial_work(tiny, 32, lambda f, t: None))
+    assert [bits for bits, _ in dial.result] == list(measurements.DIAL_BITS)
     label = next(iter(serving_text.GROUPINGS))
     fallen = [bits for bits, q in dial.result if q.top1 < serving_text.COLLAPSE_TOP1]
     expected = (f"**{label}**: top-1 agreement falls below 90% at **{max(fallen)} bits**" if fallen else
-                f"**{label}**: top-1 agreement stays above 90% down to {min(serving.DIAL_BITS)} bits")
+                f"**{label}**: top-1 agreement stays above 90% down to {min(measurements.DIAL_BITS)} bits")
     sentence = serving_text.dial_sentence({label: dial.result})
     assert sentence.startswith(expected) and sentence.endswith(".")
     assert len(figs.dial_figure({"blocks": dial.result}).data) == 2
@@ -81,7 +82,7 @@ def test_precision_and_dial_work(tiny):
 
 def test_batching_work_and_sentences(tiny):
     state = {}
-    found = measuring.measure(state, "b", "batching", (), serving.batching_work(tiny, 4, lambda f, t: None))
+    found = measuring.measure(state, "b", "batching", (), measurements.batching_work(tiny, 4, lambda f, t: None))
     assert [p.batch for p in found.result.points] == [1, 2, 4]
     rows = serving.batching_rows(found.result, tiny.spec, 10e9)
     assert [r["batch"] for r in rows] == [1, 2, 4] and rows[0]["tokens/s ÷ batch 1"] == 1.0

@@ -5,6 +5,7 @@ import pytest
 
 from autoreg_core.experiments import continuous_batching as scheduler
 from autoreg_core.experiments import roofline as batching
+from autoreg_core.experiments import serving_measurements as measurements
 from autoreg_ui.lessons.serving import controller as serving
 from autoreg_ui.lessons.serving import text
 
@@ -15,7 +16,7 @@ def test_captions_carry_their_numbers():
     assert text.rounds_title("open-ended", "prompt lookup") == "Every round: “open-ended” with prompt lookup"
     said = text.precision_caption(40, 120)
     assert "filled the cache to 40 positions." in said and "KL and top-1 over 120 positions of a fixed text." in said
-    assert text.dial_label(serving.DIAL_BITS) == f"Round the layers' weights to {serving.DIAL_BITS[0]}…2 bits"
+    assert text.dial_label(measurements.DIAL_BITS) == f"Round the layers' weights to {measurements.DIAL_BITS[0]}…2 bits"
     from autoreg_core.experiments import precision
 
     assert text.dial_sentence({"blocks": [(8, precision.Quality(0.1, 0.99, 10.0, 40))]}).endswith(

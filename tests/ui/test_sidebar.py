@@ -5,7 +5,7 @@ from autoreg_ui import keys, settings
 
 
 def test_the_sidebar_builds_the_tabs_config_from_its_widgets(open_page):
-    at = open_page("pages/1_step.py")
+    at = open_page("pages/step.py")
     assert at.session_state[keys.CONFIG] == settings.SIDEBAR_DEFAULTS
     at.sidebar.slider(key=keys.CFG_TEMPERATURE).set_value(0.3).run()
     at.sidebar.number_input(key=keys.CFG_TOP_K).set_value(7).run()
@@ -16,6 +16,6 @@ def test_the_sidebar_builds_the_tabs_config_from_its_widgets(open_page):
 
 
 def test_the_model_line_names_the_loaded_model(open_page, tiny_folder):
-    at = open_page("pages/1_step.py")
+    at = open_page("pages/step.py")
     assert at.sidebar.selectbox(key=keys.MODEL).value == tiny_folder
     assert [h.value for h in at.sidebar.header] == ["Model", "Sampling", "Teach with it", "Share and save"]

@@ -52,21 +52,21 @@ def _captions(at: AppTest) -> list[str]:
 
 
 def _a_class_and_a_student_with_own_settings(tiny_folder):
-    teacher = _tab(tiny_folder, "pages/1_step.py")
+    teacher = _tab(tiny_folder, "pages/step.py")
     teacher.session_state[keys.CFG_TEMPERATURE] = 0.0
     _ok(teacher.button(key=keys.CLASS_START).click().run())
     code = teacher.session_state[keys.CLASS_CODE]
-    teacher.switch_page("pages/1_step.py")
+    teacher.switch_page("pages/step.py")
     _ok(teacher.run())
     for _ in range(2):
         _ok(teacher.button(key="step_next").click().run())
-    student = _tab(tiny_folder, "pages/1_step.py")
+    student = _tab(tiny_folder, "pages/step.py")
     _set_own_settings(student)
     assert student.session_state[keys.CONFIG] == OWN
     drawn = _own_widgets(student)
     assert set(drawn) == {s.key for s in settings.SETTINGS} | {keys.CFG_STOPS, keys.MODEL}
     student.query_params["class"] = code
-    student.switch_page("pages/9_class.py")
+    student.switch_page("pages/class.py")
     _ok(student.run())
     _ok(student.button(key=keys.CLASS_JOIN).click().run())
     return teacher, student, drawn
@@ -87,7 +87,7 @@ def test_a_follower_draws_no_settings_and_gets_their_own_back_whole_after_explor
     for _ in range(2):  # the teacher steps; the follower's page is drawn again, on the Class and the step page
         _ok(teacher.button(key="step_next").click().run())
         _following_sidebar(_ok(student.run()))
-    student.switch_page("pages/1_step.py")
+    student.switch_page("pages/step.py")
     _following_sidebar(_ok(student.run()))
     _ok(student.button(key=keys.CLASS_EXPLORE).click().run())
     _ok(student.run())
@@ -106,7 +106,7 @@ def test_a_follower_draws_no_settings_and_gets_their_own_back_whole_after_explor
 def test_a_followers_own_sidebar_comes_back_when_the_class_ends(class_file, tiny_folder):
     teacher, student, drawn = _a_class_and_a_student_with_own_settings(tiny_folder)
     _following_sidebar(student)
-    teacher.switch_page("pages/9_class.py")
+    teacher.switch_page("pages/class.py")
     _ok(teacher.run())
     _ok(teacher.button(key=keys.CLASS_END).click().run())
     _ok(student.run())

@@ -88,13 +88,7 @@ def test_the_opening_says_what_is_measured_and_what_is_cited():
 
 
 def test_start_here_is_first_in_the_navigation():
-    import ast
-    from pathlib import Path
+    from autoreg_ui import site_pages
 
-    app = ast.parse((Path(__file__).resolve().parents[2] / "autoreg_ui" / "site_pages.py").read_text())
-    pages = next(node.value for node in ast.walk(app) if isinstance(node, ast.Assign)
-                 and getattr(node.targets[0], "id", "") == "PAGES")
-    first = pages.elts[0]
-    assert first.args[0].value == "pages/0_start.py"
-    assert {kw.arg: kw.value.value for kw in first.keywords if kw.arg in ("title", "url_path")} == {
-        "title": text.TITLE, "url_path": "start"}
+    first = site_pages.SITE_PAGES[0]
+    assert (first.file, first.title, first.url_path, first.lesson) == ("pages/start.py", text.TITLE, "start", "start")

@@ -19,11 +19,11 @@ import torch
 from autoreg_core.engine import kv_cache as kvc
 from autoreg_core.engine.model_spec import PRECISIONS, PRESETS, ModelSpec, precision_name
 from autoreg_core.experiments import attention_rows as av
-from autoreg_ui import keys, messages
+from autoreg_ui import messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import human_bytes
 from autoreg_ui.lessons.attention import figures as fig_att
-from autoreg_ui.lessons.attention import text
+from autoreg_ui.lessons.attention import keys, text
 from autoreg_ui.sharing.link_codec import MEAN
 
 MAX_TRIANGLE = 256  # the heatmap shows at most this many of the latest positions

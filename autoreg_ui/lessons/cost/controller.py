@@ -17,9 +17,9 @@ from dataclasses import dataclass, field, replace
 from autoreg_core.engine.model_spec import ModelSpec, dtype_name
 from autoreg_core.experiments import kv_cost as cost
 from autoreg_core.experiments.roofline import StepBudget, step_budget
-from autoreg_ui import keys, measuring, measuring_text, messages
+from autoreg_ui import measuring, measuring_text, messages
 from autoreg_ui.format import human_bytes, human_count, ms, ratio
-from autoreg_ui.lessons.cost import text
+from autoreg_ui.lessons.cost import keys, text
 
 LENGTH_CHOICES = [16, 32, 64, 128, 256, 512, 768, 1024, 1536, 2048]
 NOTHING_MEASURED = "The race was stopped before the first length was measured."

@@ -17,11 +17,12 @@ from autoreg_core.experiments import batch_invariance as invariance
 from autoreg_core.experiments import rope as positions
 from autoreg_core.experiments import training_loss as loss
 from autoreg_core.experiments.teacher_forcing import MAX_TOKENS
-from autoreg_ui import guide, keys, measuring
+from autoreg_ui import guide, measuring
+from autoreg_ui import keys as site_keys
 from autoreg_ui.app_files import app_folder
 from autoreg_ui.charts import show_chart
 from autoreg_ui.lessons.hood import figures as figs
-from autoreg_ui.lessons.hood import text
+from autoreg_ui.lessons.hood import keys, text
 from autoreg_ui.sharing import presenter
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import EXAMPLE_PROMPTS
@@ -69,7 +70,7 @@ def recorded_gap(session) -> float:
     return math.log(float(probs[0]) / float(probs[1])) if float(probs[1]) > 0 else float("inf")
 
 
-def run_and_keep(state: MutableMapping, job: keys.JobKeys, stamp: tuple, label: str, what: str,
+def run_and_keep(state: MutableMapping, job: site_keys.JobKeys, stamp: tuple, label: str, what: str,
                  compute: Callable[[], object], disabled: bool = False, where=None):
     """The job's button (in ``where``, a column, if given): pressed, ``compute()`` runs at the measuring gate and is
     kept with its stamp. Returns the kept result for ``stamp`` (pressed now or earlier), else None."""

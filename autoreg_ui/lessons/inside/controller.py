@@ -27,9 +27,11 @@ from autoreg_core.experiments.teacher_forcing import (
     teacher_forced,
 )
 from autoreg_core.experiments.unembedding import Unembedding
-from autoreg_ui import keys, measuring
+from autoreg_ui import keys as site_keys
+from autoreg_ui import measuring
 from autoreg_ui.app_files import app_folder
 from autoreg_ui.format import human_bytes, human_count, ms, ratio
+from autoreg_ui.lessons.inside import keys
 from autoreg_ui.lessons.inside.text import WORKED_PROMPT
 
 Metric = tuple[str, str, str]  # label, value, what it means
@@ -65,7 +67,7 @@ def worked_prompt(bundle) -> list[int]:
 
 
 # ---------------------------------------------------------------- kept results
-def run_and_keep(state: MutableMapping, job: keys.JobKeys, measured_on: tuple, label: str, spinner: str,
+def run_and_keep(state: MutableMapping, job: site_keys.JobKeys, measured_on: tuple, label: str, spinner: str,
                  compute: Callable[[], object], disabled: bool = False):
     """The job's button: pressed, ``compute()`` runs under a spinner and its result is kept with its stamp.
     Returns the kept result if it was measured on ``measured_on`` (pressed now or earlier), else None."""

@@ -20,9 +20,10 @@ from autoreg_core.engine.tokens import sequence_text
 from autoreg_core.experiments.beam_search import MAX_BEAM_STEPS, BeamResult, BeamSettings
 from autoreg_core.experiments.continuations import MAX_CONTINUATIONS, ContinuationSet, sample_continuations
 from autoreg_core.experiments.sampling_lab import MAX_DRAWS, Sweep, default_strategies, temperature_sweep
-from autoreg_ui import controls, keys, measuring, messages
+from autoreg_ui import controls, measuring, messages
+from autoreg_ui import keys as site_keys
 from autoreg_ui.charts import show_chart
-from autoreg_ui.lessons.sampling import text
+from autoreg_ui.lessons.sampling import keys, text
 from autoreg_ui.lessons.sampling.figures import beam_tree_figure, beams_frame
 from autoreg_ui.lessons.sampling.text import beam_labels, context_text, continuation_progress
 from autoreg_ui.state import current_session, remember_widgets
@@ -125,7 +126,7 @@ def sweep(logits: torch.Tensor) -> Sweep:
 
 # ---------------------------------------------------------------- settings, by name
 def sidebar_config(state: MutableMapping) -> SamplingConfig:
-    return state.get(keys.CONFIG) or SamplingConfig()
+    return state.get(site_keys.CONFIG) or SamplingConfig()
 
 
 def lab_config(state: MutableMapping) -> SamplingConfig:

@@ -30,7 +30,7 @@ def stopped(why: str) -> str:
     return f"The session has stopped ({why}); these are still the model's logits for the position after it."
 
 
-# The lab's sliders against the sidebar's (pages/3_sampling.py; controller.defaults and copy_sidebar).
+# The lab's sliders against the sidebar's (pages/sampling.py; controller.defaults and copy_sidebar).
 LAB_TEMPERATURE = "Lab temperature (0 = greedy)"
 LAB_SLIDERS = ("These sliders are the lab's own: they reshape the distribution shown here and nothing else. They "
                "started at the sidebar's settings when this tab first opened the lab; Next token and Generate use "

@@ -186,7 +186,7 @@ def serving_sentences(runs: dict[str, scheduler.ServeRun]) -> list[str]:
 
 def speculative_sentence(case, run: speculative.Speculated) -> str:
     """Why this draft was faster or slower than plain decoding on this prompt (markdown, from the measurements;
-    ``case``: ``serving.SpecCase``)."""
+    ``case``: ``serving_measurements.SpecCase``)."""
     speedup = case.plain.ms / run.ms
     per_round = len(run.tokens) / max(1, len(run.rounds))
     verify, drafting = _mean([r.verify_ms for r in run.rounds]), _mean([r.draft_ms for r in run.rounds])

@@ -74,11 +74,12 @@ def test_the_two_temperatures_are_wired_as_the_lab_caption_says():
     the repetition penalty is the sidebar's."""
     from autoreg_ui import keys
     from autoreg_ui.lessons.sampling import controller, text
+    from autoreg_ui.lessons.sampling import keys as sampling_keys
 
     sidebar = SamplingConfig(temperature=0.4, top_k=7, top_p=0.8, min_p=0.01, repetition_penalty=1.2, seed=3)
     state = {keys.CONFIG: sidebar, **controller.defaults(sidebar, "x", False)}
     assert controller.lab_config(state) == sidebar  # started at the sidebar's
-    state[keys.LAB_TEMPERATURE] = 1.5  # the lab's slider moves; the sidebar's does not
+    state[sampling_keys.LAB_TEMPERATURE] = 1.5  # the lab's slider moves; the sidebar's does not
     assert controller.lab_config(state).temperature == 1.5 and controller.sidebar_config(state).temperature == 0.4
     assert controller.lab_config(state).repetition_penalty == 1.2
     controller.copy_sidebar(state)

@@ -8,7 +8,7 @@ from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
 APP = str(ROOT / "app.py")
-PAGE = "pages/2_attention.py"
+PAGE = "pages/attention.py"
 
 pytestmark = pytest.mark.integration
 TIMEOUT = 180
@@ -175,7 +175,7 @@ def test_bad_link_and_stale_state(embedded):
 
 def test_steps_without_capture_are_marked_then_backfilled(embedded):
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.switch_page("pages/1_step.py").run()  # the step page: capture off there
+    at.switch_page("pages/step.py").run()  # the step page: capture off there
     at.slider(key="cfg_temperature").set_value(0.0).run()
     at.button(key="step_next").click().run()
     at.button(key="step_next").click().run()

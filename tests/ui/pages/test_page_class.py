@@ -36,12 +36,12 @@ def _ok(at):
 
 def _teacher_steps(teacher, n: int, back_to_class: bool = True) -> None:
     """The teacher presses Next token n times on the step page (then returns to the Class page)."""
-    teacher.switch_page("pages/1_step.py")
+    teacher.switch_page("pages/step.py")
     _ok(teacher.run())
     for _ in range(n):
         _ok(teacher.button(key="step_next").click().run())
     if back_to_class:
-        teacher.switch_page("pages/9_class.py")
+        teacher.switch_page("pages/class.py")
         _ok(teacher.run())
 
 
@@ -119,7 +119,7 @@ def _strip_ids(at) -> list[int]:
 def test_a_following_students_step_page_shows_the_teachers_text(class_db, tiny_folder):
     teacher, code, (student,) = _class_with_students(tiny_folder, 1)
     _teacher_steps(teacher, 2, back_to_class=False)
-    student.switch_page("pages/1_step.py")
+    student.switch_page("pages/step.py")
     _ok(student.run())
     ids = list(teacher.session_state[keys.SESSION].ids)
     assert _strip_ids(student) == ids and len(ids) == len(teacher.session_state[keys.SESSION].prompt_ids) + 2
@@ -260,7 +260,7 @@ def test_wrong_codes_from_one_tab_are_slowed_and_none_gets_in(class_db, tiny_fol
     _ok(teacher.button(key=keys.CLASS_START).click().run())
     code = teacher.session_state[keys.CLASS_CODE]
     guesser = _tab(tiny_folder)
-    guesser.switch_page("pages/9_class.py")
+    guesser.switch_page("pages/class.py")
     _ok(guesser.run())
     said = []
     for i in range(JOIN_FAILS_PER_MINUTE + 5):

@@ -7,8 +7,9 @@ from autoreg_core.experiments import kv_cost as engine
 from autoreg_ui import keys
 from autoreg_ui.format import BYTE_UNITS_NOTE
 from autoreg_ui.lessons.cost import controller as cost
+from autoreg_ui.lessons.cost import keys as cost_keys
 
-PAGE = "pages/4_cost.py"
+PAGE = "pages/cost.py"
 
 
 @pytest.fixture
@@ -34,9 +35,9 @@ def _key(folder: str, max_len: int) -> cost.RaceKey:
 def test_page_before_any_measurement(page):
     assert page.title[0].value.startswith("Naive vs KV cache")
     assert any("Run the race" in t for t in _texts(page, "info"))
-    assert page.button(key=keys.COST_STOP).disabled and page.button(key=keys.COST_RESUME).disabled
+    assert page.button(key=cost_keys.COST_STOP).disabled and page.button(key=cost_keys.COST_RESUME).disabled
     # tiny model reads 256 positions at most: longer choices are not offered
-    assert [int(o) for o in page.select_slider(key=keys.COST_MAX_LEN).options] == [16, 32, 64, 128, 256]
+    assert [int(o) for o in page.select_slider(key=cost_keys.COST_MAX_LEN).options] == [16, 32, 64, 128, 256]
     # the count table: 1,000 tokens -> 500,500 positions naive vs 1,000 cached, attention still 500,500 per head
     counts = _frame(page, "quantity").set_index("quantity")
     assert list(counts.index) == ["token positions processed (projections, MLP)",
@@ -53,7 +54,7 @@ def test_page_before_any_measurement(page):
 
 
 def test_step_buttons_advance_the_session_from_this_page(page):
-    page.button(key=f"{keys.COST_PAGE}_next").click()
+    page.button(key=f"{cost_keys.COST_PAGE}_next").click()
     page.run()
     assert not page.exception, page.exception
     session = page.session_state[keys.SESSION]
@@ -62,16 +63,16 @@ def test_step_buttons_advance_the_session_from_this_page(page):
 
 
 def test_run_the_race_small(page, tiny_folder):
-    page.select_slider(key=keys.COST_MAX_LEN).set_value(32)
-    page.button(key=keys.COST_RUN).click()
+    page.select_slider(key=cost_keys.COST_MAX_LEN).set_value(32)
+    page.button(key=cost_keys.COST_RUN).click()
     page.run()
     assert not page.exception, page.exception
-    results = page.session_state[keys.COST_RACE].results
+    results = page.session_state[cost_keys.COST_RACE].results
     key = _key(tiny_folder, 32)
     assert list(results) == [key]
     lengths = [p.length for p in results[key].points]
     assert lengths == [1, 2, 4, 8, 12, 16, 20, 24, 28, 32]
-    assert results[key].complete and page.session_state[keys.COST_RACE].running is None
+    assert results[key].complete and page.session_state[cost_keys.COST_RACE].running is None
     labels = [m.label for m in page.metric]
     assert labels[:4] == ["Naive step at L = 32", "Cached step at L = 32", "Speed-up per step at L = 32", "Race took"]
     assert len(labels) == 4 + 3  # and the three roofs of section 3, nothing else
@@ -84,15 +85,15 @@ def test_run_the_race_small(page, tiny_folder):
     # revisiting: no new measurement, same numbers, button offers to run again
     before = results[key].seconds
     page.run()
-    assert page.session_state[keys.COST_RACE].results[key].seconds == before
-    assert page.button(key=keys.COST_RUN).label == "Run the race again"
-    assert page.button(key=keys.COST_RESUME).disabled  # nothing left to measure
+    assert page.session_state[cost_keys.COST_RACE].results[key].seconds == before
+    assert page.button(key=cost_keys.COST_RUN).label == "Run the race again"
+    assert page.button(key=cost_keys.COST_RESUME).disabled  # nothing left to measure
     # changing the count input never touches the measurements
-    page.number_input(key=keys.COST_T).set_value(10)
+    page.number_input(key=cost_keys.COST_T).set_value(10)
     page.run()
     assert not page.exception
     assert any("T² = 100" in t for t in _texts(page, "markdown"))
-    assert page.session_state[keys.COST_RACE].results[key].seconds == before
+    assert page.session_state[cost_keys.COST_RACE].results[key].seconds == before
 
 
 def test_interrupted_race_is_kept_and_can_be_continued(page, tiny_folder):
@@ -101,19 +102,19 @@ def test_interrupted_race_is_kept_and_can_be_continued(page, tiny_folder):
     state = cost.Race()
     state.running = cost.running(key, engine.sample_lengths(16), started=0.0,
                                  points=[engine.CostPoint(L, 1.0, 1.0 + L / 10, 3, 1, L - 1) for L in (1, 2, 4)])
-    page.session_state[keys.COST_RACE] = state
-    page.select_slider(key=keys.COST_MAX_LEN).set_value(16)
+    page.session_state[cost_keys.COST_RACE] = state
+    page.select_slider(key=cost_keys.COST_MAX_LEN).set_value(16)
     page.run()
     assert not page.exception, page.exception
     assert any("Stopped early at length 4" in w for w in _texts(page, "warning"))
-    kept = page.session_state[keys.COST_RACE].results[key]
+    kept = page.session_state[cost_keys.COST_RACE].results[key]
     assert kept.stopped_early and [p.length for p in kept.points] == [1, 2, 4]
-    resume = page.button(key=keys.COST_RESUME)
+    resume = page.button(key=cost_keys.COST_RESUME)
     assert not resume.disabled and resume.label == "Continue from L = 6"
     resume.click()
     page.run()
     assert not page.exception, page.exception
-    done = page.session_state[keys.COST_RACE].results[key]
+    done = page.session_state[cost_keys.COST_RACE].results[key]
     assert [p.length for p in done.points] == [1, 2, 4, 6, 8, 10, 12, 14, 16] and done.complete
     assert not any("Stopped early" in w for w in _texts(page, "warning"))
 
@@ -121,7 +122,7 @@ def test_interrupted_race_is_kept_and_can_be_continued(page, tiny_folder):
 def test_interrupted_before_first_point(page):
     state = cost.Race()
     state.running = cost.running(cost.RaceKey("x", "cpu", "float32", 64), [1, 64], started=0.0)
-    page.session_state[keys.COST_RACE] = state
+    page.session_state[cost_keys.COST_RACE] = state
     page.run()
     assert not page.exception
     assert cost.NOTHING_MEASURED in _texts(page, "warning")

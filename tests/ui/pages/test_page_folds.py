@@ -7,18 +7,19 @@ import pytest
 
 from autoreg_ui import guide, keys
 from autoreg_ui.lessons.cost import text as cost_text
+from autoreg_ui.lessons.hood import keys as hood_keys
 from autoreg_ui.lessons.hood import text as hood_text
 from autoreg_ui.lessons.inside import text as inside_text
 from autoreg_ui.lessons.step import text as step_text
 from autoreg_ui.lessons.tricks import text as tricks_text
 
-PAGES = {"pages/4_cost.py": [cost_text.FLOPS_DERIVATION, cost_text.INTENSITY_DERIVATION],
-         "pages/5_inside.py": [inside_text.WORKED_DERIVATION, inside_text.UNEMBED_DERIVATION],
-         "pages/10_hood.py": [hood_text.LOSS_DERIVATION],
-         "pages/11_tricks.py": [tricks_text.SPEC_DERIVATION],
-         "pages/0_start.py": [],
-         "pages/1_step.py": [step_text.CHAIN_RULE_LABEL]}
-HEAD_FOLDED_WHEN_PRESENTING = {"pages/1_step.py"}  # lesson_page.set_up's formula: under "Explanation" on a projector
+PAGES = {"pages/cost.py": [cost_text.FLOPS_DERIVATION, cost_text.INTENSITY_DERIVATION],
+         "pages/inside.py": [inside_text.WORKED_DERIVATION, inside_text.UNEMBED_DERIVATION],
+         "pages/hood.py": [hood_text.LOSS_DERIVATION],
+         "pages/tricks.py": [tricks_text.SPEC_DERIVATION],
+         "pages/start.py": [],
+         "pages/step.py": [step_text.CHAIN_RULE_LABEL]}
+HEAD_FOLDED_WHEN_PRESENTING = {"pages/step.py"}  # lesson_page.set_up's formula: under "Explanation" on a projector
 
 
 def _walk(node, folds=()):
@@ -48,9 +49,9 @@ def _expanders(at) -> dict[str, bool]:
 def _views(at, page: str):
     """The page as opened, and each of the hood's other sections, with the derivations each must draw."""
     yield at, PAGES[page]
-    if page == "pages/10_hood.py":
+    if page == "pages/hood.py":
         for label, folded in ((hood_text.POSITIONS, [hood_text.ROPE_DERIVATION]), (hood_text.DETERMINISM, [])):
-            at.session_state[keys.HOOD_SECTION] = label
+            at.session_state[hood_keys.HOOD_SECTION] = label
             at.run()
             assert not at.exception, at.exception
             yield at, folded

@@ -3,13 +3,13 @@ from autoreg_ui import glossary_text as glossary
 
 
 def test_glossary_page_lists_every_term_and_the_units(open_page):
-    at = open_page("pages/7_glossary.py")
+    at = open_page("pages/glossary.py")
     assert [s.value for s in at.subheader] == [t.name for t in glossary.all_terms()]
     assert any(m.value == glossary.UNITS for m in at.markdown)
 
 
 def test_the_find_box_narrows_the_list_and_says_how_many(open_page):
-    at = open_page("pages/7_glossary.py")
+    at = open_page("pages/glossary.py")
     at.text_input(key="glossary_find").input("perplexity").run()
     assert not at.exception
     shown = [s.value for s in at.subheader]

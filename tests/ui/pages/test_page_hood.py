@@ -6,9 +6,10 @@ from clicks import click as _click
 from conftest import ROOT
 
 from autoreg_ui import keys
+from autoreg_ui.lessons.hood import keys as hood_keys
 from autoreg_ui.lessons.hood import text
 
-PAGE = "pages/10_hood.py"
+PAGE = "pages/hood.py"
 
 
 @pytest.fixture
@@ -19,7 +20,7 @@ def page(open_page):
 
 
 def _open(at, label: str) -> None:
-    at.session_state[keys.HOOD_SECTION] = label
+    at.session_state[hood_keys.HOOD_SECTION] = label
     at.run()
     assert not at.exception, at.exception
 
@@ -31,10 +32,10 @@ def _markdown(at) -> list[str]:
 def test_the_loss_section_scores_the_tabs_text_and_matches_the_steps(page):
     assert page.title[0].value == text.TITLE
     for _ in range(3):
-        _click(page, f"{keys.HOOD_PAGE}_next")
+        _click(page, f"{hood_keys.HOOD_PAGE}_next")
     session = page.session_state[keys.SESSION]
     assert len(session.records) == 3
-    _click(page, keys.HOOD_LOSS.run)
+    _click(page, hood_keys.HOOD_LOSS.run)
     metrics = {m.label: m.value for m in page.metric}
     assert metrics["Terms from one pass"] == f"{len(session.ids) - 1:,}"
     assert float(metrics["Largest gap to the records"].split()[0]) < 1e-4
@@ -46,7 +47,7 @@ def test_the_loss_section_scores_the_tabs_text_and_matches_the_steps(page):
 def test_the_section_labels_are_the_lessons_and_each_opens(page):
     import ast
 
-    source = (ROOT / PAGE).read_text()
+    source = (ROOT / "autoreg_ui" / "lessons" / "hood" / "page.py").read_text()
     labels = [k.value for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Assign)
               and getattr(node.targets[0], "id", "") == "SECTIONS" for k in node.value.keys]
     assert labels == [text.LOSS, text.POSITIONS, text.DETERMINISM] == list(text.GUIDES)
@@ -55,7 +56,7 @@ def test_the_section_labels_are_the_lessons_and_each_opens(page):
 
 def test_the_positions_section(page):
     for _ in range(2):
-        _click(page, f"{keys.HOOD_PAGE}_next")
+        _click(page, f"{hood_keys.HOOD_PAGE}_next")
     _open(page, text.POSITIONS)
     session = page.session_state[keys.SESSION]
     n = len(session.ids)
@@ -64,14 +65,14 @@ def test_the_positions_section(page):
     assert list(rows["position ids"]) == [f"0 … {session.prompt_len - 1}", str(session.prompt_len),
                                           str(session.prompt_len + 1)]
     assert any(f"uses position **{n}**" in m for m in _markdown(page))
-    page.number_input(key=keys.HOOD_KEY_POS).set_value(2)
-    page.number_input(key=keys.HOOD_KEY_LAYER).set_value(1)
+    page.number_input(key=hood_keys.HOOD_KEY_POS).set_value(2)
+    page.number_input(key=hood_keys.HOOD_KEY_LAYER).set_value(1)
     page.run()
-    _click(page, keys.HOOD_KEY.run)
+    _click(page, hood_keys.HOOD_KEY.run)
     assert any(m.startswith("Layer 1, position 2:") and "equals the cache entry" in m for m in _markdown(page))
-    _click(page, keys.HOOD_SHIFT.run)
+    _click(page, hood_keys.HOOD_SHIFT.run)
     assert any(m.startswith("Feeding only the last token 1 position late") for m in _markdown(page))
-    _click(page, keys.HOOD_PAD.run)
+    _click(page, hood_keys.HOOD_PAD.run)
     pad = [d.value for d in page.dataframe if "pad columns" in d.value.columns][0]
     assert list(pad["real tokens cached"]) == [n - 1, n + 15]
     assert list(pad["position id the batcher feeds"]) == [n - 1, n + 15]
@@ -81,15 +82,15 @@ def test_the_positions_section(page):
 def test_the_determinism_section_and_a_bounded_search(page, monkeypatch):
     from autoreg_ui.lessons.hood import controller as hood
 
-    _click(page, f"{keys.HOOD_PAGE}_next")
+    _click(page, f"{hood_keys.HOOD_PAGE}_next")
     _open(page, text.DETERMINISM)
-    _click(page, keys.HOOD_BATCH.run)
+    _click(page, hood_keys.HOOD_BATCH.run)
     said = _markdown(page)
     assert any(m.startswith("For step 1 (the one that chose its token): computed alone and as one row of 2, 4, 8-row")
                for m in said)
     assert any(m.startswith("A temperature-0 API is an argmax") for m in said)
     monkeypatch.setattr(hood, "SEARCH_STEPS_EACH", 1)  # the page reads the bounds when it runs
-    _click(page, keys.HOOD_SEARCH.run)
+    _click(page, hood_keys.HOOD_SEARCH.run)
     assert any("**No flip found.** Searched 6 texts, 6 greedy steps, 18 shared passes." in m
                or m.startswith("**Found one.**") for m in _markdown(page))
 
@@ -101,7 +102,7 @@ def test_every_question_is_answered_live(page):
     from autoreg_ui.state import SamplingConfig
 
     for _ in range(3):
-        _click(page, f"{keys.HOOD_PAGE}_next")
+        _click(page, f"{hood_keys.HOOD_PAGE}_next")
     session = page.session_state[keys.SESSION]
     live = Live(session.bundle, session, SamplingConfig())
     assert len(questions.QUESTIONS) >= 6

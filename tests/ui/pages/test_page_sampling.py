@@ -5,7 +5,7 @@ from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 from transformers import PreTrainedModel
 
-from autoreg_ui import keys
+from autoreg_ui.lessons.sampling import keys as sampling_keys
 
 
 class ForwardCounter:
@@ -41,7 +41,7 @@ def _charts_in_views(at, names) -> dict[str, str]:
     out = {}
     for name in names:
         if name in VIEW_OF:
-            at.session_state[keys.LAB_VIEW] = VIEW_OF[name]
+            at.session_state[sampling_keys.LAB_VIEW] = VIEW_OF[name]
             at.run()
             assert not at.exception, [e.value for e in at.exception]
         chart = f"lab_{name}_chart"
@@ -57,7 +57,7 @@ def lab(embedded):
     counter = ForwardCounter()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.run()
-    at.switch_page("pages/3_sampling.py")
+    at.switch_page("pages/sampling.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     yield at, counter
@@ -84,7 +84,7 @@ def test_sliders_redraw_charts_without_a_forward_pass(lab):
     for kind, key, value, expect_changed in moves:
         before = _charts_in_views(at, expect_changed)
         if key == "lab_n":  # drawn in its own view
-            at.session_state[keys.LAB_VIEW] = VIEW_OF["draws"]
+            at.session_state[sampling_keys.LAB_VIEW] = VIEW_OF["draws"]
             at.run()
         getattr(at, kind)(key=key).set_value(value).run()
         assert not at.exception, (key, [e.value for e in at.exception])
@@ -94,14 +94,14 @@ def test_sliders_redraw_charts_without_a_forward_pass(lab):
             assert after[chart] != before[chart], f"moving {key} did not change {chart}"
     _charts_in_views(at, ["draws"])  # N draws was set in its view; other views were open since: it was kept
     assert at.slider(key="lab_temperature").value == 0.0 and at.number_input(key="lab_n").value == 5000
-    at.session_state[keys.LAB_VIEW] = VIEW_OF["pipeline"]
+    at.session_state[sampling_keys.LAB_VIEW] = VIEW_OF["pipeline"]
     at.run()
     assert [c.proto.id.split("-", 2)[-1] for c in at.get("plotly_chart")][0] == "lab_pipeline_chart"
     assert "lab_draw_chart" not in _charts(at)  # a closed view is not drawn
     assert any("greedy" in i.value for i in at.info)  # temperature 0 says it is greedy
     before = _charts(at)
     draw_again = [b for b in at.button if b.label == "Draw again"]
-    assert [b.key for b in draw_again] == [keys.LAB_REDRAW]  # one Draw again: the lab's own, on key A
+    assert [b.key for b in draw_again] == [sampling_keys.LAB_REDRAW]  # one Draw again: the lab's own, on key A
     assert draw_again[0].proto.shortcut.upper() == "A" and draw_again[0].help == "The next draw, with the next seed."
     before = _charts_in_views(at, ["draw"])
     at.button(key="lab_redraw").click().run()
@@ -115,7 +115,7 @@ def test_sliders_redraw_charts_without_a_forward_pass(lab):
 
 def test_bad_input_gives_messages_not_crashes(lab):
     at, counter = lab
-    at.session_state[keys.LAB_VIEW] = VIEW_OF["draws"]
+    at.session_state[sampling_keys.LAB_VIEW] = VIEW_OF["draws"]
     at.run()
     at.number_input(key="lab_n").set_value(500_000).run()
     assert any("above the cap" in w.value for w in at.warning)
@@ -166,10 +166,10 @@ def test_every_section_shows_and_the_step_buttons_advance_the_session(lab):
     context = context_label(at)
     counter.calls = 0
     before = _charts(at)
-    at.button(key=f"{keys.LAB_STEP}_next").click().run()
+    at.button(key=f"{sampling_keys.LAB_STEP}_next").click().run()
     assert not at.exception
     assert counter.calls == 1  # one decode step, nothing else
     assert context_label(at) != context  # the lab's logits follow the new token
     assert _charts(at)["lab_pipeline_chart"] != before["lab_pipeline_chart"]
-    at.button(key=f"{keys.LAB_STEP}_undo").click().run()
+    at.button(key=f"{sampling_keys.LAB_STEP}_undo").click().run()
     assert not at.exception and context_label(at) == context

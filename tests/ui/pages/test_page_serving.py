@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from autoreg_ui import keys, measuring
+from autoreg_ui import keys as site_keys
+from autoreg_ui import measuring
+from autoreg_ui.lessons.serving import keys
 
-PAGE = "pages/6_serving.py"
+PAGE = "pages/serving.py"
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -53,7 +55,7 @@ def test_the_live_panel_counts_this_servers_passes_and_this_tabs_last_step(page)
     assert page.toggle(key=keys.SRV_LIVE_REFRESH).value  # live by default
     page.button(key=f"{keys.SRV_PAGE}_next").click().run()
     assert not page.exception, page.exception
-    session = page.session_state[keys.SESSION]
+    session = page.session_state[site_keys.SESSION]
     now = batcher.server_now(session.bundle)
     assert now.passes >= 1 and now.tokens >= 1 and now.since_start.tokens >= now.tokens
     metrics = {m.label: m.value for m in page.metric}

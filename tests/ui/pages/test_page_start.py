@@ -3,7 +3,7 @@ from autoreg_ui.lessons.start import text
 
 
 def test_start_page_shows_both_paths_with_every_link(open_page):
-    at = open_page("pages/0_start.py")
+    at = open_page("pages/start.py")
     assert at.title[0].value == text.TITLE
     shown = "\n".join(m.value for m in at.markdown)
     for path in text.PATHS.values():
@@ -18,9 +18,10 @@ def test_start_page_shows_both_paths_with_every_link(open_page):
 
 def test_teach_this_path_follows_it_in_this_tab(open_page):
     from autoreg_ui import keys, lesson_path
+    from autoreg_ui.lessons.start import keys as start_keys
 
-    at = open_page("pages/0_start.py")
-    at.button(key=f"{keys.PATH_BEGIN}0").click().run()
+    at = open_page("pages/start.py")
+    at.button(key=f"{start_keys.PATH_BEGIN}0").click().run()
     assert not at.exception
     path, index = lesson_path.current(at.session_state)
     assert index == 0 and [s.title for s in path.stops] == [s.title for s in text.SHORT]
@@ -39,7 +40,7 @@ def test_teach_this_path_follows_it_in_this_tab(open_page):
 
 
 def test_an_answer_opens_only_after_a_choice_and_says_whether_it_was_right(open_page):
-    at = open_page("pages/0_start.py")
+    at = open_page("pages/start.py")
     assert not at.success and not at.warning
     at.radio(key="start_quiz_top_p").set_value("2").run()
     assert [s.value[:6] for s in at.success] == ["Right."] and "keeps **2** tokens" in at.success[0].value
@@ -51,7 +52,7 @@ def test_an_answer_opens_only_after_a_choice_and_says_whether_it_was_right(open_
 def test_start_page_has_its_terms_popover_with_links_to_the_glossary(open_page):
     from autoreg_ui import glossary_text
 
-    at = open_page("pages/0_start.py")
+    at = open_page("pages/start.py")
     shown = [m.value for m in at.markdown]
     assert glossary_text.terms_markdown("start") in shown
     assert "[**Speculative decoding**](/glossary#speculative-decoding)" in glossary_text.terms_markdown("start")

@@ -15,7 +15,7 @@ TIMEOUT = 180
 
 def _app():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.switch_page("pages/1_step.py")  # a bare / opens Start here
+    at.switch_page("pages/step.py")  # a bare / opens Start here
     at.run()
     assert not at.exception, at.exception
     return at
@@ -177,7 +177,7 @@ def test_predict_then_check_answers_only_after_a_choice_with_the_live_numbers(em
 
 def test_the_prompt_is_prefilled_when_the_page_opens_not_at_the_first_click(open_page):
 
-    at = open_page("pages/1_step.py")
+    at = open_page("pages/step.py")
     session = at.session_state[keys.SESSION]
     assert session.prefill_record is not None and session.cache_len == session.prompt_len
     assert session.records == []  # nothing generated yet

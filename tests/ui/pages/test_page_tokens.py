@@ -10,7 +10,7 @@ def _table(at, column):
 
 
 def test_typed_text_becomes_its_tokens_and_the_scripts_are_counted(open_page, tiny):
-    at = open_page("pages/8_tokens.py")
+    at = open_page("pages/tokens.py")
     assert at.title[0].value == text.TITLE
     at.text_area(key="tokens_text").set_value("Hello wide world").run()
     assert not at.exception, at.exception
@@ -26,7 +26,7 @@ def test_typed_text_becomes_its_tokens_and_the_scripts_are_counted(open_page, ti
 
 
 def test_an_emptied_box_says_what_to_do(open_page):
-    at = open_page("pages/8_tokens.py")
+    at = open_page("pages/tokens.py")
     at.text_area(key="tokens_text").set_value("").run()
     assert [i.value for i in at.info] == [text.EMPTY]
 
@@ -34,6 +34,6 @@ def test_an_emptied_box_says_what_to_do(open_page):
 def test_the_vocabulary_sizes_view_has_its_notice_try_ask_box(open_page):
     from autoreg_ui import guide
 
-    at = open_page("pages/8_tokens.py")
+    at = open_page("pages/tokens.py")
     boxes = [m.value for m in at.markdown if m.value.startswith(f"**{guide.NOTICE}:**")]
     assert guide.guide_markdown(text.GUIDES, "vocabs") in boxes and len(boxes) == 3  # tokens, scripts, vocabulary sizes

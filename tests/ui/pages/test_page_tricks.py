@@ -7,9 +7,10 @@ from clicks import click as _click
 
 from autoreg_core.experiments import constrained_decoding as grammar
 from autoreg_ui import keys
+from autoreg_ui.lessons.tricks import keys as tricks_keys
 from autoreg_ui.lessons.tricks import text
 
-PAGE = "pages/11_tricks.py"
+PAGE = "pages/tricks.py"
 
 
 @pytest.fixture
@@ -33,27 +34,27 @@ def test_page_before_any_measurement(page):
 
 
 def test_the_what_if_sliders_move_the_best_k(page):
-    page.slider(key=keys.TRICKS_WHATIF_ALPHA).set_value(0.1)
-    page.slider(key=keys.TRICKS_WHATIF_C).set_value(0.5)
+    page.slider(key=tricks_keys.TRICKS_WHATIF_ALPHA).set_value(0.1)
+    page.slider(key=tricks_keys.TRICKS_WHATIF_C).set_value(0.5)
     page.run()
     said = " ".join(m.value for m in page.markdown)
     assert "no draft length pays: the best, k = 1, gives a speed-up of 0.73×" in said
 
 
 def test_each_measurement_runs_and_shows_its_numbers(page):
-    page.slider(key=keys.TRICKS_SPEC_MAX_NEW).set_value(16)
-    _click(page, keys.TRICKS_SPEC.run)
+    page.slider(key=tricks_keys.TRICKS_SPEC_MAX_NEW).set_value(16)
+    _click(page, tricks_keys.TRICKS_SPEC.run)
     table = _table(page, "speed-up, measured")
     assert list(table["prompt"]) == ["copying a text", "copying a text", "open-ended", "open-ended"]
     assert list(table["draft"]) == ["prompt lookup (2-gram)", "early exit after layer 1"] * 2  # of the tiny model's 2
     assert (table["tokens per round, measured"] >= 1).all() and (table["best k"] >= 1).all()
-    page.slider(key=keys.TRICKS_PREFIX_TABS).set_value(3)
-    _click(page, keys.TRICKS_PREFIX.run)
+    page.slider(key=tricks_keys.TRICKS_PREFIX_TABS).set_value(3)
+    _click(page, tricks_keys.TRICKS_PREFIX.run)
     said = " ".join(m.value for m in page.markdown)
     assert "3 tabs:" in said and "every tab's logits and cache are bit for bit" in said
-    page.radio(key=keys.TRICKS_GRAMMAR_KIND).set_value(grammar.CHOICE)
+    page.radio(key=tricks_keys.TRICKS_GRAMMAR_KIND).set_value(grammar.CHOICE)
     page.run()
-    _click(page, keys.TRICKS_GRAMMAR.run)
+    _click(page, tricks_keys.TRICKS_GRAMMAR.run)
     steps = _table(page, "allowed tokens")
     assert len(steps) >= 1 and steps["allowed tokens"].min() >= 1
     assert any("**Valid** under the choice" in m.value for m in page.markdown)

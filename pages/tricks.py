@@ -1,0 +1,4 @@
+"""More serving tricks: speculation's arithmetic, prefix caching, constrained decoding — each measured live."""
+from autoreg_ui.lessons.tricks import page
+
+page.render()
