@@ -76,7 +76,8 @@ def test_a_teachers_click_reaches_the_class_with_one_publish(class_app, tiny_fol
         assert class_live.store().info(code).recipe["steps"] == steps
 
 
-@pytest.mark.parametrize("page, prefix", [(site_pages.file("step"), "step"), (site_pages.file("attention"), attention_keys.ATT_STEP)])
+@pytest.mark.parametrize("page, prefix", [(site_pages.file("step"), "step"),
+                                          (site_pages.file("attention"), attention_keys.ATT_STEP)])
 def test_a_click_that_reruns_its_fragment_alone_writes_the_url_once(class_app, tiny_folder, counted, monkeypatch,
                                                                      page, prefix):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
