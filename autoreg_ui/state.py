@@ -18,7 +18,8 @@ import streamlit as st
 import torch
 
 from autoreg_core import EMBEDDED_MODEL, ModelBundle, ModelLoadError, SamplingConfig, Session, SessionError, load_model
-from autoreg_core.engine import decode
+from autoreg_core.runtime import batcher, prefix_cache
+from autoreg_core.runtime.forward_slots import held, limit_concurrent_forwards
 from autoreg_ui import keys, limits, messages
 
 DEFAULT_PROMPT = "The cat sat on the"
@@ -50,7 +51,7 @@ ENV_FORWARD_SLOTS = "AUTOREG_FORWARD_SLOTS"
 def forward_slots(threads: int, environ=os.environ, cores: int | None = None) -> int:
     """Forward passes allowed at once: the operator's ``AUTOREG_FORWARD_SLOTS``, else cores ÷ threads (≥ 1).
 
-    0 means no limit. See ``decode.limit_concurrent_forwards`` for why a server wants one.
+    0 means no limit. See ``runtime.forward_slots`` for why a server wants one.
     """
     default = max(1, (cores or os.cpu_count() or 1) // max(1, threads))
     try:
@@ -66,7 +67,7 @@ def configure_torch() -> int:
     threads = torch_threads()
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
-    decode.limit_concurrent_forwards(forward_slots(threads))
+    limit_concurrent_forwards(forward_slots(threads))
     return threads
 
 
@@ -80,9 +81,18 @@ def shared_bundle(name: str) -> ModelBundle:
     loaded (a model picked after them pushes out the least recently used, reloaded in about a second)."""
     configure_torch()
     bundle = load_model(name)
+    bundle.forward_gate = held  # every pass on the served model takes a forward slot (``runtime.forward_slots``)
     gc.collect()
     gc.freeze()  # long-lived from here on: later collections skip it (see the module docstring)
     return bundle
+
+
+def session_runtime(bundle: ModelBundle) -> dict:
+    """What the server hands every ``Session`` (and ``replay``) of ``bundle``: its batcher's step pass when
+    cross-tab batching is on (else None: solo steps), and the shared prefix cache when it has room (else None)."""
+    store = prefix_cache.shared()  # its budget is the operator's, read once
+    return {"step_pass": batcher.batcher_for(bundle).decode if batcher.enabled() else None,
+            "prefill_cache": store if store.budget > 0 else None}
 
 
 def current_bundle() -> ModelBundle | None:
@@ -131,7 +141,7 @@ def start_session(prompt: str, chat: bool) -> Session | None:
     if bundle is None:
         return None
     try:
-        session = Session(bundle, prompt, chat=chat)
+        session = Session(bundle, prompt, chat=chat, **session_runtime(bundle))
     except SessionError as exc:
         messages.say(str(exc), "error")
         return None

@@ -133,7 +133,7 @@ def solo_decode_step_ms(bundle, prompt: str, config, steps: int = 20, warmup: in
     """Median wall time of one decode step of ``prompt`` alone (no batcher, nothing else in this process)."""
     from autoreg_core import Session
 
-    session = Session(bundle, prompt, batched=False)
+    session = Session(bundle, prompt)
     session.prefill()
     times = []
     for i in range(warmup + steps):

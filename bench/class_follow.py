@@ -327,7 +327,7 @@ def solo_decode_step_ms(steps: int = 16) -> float:
     from autoreg_ui.state import torch_threads
 
     torch.set_num_threads(torch_threads())
-    session = Session(load_model(), PROMPT, batched=False)
+    session = Session(load_model(), PROMPT)
     records = session.generate(steps + 1, SamplingConfig(temperature=0.0, max_new_tokens=steps + 1))
     times = sorted(r.time_ms for r in records[1:])  # the first step also pays the prefill
     return round(times[len(times) // 2], 1)

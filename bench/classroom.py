@@ -326,7 +326,7 @@ def replay_student(bundle, student: Student, prompt: str) -> dict:
     """Replay one student's actions alone; count the strips that differ from the replay's tokens."""
     from autoreg_core import Session, SessionError
 
-    session = Session(bundle, prompt, batched=False)  # the solo reference
+    session = Session(bundle, prompt)  # the solo reference
     temperature = None
     mismatches, first_mismatch = 0, None
     for n, action in enumerate(student.actions):

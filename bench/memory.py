@@ -87,7 +87,7 @@ def tab_memory(bundle, prompt: str, checkpoints: tuple[int, ...] = (512, 2048), 
     """Generate up to the last checkpoint in one session, snapshotting the memory at each checkpoint."""
     target = max(checkpoints)
     config = config or SamplingConfig(temperature=0.0, max_new_tokens=target)
-    session = Session(bundle, prompt, batched=False)
+    session = Session(bundle, prompt)
     plain, forced_past_eos, snaps = _plain_token(bundle), 0, []
     t0 = time.perf_counter()
     while len(session.records) < target:

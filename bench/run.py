@@ -77,7 +77,7 @@ def _session_per_token(bundle, n: int, capture: bool) -> dict:
     from autoreg_core import SamplingConfig, Session
 
     config = SamplingConfig(temperature=0.0, max_new_tokens=n + 1)
-    session = Session(bundle, PROMPT, batched=False)  # timings are solo passes
+    session = Session(bundle, PROMPT)  # timings are solo passes
     session.prefill(capture_attention=capture)
     times = []
     forward = []

@@ -7,6 +7,7 @@ start reloads that copy in well under a second. Nothing is ever downloaded at ru
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -15,6 +16,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,7 +46,12 @@ class UnknownModelError(ModelLoadError):
 
 @dataclass
 class ModelBundle:
-    """One loaded model and its tokenizer. Shared read-only by every session."""
+    """One loaded model and its tokenizer. Shared read-only by every session.
+
+    ``forward_gate`` is entered around every pass through the model (``decode.forward``): nothing in a
+    notebook; a server sets its runtime's limit on passes running at once, so the engine never needs to
+    know the server to honour it.
+    """
 
     name: str
     model: PreTrainedModel
@@ -53,6 +60,7 @@ class ModelBundle:
     dtype: torch.dtype
     load_seconds: float = 0.0
     source: str = ""
+    forward_gate: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
 
     @property
     def config(self):

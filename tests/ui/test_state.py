@@ -38,3 +38,16 @@ def test_loaded_models_are_bounded():
     from autoreg_ui import state
 
     assert state.MAX_MODELS == 2 and state.shared_bundle._info.max_entries == 2
+
+
+def test_the_session_runtime_is_the_batchers_pass_and_the_shared_prefix_cache_or_none(tiny, monkeypatch):
+    from autoreg_core.runtime import batcher, prefix_cache
+
+    store = prefix_cache.PrefixCache(2**20)
+    monkeypatch.setattr(prefix_cache, "_SHARED", store)
+    monkeypatch.setenv("AUTOREG_BATCH", "1")
+    runtime = state.session_runtime(tiny)
+    assert runtime == {"step_pass": batcher.batcher_for(tiny).decode, "prefill_cache": store}
+    monkeypatch.setenv("AUTOREG_BATCH", "0")
+    monkeypatch.setattr(prefix_cache, "_SHARED", prefix_cache.PrefixCache(0))
+    assert state.session_runtime(tiny) == {"step_pass": None, "prefill_cache": None}
