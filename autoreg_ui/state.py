@@ -19,8 +19,9 @@ import streamlit as st
 import torch
 
 from autoreg_core import EMBEDDED_MODEL, ModelBundle, ModelLoadError, SamplingConfig, Session, SessionError, load_model
-from autoreg_core.engine import decode, loading
+from autoreg_core.engine import loading
 from autoreg_core.runtime import batcher, prefix_cache
+from autoreg_core.runtime.forward_slots import held, limit_concurrent_forwards
 from autoreg_server import settings
 from autoreg_ui import keys, limits, messages
 
@@ -37,7 +38,7 @@ EXAMPLE_PROMPTS = [
 
 def forward_slots(threads: int, wanted: int | None = None, cores: int | None = None) -> int:
     """Forward passes allowed at once: ``wanted`` (the operator's ``AUTOREG_FORWARD_SLOTS``; 0 = no limit), else
-    cores ÷ threads (≥ 1). See ``decode.limit_concurrent_forwards`` for why a server wants one."""
+    cores ÷ threads (≥ 1). See ``runtime.forward_slots`` for why a server wants one."""
     if wanted is not None:
         return wanted
     return max(1, (cores or os.cpu_count() or 1) // max(1, threads))
@@ -49,7 +50,7 @@ def configure_torch() -> int:
     threads = settings.current().torch_threads
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
-    decode.limit_concurrent_forwards(forward_slots(threads, settings.current().forward_slots))
+    limit_concurrent_forwards(forward_slots(threads, settings.current().forward_slots))
     return threads
 
 
@@ -79,6 +80,7 @@ def load_shared(name: str) -> ModelBundle:
     served = settings.current()
     bundle = load_model(name, served.device or None, served.dtype or None, allowed=allowed_models(),
                         cache_folder=served.cache_dir or None)
+    bundle.forward_gate = held  # every pass on the served model takes a forward slot (``runtime.forward_slots``)
     start_runtime(bundle, served)
     gc.collect()
     gc.freeze()  # long-lived from here on: later collections skip it (see the module docstring)
@@ -92,6 +94,15 @@ def start_runtime(bundle: ModelBundle, served: settings.Settings) -> None:
         batcher.batcher_for(bundle, workers=served.batch_workers or None,
                             switch_interval_ms=served.switch_interval_ms)
     prefix_cache.shared(served.prefix_cache_bytes)
+
+
+def session_runtime(bundle: ModelBundle) -> dict:
+    """What the server hands every ``Session`` (and ``replay``) of ``bundle``: its batcher's step pass when
+    cross-tab batching is on (else None: solo steps), and the shared prefix cache when it has room (else None)."""
+    served = settings.current()
+    store = prefix_cache.shared(served.prefix_cache_bytes)
+    return {"step_pass": batcher.batcher_for(bundle).decode if served.batch else None,
+            "prefill_cache": store if store.budget > 0 else None}
 
 
 def current_bundle() -> ModelBundle | None:
@@ -140,7 +151,7 @@ def start_session(prompt: str, chat: bool) -> Session | None:
     if bundle is None:
         return None
     try:
-        session = Session(bundle, prompt, chat=chat)
+        session = Session(bundle, prompt, chat=chat, **session_runtime(bundle))
     except SessionError as exc:
         messages.say(str(exc), "error")
         return None

@@ -26,7 +26,7 @@ import time
 import torch
 
 from autoreg_core.engine import decode
-from autoreg_core.runtime.batcher import GATHER_MS, DecodeBatcher
+from autoreg_core.runtime.batcher import GATHER_MS, BatchPass, DecodeBatcher, timed_batched_decode
 
 STEPS = 24
 # eight prompts of different lengths (1, 3, 5, 6, 8, 16, 20 and 67 tokens on SmolLM2's tokenizer): passes pad
@@ -44,9 +44,9 @@ def steps_of(tab: int, steps: int) -> int:
     return max(1, steps - 2 * tab)
 
 
-def _batched_run(bundle, prompt_ids: list[list[int]], steps: int, gather_ms: float):
+def _batched_run(bundle, prompt_ids: list[list[int]], steps: int, gather_ms: float, pass_fn: BatchPass):
     """Every tab stepping greedily through one batcher at once: its tokens, each step's logits and pass rows."""
-    batcher = DecodeBatcher(bundle, gather_ms=gather_ms)  # its own: nothing else rides in these passes
+    batcher = DecodeBatcher(bundle, gather_ms=gather_ms, pass_fn=pass_fn)  # its own: nothing else rides in these passes
     n = len(prompt_ids)
     tokens: list[list[int]] = [[] for _ in range(n)]
     logits_of: list[list[torch.Tensor]] = [[] for _ in range(n)]
@@ -80,10 +80,11 @@ def _batched_run(bundle, prompt_ids: list[list[int]], steps: int, gather_ms: flo
     return tokens, logits_of, rows_of, batcher.totals().passes
 
 
-def measure(bundle, steps: int = STEPS, prompts=PROMPTS, gather_ms: float = GATHER_MS) -> dict:
+def measure(bundle, steps: int = STEPS, prompts=PROMPTS, gather_ms: float = GATHER_MS,
+            pass_fn: BatchPass = timed_batched_decode) -> dict:
     """Batched against solo logits, step by step, for every tab (see the module's docstring)."""
     prompt_ids = [list(bundle.tokenizer(p)["input_ids"]) for p in prompts]
-    tokens, batched, rows_of, passes = _batched_run(bundle, prompt_ids, steps, gather_ms)
+    tokens, batched, rows_of, passes = _batched_run(bundle, prompt_ids, steps, gather_ms, pass_fn)
     largest_abs, largest_rel, at, scale = 0.0, 0.0, None, 0.0
     identical = argmax_differs = compared = 0
     greedy_equal = True

@@ -17,11 +17,9 @@ Everything works on one row ``[vocab]`` or a batch ``[batch, vocab]`` (continuat
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import math
-import threading
 from dataclasses import dataclass, field
 
 import torch
@@ -73,32 +71,6 @@ def _takes_logits_to_keep(model_type: type) -> bool:
     return "logits_to_keep" in inspect.signature(model_type.forward).parameters
 
 
-_forward_slots: threading.BoundedSemaphore | None = None
-_forward_slot_count: int | None = None  # what it was made for: it is replaced only when this changes
-_forward_slots_lock = threading.Lock()
-
-
-def limit_concurrent_forwards(slots: int | None) -> None:
-    """At most ``slots`` forward passes run at once in this process (None or 0: no limit).
-
-    A server runs each tab's forward pass in that tab's own thread. A decoder pass is hundreds of
-    small ops, and each gives Python's GIL up and takes it back: past about one runnable pass per
-    core, thirty tabs' threads mostly queue for the GIL, and every pass gets slower. A pass that
-    waits for a slot sleeps (no CPU); the timings in ``Forward.ms`` start once it has one.
-    """
-    global _forward_slots, _forward_slot_count
-    with _forward_slots_lock:
-        if (slots or None) == _forward_slot_count:
-            return  # one limiter per process: loading another model keeps it (and the passes waiting on it)
-        _forward_slots = threading.BoundedSemaphore(slots) if slots else None
-        _forward_slot_count = slots or None
-
-
-def forward_slot_count() -> int | None:
-    """How many forward passes may run at once in this process (None: no limit was set)."""
-    return _forward_slot_count
-
-
 def forward(bundle, input_ids, cache: DynamicCache | None = None, *, hidden_states: bool = False,
             all_positions: bool = False, attention_mask=None, position_ids=None) -> Forward:
     """Run tokens through the model, on ``cache`` when given (it grows in place), else without one.
@@ -107,6 +79,8 @@ def forward(bundle, input_ids, cache: DynamicCache | None = None, *, hidden_stat
     as ``generate`` does), so a long prefill does not build a [seq, vocab] matrix it throws away.
     Rows of different lengths in one batch (serving) are left-padded: ``attention_mask`` [batch,
     cached + new] marks real positions with 1, ``position_ids`` [batch, new] counts real tokens only.
+    The pass runs inside the bundle's ``forward_gate`` (a server's limit on passes at once; nothing in a
+    notebook), and ``Forward.ms`` starts once the gate has let it in.
     """
     model, device = bundle.model, bundle.device
     ids = torch.as_tensor(input_ids, dtype=torch.long)
@@ -128,7 +102,7 @@ def forward(bundle, input_ids, cache: DynamicCache | None = None, *, hidden_stat
             out = model(**kwargs)
             return out, (out.logits if all_positions else out.logits[:, -1]).float().cpu()
 
-    with _forward_slots or contextlib.nullcontext():
+    with bundle.forward_gate():
         (out, logits), ms = timed_ms(run, device)
     return Forward(logits=logits, cache=out.past_key_values if cache is not None else None,
                    hidden_states=out.hidden_states if hidden_states else None, ms=ms)

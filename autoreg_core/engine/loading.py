@@ -10,6 +10,7 @@ model, CUDA when present, the user cache dir) and the server passes its operator
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -17,7 +18,7 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,7 +44,12 @@ class UnknownModelError(ModelLoadError):
 
 @dataclass
 class ModelBundle:
-    """One loaded model and its tokenizer. Shared read-only by every session."""
+    """One loaded model and its tokenizer. Shared read-only by every session.
+
+    ``forward_gate`` is entered around every pass through the model (``decode.forward``): nothing in a
+    notebook; a server sets its runtime's limit on passes running at once, so the engine never needs to
+    know the server to honour it.
+    """
 
     name: str
     model: PreTrainedModel
@@ -52,6 +58,7 @@ class ModelBundle:
     dtype: torch.dtype
     load_seconds: float = 0.0
     source: str = ""
+    forward_gate: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
 
     @property
     def config(self):

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 
 from autoreg_core.engine.config import MAX_NEW_TOKENS_CAP, SamplingConfig
+from autoreg_core.engine.passes import PrefillCache, StepPass
 from autoreg_core.engine.session import Session, SessionError, SessionSnapshot, StepRecord
 
 FORMAT = "autoreg-session/1"
@@ -66,11 +67,14 @@ def recipe_of(session: Session | SessionSnapshot, config: SamplingConfig | None 
 
 
 def replay(bundle, recipe: Recipe, on_step: Callable[[StepRecord], None] | None = None,
-           should_stop: Callable[[], bool] | None = None) -> Session:
-    """A new session that took the recipe's steps; stops early (keeping what ran) on ``should_stop``."""
+           should_stop: Callable[[], bool] | None = None, *, step_pass: StepPass | None = None,
+           prefill_cache: PrefillCache | None = None) -> Session:
+    """A new session that took the recipe's steps; stops early (keeping what ran) on ``should_stop``.
+
+    ``step_pass`` and ``prefill_cache`` are the new session's (see ``Session``): solo and unshared by default."""
     check(recipe, bundle.spec.vocab)
     try:
-        session = Session(bundle, recipe.prompt, chat=recipe.chat)
+        session = Session(bundle, recipe.prompt, chat=recipe.chat, step_pass=step_pass, prefill_cache=prefill_cache)
     except SessionError as exc:
         raise ReplayError(f"The prompt cannot be used: {exc}") from exc
     for step in range(1, recipe.steps + 1):
@@ -179,13 +183,15 @@ def export_session(session: Session | SessionSnapshot, config: SamplingConfig | 
             "steps": steps}
 
 
-def import_session(bundle, data: dict, on_step: Callable[[StepRecord], None] | None = None) -> Session:
-    """Rebuild an exported session and check that it came out with the same tokens."""
+def import_session(bundle, data: dict, on_step: Callable[[StepRecord], None] | None = None, *,
+                   step_pass: StepPass | None = None, prefill_cache: PrefillCache | None = None) -> Session:
+    """Rebuild an exported session and check that it came out with the same tokens (``replay``'s passes)."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ReplayError(f"This is not an autoreg session file (expected format {FORMAT!r}).")
     if data.get("model") != bundle.name:
         raise ReplayError(f"The file was made with {data.get('model')!r}; the loaded model is {bundle.name!r}.")
-    session = replay(bundle, recipe_from_dict(data.get("recipe")), on_step=on_step)
+    session = replay(bundle, recipe_from_dict(data.get("recipe")), on_step=on_step, step_pass=step_pass,
+                     prefill_cache=prefill_cache)
     expected = [int(s["token_id"]) for s in data.get("steps", [])]
     if session.generated_ids != expected:
         raise ReplayError("Replaying the file gave different tokens than it records; it was edited or made "

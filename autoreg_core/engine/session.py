@@ -6,6 +6,11 @@ model's logits for the next position. Each step leaves a ``StepRecord``.
 Memory per tab stays bounded: a record keeps the full logits only while it is among the last
 ``FULL_LOGITS_KEPT`` steps; older records keep what the charts and tables draw (the chosen token's
 numbers and the top ``TOP_STORED`` tokens before and after the filters), exactly.
+
+A session runs its own passes unless handed others (``engine.passes``): ``step_pass`` runs each decode
+token (a server hands its batcher's, so tabs stepping together share one pass), ``prefill_cache``
+keeps prefills by prompt (a server hands its shared store). A notebook's ``Session(bundle, prompt)``
+is solo and shares nothing.
 """
 from __future__ import annotations
 
@@ -22,8 +27,8 @@ from autoreg_core.engine.attention import attention_weights, supports_attention
 from autoreg_core.engine.config import SamplingConfig
 from autoreg_core.engine.kv_cache import measured_bytes
 from autoreg_core.engine.loading import ModelBundle
+from autoreg_core.engine.passes import PrefillCache, StepPass, solo_step
 from autoreg_core.engine.tokens import TokenView, sequence_text, token_views
-from autoreg_core.runtime import batcher, prefix_cache
 
 TOP_STORED = 50  # top tokens (by the model's own probability) kept with every record
 FULL_LOGITS_KEPT = 32  # the last this-many records keep their full [vocab] logits
@@ -94,20 +99,26 @@ class StepRecord:
 
 
 class Session:
-    """One browser tab's generation: its own cache, generator and records; the model is shared."""
+    """One browser tab's generation: its own cache, generator and records; the model is shared.
 
-    def __init__(self, bundle: ModelBundle, prompt: str, chat: bool = False,
-                 capture_attention: bool = False, batched: bool | None = None):
+    ``version`` grows by one with every change of the tokens and cache the session holds (prefill, step,
+    force, undo, reset): a reader that kept the number it saw knows whether anything changed since.
+    """
+
+    def __init__(self, bundle: ModelBundle, prompt: str, chat: bool = False, capture_attention: bool = False, *,
+                 step_pass: StepPass | None = None, prefill_cache: PrefillCache | None = None):
         self.bundle = bundle
-        self.batched = True if batched is None else batched  # decode steps may share passes
+        self.step_pass: StepPass = step_pass or solo_step(bundle)  # how one decode token runs
+        self.prefill_cache = prefill_cache  # where prefills of the same prompt are shared (None: nowhere)
         self.prompt = prompt
         self.chat = chat
         self.capture_attention = capture_attention
         self._lock = threading.RLock()
         self.replay_corrections = 0  # replayed steps whose own pass chose another token than the recipe lists
         self.prompt_ids = encode_prompt(bundle, prompt, chat)
-        self.version = 0  # grows by one at each change of what the session holds: readers compare it
+        self.version = 0  # see the class docstring
         self.reset()
+        self.version = 0  # a new session: nothing has changed yet
 
     @property
     def lock(self) -> threading.RLock:
@@ -127,6 +138,7 @@ class Session:
     def reset(self) -> None:
         """Back to just the prompt: empty cache, no records; the generator is reseeded on the next step."""
         with self._lock:
+            self.version += 1
             self.seed: int | None = None  # set from the config at the first step after a reset
             self.ids: list[int] = list(self.prompt_ids)
             self.records: list[StepRecord] = []
@@ -134,7 +146,6 @@ class Session:
             self.pending_logits: torch.Tensor | None = None
             self.prefill_record: PrefillRecord | None = None
             self.generator = torch.Generator(device="cpu")
-            self.version += 1
 
     @property
     def prompt_len(self) -> int:
@@ -185,11 +196,11 @@ class Session:
         return logits, ms, att
 
     def _feed_shared(self, ids: list[int], capture: bool) -> tuple[torch.Tensor, float, torch.Tensor | None, int]:
-        """``_feed``, and the rows of the pass: one decode token without capture goes through the model's
-        cross-tab batcher (it may share a pass with other tabs' steps); anything else is a solo pass."""
-        if len(ids) == 1 and not capture and self.batched:
-            shared = batcher.batcher_for(self.bundle).decode(self.cache, ids[0], owner=self)  # this tab, not this cache
-            return shared.logits, shared.ms, None, shared.rows
+        """``_feed``, and the rows of the pass: one decode token without capture goes through ``step_pass``
+        (on a server it may share a pass with other tabs' steps); anything else is a solo pass."""
+        if len(ids) == 1 and not capture:
+            done = self.step_pass(self.cache, ids[0], owner=self)  # this tab, not this cache
+            return done.logits, done.ms, None, done.rows
         start = self.cache_len
         fwd = decode.forward(self.bundle, ids, self.cache, hidden_states=capture)
         att = None
@@ -209,13 +220,15 @@ class Session:
             if self.prefill_record is not None:
                 return self.prefill_record
             capture = self._want_attention(capture_attention) and self.prompt_len <= MAX_PREFILL_CAPTURE
-            hit = None if capture else prefix_cache.lookup(self.bundle, self.prompt_ids)
+            shared = None if capture else self.prefill_cache
+            hit = None if shared is None else shared.lookup(self.bundle, self.prompt_ids)
             if hit is not None:  # another tab read this very prompt: start from a copy of its prefill
                 self.cache, self.pending_logits, ms, att = hit.cache, hit.logits, hit.prefill_ms, None
             else:
                 self.cache = decode.new_cache(self.bundle)
                 self.pending_logits, ms, att = self._feed(self.prompt_ids, capture)
-                prefix_cache.remember(self.bundle, self.prompt_ids, self.cache, self.pending_logits, ms)
+                if shared is not None:
+                    shared.remember(self.bundle, self.prompt_ids, self.cache, self.pending_logits, ms)
             self.prefill_record = PrefillRecord(n_tokens=self.prompt_len, time_ms=ms,
                                                 cache_bytes=self.cache_bytes, attention=att)
             self.version += 1
@@ -245,7 +258,11 @@ class Session:
         ``expect_token`` (a replay of a recipe that lists its tokens) keeps the recorded token when this
         pass's logits tip a near-tie the other way: the draw still runs, so the generator stays in step.
         """
-        config, _ = config.normalized(self.bundle.spec.vocab)
+        return self._step(config.normalized(self.bundle.spec.vocab)[0], capture_attention, force_token, expect_token)
+
+    def _step(self, config: SamplingConfig, capture_attention: bool | None, force_token: int | None,
+              expect_token: int | None) -> StepRecord:
+        """``step`` with ``config`` already normalised (``generate`` normalises once for all its steps)."""
         with self._lock:
             if self.seed is None:  # a session replays exactly: the seed is fixed at its first step
                 self.seed = int(config.seed)
@@ -267,12 +284,10 @@ class Session:
             capture = self._want_attention(capture_attention) and self.cache_len < MAX_DECODE_CAPTURE
             self.ids.append(choice.token_id)
             self.pending_logits, fwd_ms, att, rows = self._feed_shared([choice.token_id], capture)
-            record = _record(len(self.records) + 1, choice, logits, context_len)
-            record.pass_rows = rows
-            record.cache_len, record.cache_bytes = self.cache_len, self.cache_bytes
-            record.time_ms, record.forward_ms = (time.perf_counter() - t0) * 1000.0, fwd_ms
-            record.attention = None if att is None else att[:, :, 0, :]
-            record.stop = self.stop_reason(config)
+            fed = _Fed(cache_len=self.cache_len, cache_bytes=self.cache_bytes,
+                       time_ms=(time.perf_counter() - t0) * 1000.0, forward_ms=fwd_ms, pass_rows=rows,
+                       attention=None if att is None else att[:, :, 0, :])
+            record = _record(len(self.records) + 1, choice, logits, context_len, fed, self.stop_reason(config))
             self.records.append(record)
             self._trim_attention()
             if len(self.records) > FULL_LOGITS_KEPT:
@@ -290,12 +305,13 @@ class Session:
                  should_stop: Callable[[], bool] | None = None) -> list[StepRecord]:
         """Up to ``n`` steps; ends early on a stop condition or when ``should_stop()`` says so."""
         done: list[StepRecord] = []
-        if self.stop_reason(config.normalized(self.bundle.spec.vocab)[0]) is not None:
+        config = config.normalized(self.bundle.spec.vocab)[0]
+        if self.stop_reason(config) is not None:
             return done  # already stopped; afterwards each record says whether it stopped
         for _ in range(max(0, int(n))):
             if should_stop is not None and should_stop():
                 break
-            rec = self.step(config, capture_attention=capture_attention)
+            rec = self._step(config, capture_attention, None, None)
             done.append(rec)
             if on_step is not None:
                 on_step(rec)
@@ -369,8 +385,22 @@ class Session:
             return filled
 
 
-def _record(index: int, choice: decode.Choice, logits: torch.Tensor, context_len: int) -> StepRecord:
-    """The summary of one choice that outlives its full logits."""
+@dataclass(frozen=True)
+class _Fed:
+    """What feeding the chosen token in left behind: the record's fields that the choice cannot know."""
+
+    cache_len: int
+    cache_bytes: int
+    time_ms: float
+    forward_ms: float
+    pass_rows: int
+    attention: torch.Tensor | None
+
+
+def _record(index: int, choice: decode.Choice, logits: torch.Tensor, context_len: int, fed: _Fed,
+            stop: tuple[str, str] | None) -> StepRecord:
+    """The whole record of one step, built once: the summary of its choice that outlives the full logits,
+    and what feeding the token in measured."""
     probs = choice.pipeline.raw_probs
     after = choice.pipeline.probs
     token = int(choice.token_id)
@@ -379,9 +409,10 @@ def _record(index: int, choice: decode.Choice, logits: torch.Tensor, context_len
         index=index, token_id=token, forced=choice.forced, config=choice.config, context_len=context_len,
         prob=float(probs[token]), prob_filtered=float(after[token]), rank=decode.rank_of(probs, token),
         logprob=decode.logprob_of(logits, token), entropy_bits=decode.entropy_bits(probs),
-        kept=int(choice.pipeline.kept), generator_state=choice.generator_state, cache_len=0, cache_bytes=0,
-        time_ms=0.0, forward_ms=0.0, top_ids=top.to(torch.int32), top_probs=probs[top].clone(),
-        top_probs_filtered=after[top].clone(), logits=logits)
+        kept=int(choice.pipeline.kept), generator_state=choice.generator_state, cache_len=fed.cache_len,
+        cache_bytes=fed.cache_bytes, time_ms=fed.time_ms, forward_ms=fed.forward_ms, top_ids=top.to(torch.int32),
+        top_probs=probs[top].clone(), top_probs_filtered=after[top].clone(), logits=logits,
+        attention=fed.attention, stop=stop, pass_rows=fed.pass_rows)
 
 
 # ---------------------------------------------------------------- prompts and tokens

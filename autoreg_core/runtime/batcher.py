@@ -11,6 +11,9 @@ have stepped within the last ``BUSY_S`` seconds does the worker wait up to ``GAT
 more rows, and a pass takes at most ``MAX_ROWS`` of them. Prefills, attention-capturing steps and
 every timed measurement stay solo passes.
 
+The pass itself is a function handed to the batcher (``BatchPass``; by default ``timed_batched_decode``),
+which returns the rows' logits and where the pass's time went: a test or a measurement hands in its own.
+
 "Another tab" is another *owner*: the object a step names as its own (a ``Session`` passes itself;
 by default it is the step's cache). Owners are remembered by weak reference, so an owner that is
 gone (a tab closed, a cache dropped by a Reset) never counts as someone stepping.
@@ -30,6 +33,8 @@ from transformers import DynamicCache
 
 from autoreg_core.engine import decode
 from autoreg_core.engine.padding import left_padded_cache, slab_cache, write_back
+from autoreg_core.engine.passes import PassResult
+from autoreg_core.runtime.forward_slots import forward_slot_count
 
 MAX_ROWS = 12  # rows per pass: 12 rows cost ~1.1× a 8-row pass on this CPU, and the padding copy grows with rows
 GATHER_MS = 4.0  # the longest a step waits for company, and only when other tabs are stepping
@@ -40,12 +45,12 @@ HISTORY_S = 60.0  # what the live panel reads: the passes of the last minute
 
 def worker_count(wanted: int = 0) -> int:
     """Passes that may run at once: ``wanted`` (the server's ``AUTOREG_BATCH_WORKERS``), else as many as forward
-    passes may run at once (``decode.limit_concurrent_forwards``: cores ÷ torch threads on a server), else 1.
+    passes may run at once (``forward_slots.limit_concurrent_forwards``: cores ÷ torch threads on a server), else 1.
 
     One worker would leave a core idle while it runs a pass on the other with one torch thread; with one
     worker per forward slot, passes of gathered rows run side by side and every core works.
     """
-    return max(1, wanted or decode.forward_slot_count() or 1)
+    return max(1, wanted or forward_slot_count() or 1)
 
 
 SWITCH_INTERVAL_MS = 0.0  # 0: Python's own (5 ms); see ``tune_gil``
@@ -64,14 +69,6 @@ def tune_gil(interval_ms: float = SWITCH_INTERVAL_MS) -> float:
     if interval_ms > 0 and sys.getswitchinterval() > interval_ms / 1000.0:
         sys.setswitchinterval(interval_ms / 1000.0)
     return sys.getswitchinterval() * 1000.0
-
-
-@dataclass(frozen=True)
-class Shared:
-    """What a step learns of the pass it rode in."""
-    logits: torch.Tensor  # float32 [vocab]: this row's next-token logits
-    ms: float  # wall time of the whole pass
-    rows: int  # rows in the pass: 1 = alone
 
 
 @dataclass(frozen=True)
@@ -126,7 +123,7 @@ class _Ask:
     token: int
     owner: object  # whose step this is: the tab's Session, or the cache itself
     done: threading.Event = field(default_factory=threading.Event)
-    result: Shared | None = None
+    result: PassResult | None = None
     error: BaseException | None = None
     asked: float = field(default_factory=time.perf_counter)
     ended: float = 0.0
@@ -154,11 +151,7 @@ def batched_decode(bundle, caches: list[DynamicCache], tokens: list[int]) -> tup
     key and value (the last column) are then appended to its own cache, and its logits returned.
     """
     logits, timing = timed_batched_decode(bundle, caches, tokens)
-    _last.timing = timing  # the worker's breakdown reads it on this thread (tests may wrap this function)
     return logits, timing.model_ms
-
-
-_last = threading.local()
 
 
 def timed_batched_decode(bundle, caches: list[DynamicCache],
@@ -191,12 +184,19 @@ def timed_batched_decode(bundle, caches: list[DynamicCache],
                                         (time.thread_time() - cpu0) * 1000)
 
 
+BatchPass = Callable[[object, list[DynamicCache], list[int]], tuple[list[torch.Tensor], PassTiming]]
+"""One pass over the rows: (bundle, each row's cache, each row's token) → (each row's logits, the pass's timing)."""
+
+
 class DecodeBatcher:
-    """Workers per model (``worker_count``): the decode steps waiting when one is free become one pass."""
+    """Workers per model (``worker_count``): the decode steps waiting when one is free become one pass
+    (``pass_fn``). Its ``decode`` is the step pass (``engine.passes.StepPass``) a server hands its sessions."""
 
     def __init__(self, bundle, max_rows: int = MAX_ROWS, gather_ms: float = GATHER_MS, busy_s: float = BUSY_S,
-                 workers: int | None = None, switch_interval_ms: float = SWITCH_INTERVAL_MS):
+                 workers: int | None = None, switch_interval_ms: float = SWITCH_INTERVAL_MS,
+                 pass_fn: BatchPass = timed_batched_decode):
         self.bundle, self.max_rows, self.gather_ms, self.busy_s = bundle, max_rows, gather_ms, busy_s
+        self.pass_fn = pass_fn
         self.workers = max(1, workers or worker_count())
         self.switch_interval_ms = switch_interval_ms
         self._cv = threading.Condition()
@@ -210,7 +210,7 @@ class DecodeBatcher:
         self._breakdown = Breakdown()
 
     # ---------------------------------------------------------------- the tab's side
-    def decode(self, cache: DynamicCache, token: int, owner: object = None) -> Shared:
+    def decode(self, cache: DynamicCache, token: int, owner: object = None) -> PassResult:
         """Feed ``token`` on ``cache`` in the next pass; blocks until that pass is done.
 
         ``owner`` names whose step it is (a tab's ``Session``; default: the cache), so the steps of one
@@ -286,11 +286,9 @@ class DecodeBatcher:
     def _run(self, rows: list[_Ask]) -> None:
         started = time.perf_counter()
         try:
-            _last.timing = None
-            logits, ms = batched_decode(self.bundle, [a.cache for a in rows], [a.token for a in rows])
-            timing = _last.timing or PassTiming(forward_ms=ms, model_ms=ms)
+            logits, timing = self.pass_fn(self.bundle, [a.cache for a in rows], [a.token for a in rows])
             for ask, row_logits in zip(rows, logits):
-                ask.result = Shared(row_logits, ms, len(rows))
+                ask.result = PassResult(row_logits, timing.model_ms, len(rows))
             self._note(len(rows), timing, sum(started - a.asked for a in rows) * 1000)
         except BaseException as exc:  # noqa: BLE001 - every waiting tab hears of it, the worker goes on
             for ask in rows:

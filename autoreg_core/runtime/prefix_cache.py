@@ -116,6 +116,10 @@ class PrefixCache:
                 self._evicted += 1
         return True
 
+    def remember(self, bundle, ids, cache: DynamicCache, logits: torch.Tensor, ms: float) -> bool:
+        """``store``, under the name a session's ``prefill_cache`` is called by (``engine.passes.PrefillCache``)."""
+        return self.store(bundle, ids, cache, logits, ms)
+
     def stats(self) -> Stats:
         with self._lock:
             return Stats(self._hits, self._misses, self._saved_ms, sum(e.bytes for e in self._entries.values()),
@@ -141,12 +145,3 @@ def shared(budget: int = DEFAULT_BUDGET) -> PrefixCache:
             _SHARED = PrefixCache(budget)
         return _SHARED
 
-
-def lookup(bundle, ids) -> Hit | None:
-    """``shared().lookup``: a session's prefill asks here first."""
-    return shared().lookup(bundle, ids)
-
-
-def remember(bundle, ids, cache: DynamicCache, logits: torch.Tensor, prefill_ms: float) -> bool:
-    """``shared().store``: a session's fresh prefill is kept for the next tab."""
-    return shared().store(bundle, ids, cache, logits, prefill_ms)

@@ -28,7 +28,7 @@ from autoreg_server import settings
 from autoreg_server.class_store import ClassError, ClassInfo, ClassStore, Round, default_path
 from autoreg_ui import keys, limits, messages
 from autoreg_ui.classroom import replica_text, text
-from autoreg_ui.state import current_bundle, current_config, current_session
+from autoreg_ui.state import current_bundle, current_config, current_session, session_runtime
 
 KEPT_PREFIXES = 8  # sampling rounds whose prefix (KV cache of the teacher's text) this process keeps
 
@@ -210,7 +210,7 @@ def load_class_text(code: str, info: ClassInfo):
         return None
     try:
         recipe = recipe_from_dict(info.recipe)
-        session = replay(bundle, recipe)
+        session = replay(bundle, recipe, **session_runtime(bundle))
         session.next_pipeline(recipe.config_at(max(1, len(session.records))))  # the logits guesses need
     except (ReplayError, SessionError, ValueError) as exc:
         st.error(str(exc))
@@ -234,7 +234,7 @@ def warm_classes(bundle, limit: int = 20) -> int:
             continue
         try:
             recipe = recipe_from_dict(info.recipe)
-            session = replay(bundle, recipe)
+            session = replay(bundle, recipe, **session_runtime(bundle))
             session.next_pipeline(recipe.config_at(max(1, len(session.records))))
         except (ReplayError, SessionError, ValueError):
             continue  # the first tab of that class rebuilds it and says why it cannot
@@ -288,7 +288,7 @@ def class_snapshot(code: str, info: ClassInfo) -> SessionSnapshot | None:
         if held is not None and held[0] == info.recipe:
             return held[1]
         try:  # rebuilt once per replica, then extended as the teacher steps (replica_text)
-            snapshot, how = replica_text.texts().snapshot(bundle, code, info.recipe)
+            snapshot, how = replica_text.texts().snapshot(bundle, code, info.recipe, **session_runtime(bundle))
         except (ReplayError, SessionError, ValueError) as exc:
             st.error(str(exc))
             return None

@@ -19,6 +19,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 
+from autoreg_core.engine.passes import PrefillCache, StepPass
 from autoreg_core.engine.replay import Recipe, ReplayError, check, recipe_from_dict, replay
 from autoreg_core.engine.session import Session, SessionError, SessionSnapshot
 
@@ -76,8 +77,10 @@ class ReplicaTexts:
         with self._lock:
             return self._held.get(code)
 
-    def snapshot(self, bundle, code: str, recipe_dict: dict) -> tuple[SessionSnapshot, str]:
-        """The teacher's text at ``recipe_dict`` and how it was had (``held``, ``extended`` or ``replayed``).
+    def snapshot(self, bundle, code: str, recipe_dict: dict, *, step_pass: StepPass | None = None,
+                 prefill_cache: PrefillCache | None = None) -> tuple[SessionSnapshot, str]:
+        """The teacher's text at ``recipe_dict`` and how it was had (``held``, ``extended`` or ``replayed``); a
+        replay's session runs on ``step_pass`` and ``prefill_cache`` (the server's runtime, see ``Session``).
         Raises ``ReplayError`` (or ``SessionError``, ``ValueError``) for a recipe that cannot be replayed."""
         held = self._get(code)
         if held is not None and held.recipe_dict == recipe_dict and held.session.bundle is bundle:
@@ -98,7 +101,7 @@ class ReplicaTexts:
                 session, how = held.session, EXTENDED
             else:
                 self._forget(code)
-                session, how = replay(bundle, recipe), REPLAYED
+                session, how = replay(bundle, recipe, step_pass=step_pass, prefill_cache=prefill_cache), REPLAYED
             snapshot = _ready(session, recipe)
             with self._lock:
                 self._held[code] = _Held(dict(recipe_dict), recipe, session, snapshot)

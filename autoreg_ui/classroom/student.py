@@ -22,7 +22,7 @@ from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import text
 from autoreg_ui.classroom.figures import shared
-from autoreg_ui.state import current_bundle
+from autoreg_ui.state import current_bundle, session_runtime
 from autoreg_ui.step_figures import token_strip_html, top_of_record, topn_figure
 
 TOP_N = 10  # bars in the teacher's last step, as the student sees it
@@ -248,7 +248,7 @@ def explore(info: ClassInfo) -> None:
     if bundle is None:
         return
     try:
-        session = replay(bundle, recipe_from_dict(info.recipe))
+        session = replay(bundle, recipe_from_dict(info.recipe), **session_runtime(bundle))
     except (ReplayError, SessionError, ValueError) as exc:
         st.error(str(exc))
         return

@@ -159,6 +159,8 @@ def replay_pending(bundle, state: MutableMapping, attention: bool = False) -> No
     The pending replay is dropped only once its session is kept: a rerun that interrupts it (a click,
     the page settling its URL) raises out of a progress update, and the next run replays it again.
     """
+    from autoreg_ui.state import session_runtime
+
     pending = state.get(keys.LINK_PENDING)
     if pending is None or bundle is None:
         return
@@ -167,10 +169,12 @@ def replay_pending(bundle, state: MutableMapping, attention: bool = False) -> No
     try:
         if kind == "file":
             total = len(payload.get("steps", [])) if isinstance(payload, dict) else 0
-            session = import_session(bundle, payload, on_step=_progress(bar, total, text.THE_FILE))
+            session = import_session(bundle, payload, on_step=_progress(bar, total, text.THE_FILE),
+                                     **session_runtime(bundle))
         else:
             recipe = _link_recipe(bundle, payload, state)
-            session = replay(bundle, recipe, on_step=_progress(bar, recipe.steps, text.THE_LINK))
+            session = replay(bundle, recipe, on_step=_progress(bar, recipe.steps, text.THE_LINK),
+                             **session_runtime(bundle))
     except ReplayError as exc:
         state.pop(keys.LINK_PENDING, None)
         bar.empty()

@@ -21,18 +21,15 @@ def test_the_measure_compares_every_step_and_counts_rows(tiny):
     assert not report["any_argmax_differed"]
 
 
-def test_the_measure_sees_a_batched_pass_that_drifts(tiny, monkeypatch):
+def test_the_measure_sees_a_batched_pass_that_drifts(tiny):
     """A batched pass whose logits are off by 0.01 is reported as such (the measure can fail)."""
-    from autoreg_core.runtime import batcher
-
-    honest = batcher.batched_decode
+    from autoreg_core.runtime.batcher import timed_batched_decode
 
     def drifting(bundle, caches, tokens):
-        logits, ms = honest(bundle, caches, tokens)
-        return [row + 0.01 * torch.linspace(-1, 1, row.numel()) for row in logits], ms
+        logits, timing = timed_batched_decode(bundle, caches, tokens)
+        return [row + 0.01 * torch.linspace(-1, 1, row.numel()) for row in logits], timing
 
-    monkeypatch.setattr(batcher, "batched_decode", drifting)
-    report = batch_exactness.measure(tiny, steps=3, gather_ms=20.0)
+    report = batch_exactness.measure(tiny, steps=3, gather_ms=20.0, pass_fn=drifting)
     assert report["largest_abs_logit_difference"] == pytest.approx(0.01, rel=0.05)
     assert report["steps_bit_identical"] == 0
 

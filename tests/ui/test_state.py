@@ -57,3 +57,17 @@ def test_loaded_models_are_bounded_by_the_operator(monkeypatch):
         monkeypatch.undo()
         state.bundle_cache.cache_clear()
     assert state.bundle_cache(2)._info.max_entries == 2
+
+
+
+def test_the_session_runtime_is_the_batchers_pass_and_the_shared_prefix_cache_or_none(tiny, monkeypatch):
+    from autoreg_core.runtime import batcher, prefix_cache
+
+    store = prefix_cache.PrefixCache(2**20)
+    monkeypatch.setattr(prefix_cache, "_SHARED", store)
+    monkeypatch.setenv("AUTOREG_BATCH", "1")
+    runtime = state.session_runtime(tiny)
+    assert runtime == {"step_pass": batcher.batcher_for(tiny).decode, "prefill_cache": store}
+    monkeypatch.setenv("AUTOREG_BATCH", "0")
+    monkeypatch.setattr(prefix_cache, "_SHARED", prefix_cache.PrefixCache(0))
+    assert state.session_runtime(tiny) == {"step_pass": None, "prefill_cache": None}

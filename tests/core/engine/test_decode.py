@@ -1,8 +1,6 @@
 """decode's sampling pipeline and draw, which the sampling lab shows stage by stage."""
 import math
-import threading
 import time
-import types
 
 import pytest
 import torch
@@ -209,52 +207,25 @@ def test_log_probs_for_beams_use_only_the_repetition_penalty():
     assert torch.allclose(penalised, expect) and not torch.allclose(penalised, plain)
 
 
-class _CountingModel:
-    """Wraps a model: counts how many calls run at once (each call lasts at least 200 ms)."""
+def test_every_pass_runs_inside_the_bundles_gate_and_its_ms_start_inside(tiny):
+    """The engine's one hook for a host's limits: ``decode.forward`` enters ``bundle.forward_gate`` around the
+    model call, and a wait at the gate is not part of the pass's ms."""
+    import contextlib
+    import dataclasses
 
-    def __init__(self, model):
-        self.model, self.now, self.most, self.lock = model, 0, 0, threading.Lock()
+    entered = []
 
-    def forward(self, input_ids=None, logits_to_keep=1, **kwargs):  # the signature decode.forward inspects
-        raise NotImplementedError
+    @contextlib.contextmanager
+    def gate():
+        entered.append("in")
+        time.sleep(0.3)  # a wait for a slot
+        yield
+        entered.append("out")
 
-    def __call__(self, **kwargs):
-        with self.lock:
-            self.now += 1
-            self.most = max(self.most, self.now)
-        time.sleep(0.2)  # long enough for four threads to overlap even on a loaded machine
-        try:
-            return self.model(**kwargs)
-        finally:
-            with self.lock:
-                self.now -= 1
-
-
-@pytest.mark.parametrize("slots, most", [(1, 1), (2, 2), (None, 4)])
-def test_forward_slots_bound_how_many_passes_run_at_once(tiny, slots, most):
-    counting = _CountingModel(tiny.model)
-    bundle = types.SimpleNamespace(model=counting, device=tiny.device)
-    decode.limit_concurrent_forwards(slots)
-    try:
-        threads = [threading.Thread(target=decode.forward, args=(bundle, [1, 2, 3])) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        decode.limit_concurrent_forwards(None)
-    assert counting.most == most and counting.now == 0
-
-
-def test_one_forward_limiter_per_process_replaced_only_when_the_setting_changes():
-    decode.limit_concurrent_forwards(2)
-    first = decode._forward_slots
-    decode.limit_concurrent_forwards(2)  # another model loads with the same setting
-    assert decode._forward_slots is first
-    decode.limit_concurrent_forwards(3)
-    assert decode._forward_slots is not first
-    decode.limit_concurrent_forwards(None)
-    assert decode._forward_slots is None
+    gated = dataclasses.replace(tiny, forward_gate=gate)
+    fwd = decode.forward(gated, [1, 2, 3], decode.new_cache(gated))
+    assert entered == ["in", "out"] and fwd.ms < 300
+    assert tiny.forward_gate is contextlib.nullcontext  # a notebook's bundle: no gate
 
 
 def test_pipeline_stages_run_in_generates_order_and_greedy_skips_the_warpers():

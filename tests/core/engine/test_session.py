@@ -254,3 +254,92 @@ def test_captured_attention_stays_within_the_tab_budget(tiny, monkeypatch):
     s.step(SamplingConfig(temperature=0))  # a seventh row arrives: the oldest go
     assert [r.attention is not None for r in s.records] == [False] * 5 + [True] * 2
     assert s.attention_bytes() <= budget and s.prefill_record.attention is not None
+
+
+# ---------------------------------------------------------------- what a session is handed, and its version
+def test_a_default_session_steps_solo_and_shares_no_prefill(tiny, monkeypatch):
+    """A notebook's ``Session(bundle, prompt)``: every decode token its own pass through ``decode.forward``,
+    no prefill cache, whatever the server's switches say."""
+    from autoreg_core.engine import decode
+
+    monkeypatch.setenv("AUTOREG_BATCH", "1")
+    fed = []
+    real = decode.forward
+    monkeypatch.setattr(decode, "forward", lambda b, ids, *a, **k: fed.append(len(ids)) or real(b, ids, *a, **k))
+    s = Session(tiny, "The cat")
+    assert s.prefill_cache is None
+    s.generate(3, GREEDY)
+    assert fed == [s.prompt_len, 1, 1, 1]
+    assert all(r.pass_rows == 1 for r in s.records)
+    again = Session(tiny, "The cat")
+    again.prefill()
+    assert fed.count(s.prompt_len) == 2  # nothing shared: the same prompt is prefilled again
+
+
+def test_an_injected_step_pass_and_prefill_cache_are_the_ones_used(tiny):
+    from autoreg_core.engine.passes import PassResult, solo_step
+
+    solo, asked = solo_step(tiny), []
+
+    def step_pass(cache, token, owner=None):
+        asked.append((token, owner))
+        done = solo(cache, token)
+        return PassResult(done.logits, done.ms, rows=3)  # as if two other tabs rode along
+
+    class Store:
+        def __init__(self):
+            self.kept, self.looked = {}, []
+
+        def lookup(self, bundle, ids):
+            self.looked.append(tuple(ids))
+            return self.kept.get(tuple(ids))
+
+        def remember(self, bundle, ids, cache, logits, ms):
+            from types import SimpleNamespace
+
+            from autoreg_core.engine import decode
+            self.kept[tuple(ids)] = SimpleNamespace(cache=decode.copy_cache(cache, bundle), logits=logits.clone(),
+                                                    prefill_ms=ms)
+
+    store = Store()
+    s = Session(tiny, "The cat", step_pass=step_pass, prefill_cache=store)
+    s.generate(2, GREEDY)
+    assert [owner for _, owner in asked] == [s, s] and [t for t, _ in asked] == s.generated_ids
+    assert [r.pass_rows for r in s.records] == [3, 3]
+    other = Session(tiny, "The cat", prefill_cache=store)
+    other.generate(2, GREEDY)
+    assert store.looked == [tuple(s.prompt_ids)] * 2 and other.generated_ids == s.generated_ids
+    assert other.prefill_record.time_ms == s.prefill_record.time_ms  # started from the stored prefill
+
+
+def test_the_version_grows_by_one_with_each_change_and_not_with_reads(tiny):
+    s = Session(tiny, "The cat sat")
+    assert s.version == 0
+    s.prefill()
+    assert s.version == 1
+    for read in (s.views, s.snapshot, lambda: s.next_pipeline(SAMPLED), lambda: s.stop_reason(SAMPLED), s.prefill,
+                 lambda: s.text, s.perplexity):
+        read()
+        assert s.version == 1
+    s.step(SAMPLED)
+    assert s.version == 2
+    s.force(int(s.records[0].top_ids[1]), SAMPLED)
+    assert s.version == 3
+    s.undo()
+    assert s.version == 4
+    s.generate(3, SAMPLED)
+    assert s.version == 7
+    s.reset()
+    assert s.version == 8
+    assert Session(tiny, "x").undo() is None  # nothing to undo: nothing changed
+    s.next_pipeline(SAMPLED)  # after a reset the next pipeline prefills: that is a change
+    assert s.version == 9
+    s.next_pipeline(SAMPLED)
+    assert s.version == 9
+
+
+def test_a_step_builds_its_record_complete(tiny):
+    s = Session(tiny, "The cat sat")
+    rec = s.step(SAMPLED)
+    assert rec.cache_len == s.cache_len == len(s.ids) and rec.cache_bytes == s.cache_bytes > 0
+    assert rec.time_ms >= rec.forward_ms > 0 and rec.pass_rows == 1 and rec.stop is None

@@ -19,7 +19,7 @@ def _reference(bundle, ids: list[int]) -> float:
 
 
 def _session(bundle, n: int, temperature: float = 0.9) -> Session:
-    s = Session(bundle, "The cat sat on the", batched=False)
+    s = Session(bundle, "The cat sat on the")
     s.generate(n, SamplingConfig(temperature=temperature, seed=3))
     return s
 
@@ -64,7 +64,7 @@ def test_a_long_text_is_cut_to_what_one_pass_reads(tiny):
 
 @pytest.mark.integration
 def test_the_loss_is_transformers_labels_loss_on_the_embedded_model(embedded):
-    s = Session(embedded, "The capital of France is", batched=False)
+    s = Session(embedded, "The capital of France is")
     s.generate(8, SamplingConfig(temperature=0.8, seed=1))
     scored = text_loss(embedded, s.ids, s.prompt_len)
     assert scored.loss == pytest.approx(_reference(embedded, s.ids), abs=1e-4)

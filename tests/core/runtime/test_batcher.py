@@ -149,13 +149,11 @@ def test_one_owner_stepping_on_a_new_cache_is_still_alone(tiny):
     assert batcher.waits == 1
 
 
-def test_a_session_reset_does_not_make_its_next_steps_wait(tiny, monkeypatch):
+def test_a_session_reset_does_not_make_its_next_steps_wait(tiny):
     from autoreg_core import SamplingConfig, Session
-    from autoreg_core.runtime import batcher as batcher_module
 
     mine = DecodeBatcher(tiny, busy_s=3600.0)
-    monkeypatch.setattr(batcher_module, "batcher_for", lambda bundle: mine)
-    s = Session(tiny, PROMPTS[0], batched=True)
+    s = Session(tiny, PROMPTS[0], step_pass=mine.decode)
     for _ in range(3):
         s.step(SamplingConfig(temperature=0))
     s.reset()
@@ -165,19 +163,19 @@ def test_a_session_reset_does_not_make_its_next_steps_wait(tiny, monkeypatch):
 
 
 def test_workers_follow_the_forward_slots_unless_the_operator_says(monkeypatch):
-    from autoreg_core.engine import decode
     from autoreg_core.runtime import batcher as batcher_module
+    from autoreg_core.runtime import forward_slots
     from autoreg_server.settings import Settings
 
     def wanted(value: str) -> int:
         return Settings.from_environ({"AUTOREG_BATCH_WORKERS": value}).batch_workers
 
-    monkeypatch.setattr(decode, "_forward_slot_count", 2)
+    monkeypatch.setattr(forward_slots, "_slot_count", 2)
     assert batcher_module.worker_count() == 2
     assert batcher_module.worker_count(wanted("3")) == 3
     assert batcher_module.worker_count(wanted("x")) == 2
     assert DecodeBatcher(object(), workers=3).workers == 3 and DecodeBatcher(object()).workers == 2
-    monkeypatch.setattr(decode, "_forward_slot_count", None)
+    monkeypatch.setattr(forward_slots, "_slot_count", None)
     assert batcher_module.worker_count() == 1
 
 
@@ -200,7 +198,8 @@ def test_sessions_stepping_together_share_passes_and_their_links_replay_the_same
     from autoreg_core import SamplingConfig, Session
     from autoreg_core.engine.replay import recipe_from_dict, recipe_of, recipe_to_dict, replay
 
-    sessions = [Session(tiny, p, batched=True) for p in PROMPTS]
+    shared = DecodeBatcher(tiny)
+    sessions = [Session(tiny, p, step_pass=shared.decode) for p in PROMPTS]
     start = threading.Barrier(len(sessions))
     configs = [SamplingConfig(temperature=0.0 if i % 2 else 0.9, seed=i) for i in range(len(sessions))]
 
@@ -230,7 +229,7 @@ def test_a_replay_keeps_the_listed_tokens_where_its_own_pass_would_tip_the_other
     from autoreg_core import SamplingConfig, Session
     from autoreg_core.engine.replay import recipe_of, replay
 
-    s = Session(tiny, "The cat sat", batched=False)
+    s = Session(tiny, "The cat sat")
     for _ in range(5):
         s.step(SamplingConfig(temperature=0))
     recipe = recipe_of(s)
@@ -251,7 +250,8 @@ def test_on_the_embedded_model_eight_tabs_stepping_together_give_generates_token
     prompts = ["The capital of France is", "Once upon a time, a small robot", "def fibonacci(n):", "Hi",
                "The river runs past the old mill, under the stone bridge and on towards the sea", "2 + 2 =",
                "Tell me a joke about cats.", "Water boils at"]
-    sessions = [Session(embedded, p, batched=True) for p in prompts]
+    shared = DecodeBatcher(embedded)
+    sessions = [Session(embedded, p, step_pass=shared.decode) for p in prompts]
     start = threading.Barrier(len(sessions))
 
     def tab(s) -> None:
@@ -270,3 +270,21 @@ def test_on_the_embedded_model_eight_tabs_stepping_together_give_generates_token
                                       pad_token_id=embedded.pad_id)
         expected = out[0, len(s.prompt_ids):].tolist()
         assert s.generated_ids == expected and len(s.generated_ids) == len(expected) > 0, s.prompt
+
+
+def test_the_batcher_runs_the_pass_it_was_handed_and_reads_the_timing_it_returns(tiny):
+    from autoreg_core.runtime.batcher import PassTiming, timed_batched_decode
+
+    seen = []
+
+    def observed(bundle, caches, tokens):
+        logits, timing = timed_batched_decode(bundle, caches, tokens)
+        seen.append(len(caches))
+        return logits, PassTiming(join_ms=1.0, forward_ms=timing.forward_ms, model_ms=7.0, write_ms=2.0, cpu_ms=3.0)
+
+    mine = DecodeBatcher(tiny, pass_fn=observed)
+    _, cache, logits = _prefilled(tiny, PROMPTS[0])
+    shared = _step_greedily(mine, cache, logits, 2)
+    assert seen == [1, 1] and shared.ms == 7.0 and shared.rows == 1
+    spent = mine.breakdown()
+    assert (spent.passes, spent.join_ms, spent.model_ms, spent.write_ms, spent.cpu_ms) == (2, 2.0, 14.0, 4.0, 6.0)

@@ -112,11 +112,10 @@ def test_the_budget_is_an_operator_setting(monkeypatch):
 
 def test_sessions_with_the_same_prompt_share_one_prefill(tiny, monkeypatch):
     store = prefix_cache.PrefixCache(2**24)
-    monkeypatch.setattr(prefix_cache, "_SHARED", store)
     calls = []
     real = decode.forward
     monkeypatch.setattr(decode, "forward", lambda *a, **k: calls.append(len(a[1])) or real(*a, **k))
-    a, b = Session(tiny, PROMPTS[1], batched=False), Session(tiny, PROMPTS[1], batched=False)
+    a, b = Session(tiny, PROMPTS[1], prefill_cache=store), Session(tiny, PROMPTS[1], prefill_cache=store)
     first = [r.token_id for r in a.generate(6, GREEDY)]
     second = [r.token_id for r in b.generate(6, GREEDY)]
     assert first == second and len(first) == 6

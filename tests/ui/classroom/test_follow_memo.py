@@ -11,7 +11,7 @@ def _recipe(session, config) -> dict:
 
 def test_every_change_of_the_teachers_text_is_a_new_memo_key(tiny):
     greedy = SamplingConfig(temperature=0.0, max_new_tokens=20)
-    session = Session(tiny, "The cat", batched=False)
+    session = Session(tiny, "The cat")
     for _ in range(3):
         session.step(greedy)
     three = _recipe(session, greedy)
@@ -28,7 +28,7 @@ def test_every_change_of_the_teachers_text_is_a_new_memo_key(tiny):
     other_settings = _recipe(session, greedy)
     session.reset()
     reset = _recipe(session, greedy)
-    fresh = Session(tiny, "A dog", batched=False)
+    fresh = Session(tiny, "A dog")
     for _ in range(3):
         fresh.step(greedy)
     new_prompt = _recipe(fresh, greedy)

@@ -19,7 +19,7 @@ def _sent(fig) -> str:
 
 @pytest.fixture
 def both(tiny, monkeypatch):
-    session = Session(tiny, "The cat sat", batched=False)
+    session = Session(tiny, "The cat sat")
     session.generate(4, SamplingConfig(temperature=1.0, top_k=20, seed=3))
     last = session.records[-1]
     shared = student.last_step_figure(tiny.tokenizer, last)
