@@ -24,7 +24,7 @@ limits.gate()  # a seat for this tab, or the class-is-full page (the operator's 
 link_notes = links.read_on_load(st.session_state, st.query_params)  # before the bound widgets take the URL
 
 # Text wraps onto a second line instead of ending in "…": page names in the sidebar, button labels and metrics
-# (presenter mode's large type in a column narrowed by the open sidebar cut them; issue 27)
+# (presenter mode's large type in a column narrowed by the open sidebar would cut them)
 WRAP_CSS = ("<style>[data-testid=stSidebarNavLink] { height: auto; min-height: 2rem; }"
             ":is([data-testid=stSidebarNavLink], [data-testid=stMain] button, [data-testid=stMetricLabel],"
             " [data-testid=stMetricValue]) :is([data-testid=stMarkdownContainer], p, div)"

@@ -25,8 +25,8 @@ _trimmer: list[threading.Thread] = []
 def tame_malloc(every_s: float | None = None, libc=None) -> bool:
     """Give freed memory back to the system; True when glibc's allocator was found and tamed.
 
-    Why: on a class's server the resident memory rose about 4 MiB a minute over 20 minutes (``bench.soak``,
-    issue 28). ``bench/leak.py``'s probe found Python's traced memory flat (8 MiB) and torch's live tensors
+    Why: on a class's server the resident memory rose about 4 MiB a minute over 20 minutes (``bench.soak``).
+    ``bench/leak.py``'s probe found Python's traced memory flat (8 MiB) and torch's live tensors
     following the students' texts, while glibc's free-but-held heap rose (141 to 388 MiB in 3 minutes): most
     likely the freed blocks of the students' KV caches (grown a token at a time, dropped at each Reset), spread over one
     arena per thread that ever allocated (up to 8 per core). So: at most ``ARENAS`` arenas (``MALLOC_ARENA_MAX``

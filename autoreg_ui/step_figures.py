@@ -48,8 +48,8 @@ def top_of_pipeline(pipeline: Pipeline, n: int) -> TopN:
 class ViewsMemo:
     """A sequence's token views, extended as it grows instead of decoded whole on every click.
 
-    ``token_views`` decodes the whole sequence through one incremental UTF-8 decoder, so each click
-    used to decode every token again (twice: the strip and the chart's title). A view depends only on
+    ``token_views`` decodes the whole sequence through one incremental UTF-8 decoder, so decoding it whole
+    on each click would decode every token again (twice: the strip and the chart's title). A view depends only on
     the tokens up to it, and the decoder holds nothing after a plain token whose last byte is ASCII, so
     the views up to the last such token are kept and only the tokens after it are decoded again: the
     result equals ``token_views(tokenizer, ids)`` whole (a test compares them after steps, undo and

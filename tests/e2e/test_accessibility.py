@@ -45,8 +45,8 @@ PAGES = [
 TABLE_SWITCH_ON = {""}  # pages where one "Numbers as a table" switch is turned on and checked
 # pages that draw something only for a step taken on them (the attention strip: a replayed step has no captured row)
 STEP_HERE = {"attention": ".attstrip"}
-# Buttons pressed on a page, one after another, each checked in the state it leaves (issue 29's new views): the tab to
-# open first (None: no tab), the button's label, and what its result draws (waited for before axe runs).
+# Buttons pressed on a page, one after another, each checked in the state it leaves (the newer lessons' views): the tab
+# to open first (None: no tab), the button's label, and what its result draws (waited for before axe runs).
 PRESSED = {
     "tricks": [(None, tricks_text.SPEC_RUN, ".st-key-tricks_spec_bars"),
                (None, tricks_text.PREFIX_RUN, ".st-key-tricks_prefix_fig"),

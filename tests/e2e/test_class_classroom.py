@@ -1,4 +1,4 @@
-"""A class in a real classroom (issue 26), in Chromium: the right teacher key after many wrong ones (one shared
+"""A class in a real classroom, in Chromium: the right teacher key after many wrong ones (one shared
 address, and behind the project's HAProxy), a stale teacher address, names kept off, exploring, a tie, a draw
 after the text moved on, long pastes; and a student on a phone."""
 import re

@@ -120,7 +120,7 @@ def _bottom(page, selector: str) -> float:
 
 
 def test_hood_and_tricks_show_their_control_and_chart_on_the_first_screen(browser, app_url):
-    """Issue 29: on a projector, each new page's main control and main chart are inside the first 720 px."""
+    """On a projector, each new page's main control and main chart are inside the first 720 px."""
     from autoreg_ui.lessons.hood import text as hood_text
     from autoreg_ui.lessons.tricks import text as tricks_text
 

@@ -142,7 +142,7 @@ def test_presenter_mode_is_large_dark_and_folded_on_every_page(browser, app_url)
     page.locator(".js-plotly-plot .xtick text").first.wait_for()
     page.wait_for_timeout(1500)
     big = _sizes(page)
-    # the title is compacted to one row so that one step fits one projector screen (issue 27), and stays large
+    # the title is compacted to one row so that one step fits one projector screen, and stays large
     # enough for the back row; the rest of the type grows
     assert big["h1"] >= 32 and big["caption"] > normal["caption"] and big["button"] > normal["button"]
     assert big["caption"] >= 1.3 * normal["caption"]

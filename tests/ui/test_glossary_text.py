@@ -9,7 +9,7 @@ from autoreg_ui import glossary_text as text
 from autoreg_ui import site_pages
 
 ROOT = Path(__file__).resolve().parents[2]
-# the terms issue 18 asks for, each must have an entry (matched against the entry names, case-insensitive),
+# the terms a learner meets on the pages, each must have an entry (matched against the entry names, case-insensitive),
 # and those the audit of the issue found missing
 REQUIRED = ("prefill", "decode step", "kv cache", "logits", "softmax", "temperature", "top-k", "top-p", "min-p",
             "greedy", "beam", "eos", "stop sequence", "log-prob", "perplexity", "entropy", "gqa", "draft",

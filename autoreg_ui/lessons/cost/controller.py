@@ -208,7 +208,7 @@ def count_rows(spec: ModelSpec, T: int) -> list[dict]:
 
 
 def naive_counts_sentence(T: int) -> str:
-    """The two naive counts quoted for T tokens, and what each one counts (issue 12)."""
+    """The two naive counts quoted for T tokens, and what each one counts."""
     return (f"Two naive counts are quoted for T = {T:,} tokens: **T² = {T * T:,}** is the rough one (about T "
             f"positions recomputed at each of T steps); **T(T+1)/2 = {T * (T + 1) // 2:,}** is the exact number "
             "of positions processed (the step that writes token L processes L positions). Both count positions "

@@ -206,7 +206,7 @@ GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading o
 }
 
 
-# ---------------------------------------------------------------- an advanced path (issue 29)
+# ---------------------------------------------------------------- an advanced path
 # After the 90 minutes: the two lessons no first course needs, with an opening and a wrap-up of their own. Its minutes
 # are the stops' long_minutes (``minutes``), its title computed like the others'.
 ADVANCED_NAME = "An advanced path, after the 90 minutes"

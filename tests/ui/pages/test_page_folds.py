@@ -1,4 +1,4 @@
-"""Less prose before the first click (issue 27): on the step, cost, inside, hood, tricks and Start pages every
+"""Less prose before the first click: on the step, cost, inside, hood, tricks and Start pages every
 derivation (a formula, a FLOP or byte count, nats) sits in a closed box, in normal and presenter mode, while the
 Notice / Try / Ask box is open outside presenter mode. Checked on the element tree AppTest draws, not on the source."""
 from __future__ import annotations
