@@ -20,7 +20,7 @@ from autoreg_ui import guide, lesson_page, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.controls import open_section, step_row
 from autoreg_ui.lessons.sampling import controller as sampling
-from autoreg_ui.lessons.sampling import keys, questions, text
+from autoreg_ui.lessons.sampling import keys, questions, text, view
 from autoreg_ui.lessons.sampling.figures import (
     draw_figure,
     draws_figure,
@@ -47,7 +47,7 @@ def render() -> None:
     # logits come from is drawn under section 1 (its container is made first, so it shows first).
     presenting = presenter.active()
     first_section = st.container() if presenting else nullcontext()
-    source = sampling.source_picker(bundle, state, context=not presenting)
+    source = view.source_picker(bundle, state, context=not presenting)
     if source is None:
         st.stop()
 
@@ -86,7 +86,7 @@ def render() -> None:
 
     def many_draws(pipe: decode.Pipeline, seed: int, t_start: float) -> None:
         left, right = st.columns([1, 3])
-        sampling.draws_control(state, left)
+        view.draws_control(state, left)
         many = draw_many(pipe.probs, int(state[keys.LAB_N]), seed)
         if many.capped:
             messages.say(text.capped_draws(int(state[keys.LAB_N]), many.n))
@@ -119,11 +119,11 @@ def render() -> None:
             views, side = st.columns([4, 1])
             with side:
                 st.caption(text.CONTINUING)
-                sampling.show_context(bundle, source)
-                sampling.stacked_controls(state)
+                view.show_context(bundle, source)
+                view.stacked_controls(state)
         else:
             st.header("1 · Sampling one set of logits")  # each of its tabs has its own box
-            sampling.pipeline_controls(state)
+            view.pipeline_controls(state)
             views = st.container()
         pipe = decode.process(source.logits, source.ids, sampling.lab_config(state))
         with views:
@@ -134,13 +134,13 @@ def render() -> None:
         if presenting:
             with st.expander(text.MORE_SETTINGS):
                 st.caption(text.LAB_SLIDERS + " " + text.presenter_tokens(PIPELINE_PRESENTER_TOKENS))
-                sampling.view_controls(state, st.columns(4))
+                view.view_controls(state, st.columns(4))
 
 
     @st.fragment
     def strategies_section() -> None:
         guide.header(text.GUIDES, "2 · Strategies side by side")
-        sampling.strategy_controls(state)
+        view.strategy_controls(state)
         rows = compare_strategies(source.logits, sampling.strategies(state))
         ids = top_token_ids(source.logits, 12)
         show_chart(strategies_figure(rows, ids, [label(i) for i in ids]), key=keys.LAB_STRATEGIES_CHART,
@@ -154,16 +154,16 @@ def render() -> None:
         guide.header(text.GUIDES, "3 · Continuations")
         explain(text.CONTINUATIONS)
         configs = sampling.presets(state)
-        run = sampling.continuation_controls(state, list(configs))
-        if sampling.run_button("Generate continuations", keys.LAB_CONT_RUN, sampling.fits(source, bundle, run.m),
-                          text.too_long(run.m, bundle.spec.max_positions)):
+        run = view.continuation_controls(state, list(configs))
+        if view.run_button("Generate continuations", keys.LAB_CONT_RUN, sampling.fits(source, bundle, run.m),
+                           text.too_long(run.m, bundle.spec.max_positions)):
             sampling.store(state, keys.LAB_CONT_RESULT, source, run,
-                           sampling.continuations_with_bar(bundle, source, configs, run))
-        kept = sampling.last_result(state, keys.LAB_CONT_RESULT, source, run, text.PRESS_CONTINUATIONS,
-                                    text.OTHER_SETTINGS)
+                           view.continuations_with_bar(bundle, source, configs, run))
+        kept = view.last_result(state, keys.LAB_CONT_RESULT, source, run, text.PRESS_CONTINUATIONS,
+                                text.OTHER_SETTINGS)
         if kept is None:
             return
-        sampling.show_continuations(kept.result)
+        view.show_continuations(kept.result)
         st.caption(text.CONTINUATION_METRICS)
 
 
@@ -174,20 +174,20 @@ def render() -> None:
         explain(text.BEAM_USES)
         st.latex(text.BEAM_SCORE_LATEX)
         explain(text.LENGTH_PENALTY)
-        settings = sampling.beam_controls(state)
-        draw_tree = sampling.beam_tree_drawer(st.empty(), bundle.tokenizer, source, label)
-        if sampling.run_button("Run beam search", keys.LAB_BEAM_RUN,
-                               sampling.fits(source, bundle, settings.max_new_tokens),
-                               text.too_long(settings.max_new_tokens)):
+        settings = view.beam_controls(state)
+        draw_tree = view.beam_tree_drawer(st.empty(), bundle.tokenizer, source, label)
+        if view.run_button("Run beam search", keys.LAB_BEAM_RUN,
+                           sampling.fits(source, bundle, settings.max_new_tokens),
+                           text.too_long(settings.max_new_tokens)):
             with st.spinner("Beam search on the model…"):
                 result = beam_search(bundle, source.prefix, settings, on_step=lambda part: draw_tree(part, live=True))
                 sampling.store(state, keys.LAB_BEAM_RESULT, source, settings, result)
-        kept = sampling.last_result(state, keys.LAB_BEAM_RESULT, source, settings, text.PRESS_BEAMS,
-                                    text.OTHER_BEAM_SETTINGS)
+        kept = view.last_result(state, keys.LAB_BEAM_RESULT, source, settings, text.PRESS_BEAMS,
+                                text.OTHER_BEAM_SETTINGS)
         if kept is None:
             return
         draw_tree(kept.result)
-        sampling.show_beams(kept.result, bundle.tokenizer)
+        view.show_beams(kept.result, bundle.tokenizer)
 
 
     with first_section:
