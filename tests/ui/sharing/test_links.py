@@ -3,6 +3,7 @@ whole links through the app under AppTest (plain dicts as state where possible).
 from dataclasses import replace
 
 import pytest
+from conftest import ROOT
 
 from autoreg_ui import keys, messages, settings
 from autoreg_ui.lessons.attention import keys as attention_keys
@@ -117,7 +118,7 @@ def test_messages_about_the_rest_of_a_link_show_once():
 
 
 # ---------------------------------------------------------------- the whole app, under AppTest
-APP = str(__import__("pathlib").Path(__file__).resolve().parents[2] / "app.py")
+APP = str(ROOT / "app.py")
 
 
 def _app(query: dict):
