@@ -5,7 +5,7 @@ The weights and the KV cache may be stored at different precisions (4-bit weight
 cache is the common serving setup), so each has its own box. Choosing a preset moves the length,
 batch and precision widgets to the preset's values; values left by another model are reset, never
 trusted. Every number comes from the chosen ``ModelSpec``. State is a plain mapping (tests pass a
-dict); only ``backfill_offer``, ``widgets`` and ``section`` draw.
+dict). Nothing here draws: the page (``page``) puts the calculator and the button on the screen.
 """
 from __future__ import annotations
 
@@ -13,17 +13,13 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass, replace
 
 import numpy as np
-import streamlit as st
 import torch
 
 from autoreg_core.engine import kv_cache as kvc
 from autoreg_core.engine.model_spec import PRECISIONS, PRESETS, ModelSpec, precision_name
 from autoreg_core.experiments import attention_rows as av
 from autoreg_ui import messages
-from autoreg_ui.charts import show_chart
-from autoreg_ui.format import human_bytes
-from autoreg_ui.lessons.attention import figures as fig_att
-from autoreg_ui.lessons.attention import keys, text
+from autoreg_ui.lessons.attention import keys
 from autoreg_ui.sharing.link_codec import MEAN
 
 MAX_TRIANGLE = 256  # the heatmap shows at most this many of the latest positions
@@ -79,17 +75,6 @@ def backfill(session, state: MutableMapping | None = None) -> int:
         return 0
     messages.say(f"Recomputed {filled} missing rows with one full forward pass.", "success", state)
     return filled
-
-
-def backfill_offer(session, where: str) -> None:
-    """The backfill button where rows are missing, or why it cannot be offered (``where`` keeps keys apart)."""
-    ok, why = av.can_backfill(session)
-    if ok:
-        st.button("Compute attention for the whole sequence", key=f"{keys.ATT_BACKFILL}_{where}",
-                  on_click=backfill, args=(session,),
-                  help="One forward pass over all tokens on a fresh cache; fills the rows that were not captured.")
-    else:
-        st.caption(why)
 
 
 @dataclass
@@ -186,34 +171,3 @@ def chosen(state: MutableMapping, choices: dict[str, ModelSpec]) -> ModelSpec:
     spec = spec.with_precision(weight_bytes=PRECISIONS[state[keys.ATT_PRECISION]],
                                cache_bytes=PRECISIONS[state[keys.ATT_CACHE_PRECISION]])
     return replace(spec, seq_len=int(state[keys.ATT_SEQ]), batch=int(state[keys.ATT_BATCH]))
-
-
-def widgets(choices: dict[str, ModelSpec], loaded_name: str) -> ModelSpec:
-    """Draw the calculator's row of widgets (after settling stale values) and return the chosen spec."""
-    settle(st.session_state, choices)
-    c1, c2, c3, c4, c5 = st.columns([3, 3, 2, 2, 2])
-    c1.selectbox("Model", list(choices), key=keys.ATT_PRESET, on_change=load_preset,
-                 args=(st.session_state, choices), format_func=lambda n: preset_label(n, loaded_name))
-    c2.select_slider("Sequence length (tokens)", SEQ_OPTIONS, key=keys.ATT_SEQ, format_func=seq_label)
-    c3.slider("Batch size", 1, MAX_BATCH, key=keys.ATT_BATCH)
-    c4.selectbox("Weights", PRECISION_NAMES, key=keys.ATT_PRECISION, help="Precision of the weights.")
-    c5.selectbox("KV cache", PRECISION_NAMES, key=keys.ATT_CACHE_PRECISION,
-                 help="Precision of the cache: often 16 bits even when the weights are quantised to 4.")
-    return chosen(st.session_state, choices)
-
-
-def section(loaded: ModelSpec, loaded_name: str) -> None:
-    """The calculator: its widgets, the cache and weight sizes, and the bar chart of both."""
-    calc = widgets(presets(loaded), loaded_name)
-    cache_b, no_gqa = calc.cache_bytes(), calc.without_gqa().cache_bytes()
-    st.caption(text.calculator_caption(calc))
-    if (too_long := text.beyond_context(calc)) is not None:
-        st.warning(too_long)
-    st.latex(fig_att.formula_latex(calc, calc.seq_len, calc.batch))
-    c1, c2 = st.columns([2, 3])
-    c1.metric("KV cache", human_bytes(cache_b), help=f"{cache_b:,} bytes")
-    c1.metric("Weights", human_bytes(calc.weight_bytes), help=text.weights_help(calc))
-    c1.markdown(text.cache_vs_weights(calc, cache_b, no_gqa))
-    show_chart(fig_att.memory_figure(calc), key=keys.ATT_MEMORY_CHART, filename="kv-cache-memory-calculator",
-               where=c2, width="stretch")
-    st.caption(text.long_context_caption(PRESETS["70B model with GQA, 128K context"]))

@@ -1,9 +1,13 @@
-"""Attention and the KV cache: where the new token looked, the growing causal triangle, the cache."""
+"""Attention and the KV cache: where the new token looked, the growing causal triangle, the cache.
+
+The page draws; the layer and head choice, the read of the session and the calculator's state are the
+controller's (``controller``).
+"""
 import streamlit as st
 
 from autoreg_core.engine.attention import supports_attention
 from autoreg_core.engine.kv_cache import worked_example
-from autoreg_core.engine.model_spec import dtype_name
+from autoreg_core.engine.model_spec import PRESETS, ModelSpec, dtype_name
 from autoreg_core.experiments import attention_rows as av
 from autoreg_core.experiments.kv_exactness import recompute_check
 from autoreg_ui import after_run, lesson_page, messages
@@ -49,7 +53,7 @@ def render() -> None:
             st.markdown(text.query_text(qpos, ac.inline_code(pic.labels[qpos]), pic.n_steps, where))
             if row is None:
                 st.warning(text.NOT_CAPTURED)
-                ac.backfill_offer(session, "latest")
+                backfill_offer(session, "latest")
                 return
             weights = av.select_heads(row, layer, head)
             st.markdown(fig_att.attention_strip_html(pic.labels[:qpos + 1], weights, qpos, session.prompt_len),
@@ -73,7 +77,7 @@ def render() -> None:
             explain(text.triangle_text(P, N, pic.n_steps))
         if n_missing := pic.sources.count(av.MISSING):
             st.warning(text.missing_rows(n_missing, N))
-            ac.backfill_offer(session, "triangle")
+            backfill_offer(session, "triangle")
         if first := ac.first_shown(N):
             st.caption(text.last_rows_caption(N, ac.MAX_TRIANGLE, first))
         show_chart(fig_att.triangle_figure(pic.z[first:, first:], pic.labels[first:N], pic.sources[first:], P,
@@ -118,7 +122,7 @@ def render() -> None:
 
 
     def memory_calculator(pic: ac.Picture, layer: int, head: int | None, where: str) -> None:
-        ac.section(spec, bundle.name)
+        calculator_section(spec, bundle.name)
 
 
     def prefill_vs_decode(pic: ac.Picture, layer: int, head: int | None, where: str) -> None:
@@ -166,3 +170,45 @@ def render() -> None:
 
 
     lesson()
+
+
+def backfill_offer(session, where: str) -> None:
+    """The backfill button where rows are missing, or why it cannot be offered (``where`` keeps keys apart)."""
+    ok, why = av.can_backfill(session)
+    if ok:
+        st.button("Compute attention for the whole sequence", key=f"{keys.ATT_BACKFILL}_{where}",
+                  on_click=ac.backfill, args=(session,),
+                  help="One forward pass over all tokens on a fresh cache; fills the rows that were not captured.")
+    else:
+        st.caption(why)
+
+
+def calculator_widgets(choices: dict[str, ModelSpec], loaded_name: str) -> ModelSpec:
+    """Draw the calculator's row of widgets (after settling stale values) and return the chosen spec."""
+    ac.settle(st.session_state, choices)
+    c1, c2, c3, c4, c5 = st.columns([3, 3, 2, 2, 2])
+    c1.selectbox("Model", list(choices), key=keys.ATT_PRESET, on_change=ac.load_preset,
+                 args=(st.session_state, choices), format_func=lambda n: ac.preset_label(n, loaded_name))
+    c2.select_slider("Sequence length (tokens)", ac.SEQ_OPTIONS, key=keys.ATT_SEQ, format_func=ac.seq_label)
+    c3.slider("Batch size", 1, ac.MAX_BATCH, key=keys.ATT_BATCH)
+    c4.selectbox("Weights", ac.PRECISION_NAMES, key=keys.ATT_PRECISION, help="Precision of the weights.")
+    c5.selectbox("KV cache", ac.PRECISION_NAMES, key=keys.ATT_CACHE_PRECISION,
+                 help="Precision of the cache: often 16 bits even when the weights are quantised to 4.")
+    return ac.chosen(st.session_state, choices)
+
+
+def calculator_section(loaded: ModelSpec, loaded_name: str) -> None:
+    """The calculator: its widgets, the cache and weight sizes, and the bar chart of both."""
+    calc = calculator_widgets(ac.presets(loaded), loaded_name)
+    cache_b, no_gqa = calc.cache_bytes(), calc.without_gqa().cache_bytes()
+    st.caption(text.calculator_caption(calc))
+    if (too_long := text.beyond_context(calc)) is not None:
+        st.warning(too_long)
+    st.latex(fig_att.formula_latex(calc, calc.seq_len, calc.batch))
+    c1, c2 = st.columns([2, 3])
+    c1.metric("KV cache", human_bytes(cache_b), help=f"{cache_b:,} bytes")
+    c1.metric("Weights", human_bytes(calc.weight_bytes), help=text.weights_help(calc))
+    c1.markdown(text.cache_vs_weights(calc, cache_b, no_gqa))
+    show_chart(fig_att.memory_figure(calc), key=keys.ATT_MEMORY_CHART, filename="kv-cache-memory-calculator",
+               where=c2, width="stretch")
+    st.caption(text.long_context_caption(PRESETS["70B model with GQA, 128K context"]))

@@ -3,7 +3,8 @@
 Measurements run behind buttons and are kept in the tab's state with a stamp saying what they were
 measured on (model, prompt, settings); the page shows a kept result only while its stamp still
 matches, so a new prompt or model never shows stale numbers. Functions that keep something take the
-state as a mapping (``st.session_state`` on the page, a dict in tests).
+state as a mapping (``st.session_state`` on the page, a dict in tests). Nothing here draws: the page (``page``)
+puts the buttons, their spinners and the results on the screen.
 """
 from __future__ import annotations
 
@@ -67,15 +68,14 @@ def worked_prompt(bundle) -> list[int]:
 
 
 # ---------------------------------------------------------------- kept results
-def run_and_keep(state: MutableMapping, job: site_keys.JobKeys, measured_on: tuple, label: str, spinner: str,
-                 compute: Callable[[], object], disabled: bool = False):
-    """The job's button: pressed, ``compute()`` runs under a spinner and its result is kept with its stamp.
-    Returns the kept result if it was measured on ``measured_on`` (pressed now or earlier), else None."""
-    import streamlit as st
+def compute_and_keep(state: MutableMapping, job: site_keys.JobKeys, measured_on: tuple,
+                     compute: Callable[[], object]) -> None:
+    """Run ``compute()`` and keep its result with its stamp."""
+    measuring.keep(state, job.kept, measuring.Kept(measured_on, compute()))
 
-    if st.button(label, key=job.run, disabled=disabled):
-        with st.spinner(spinner):
-            measuring.keep(state, job.kept, measuring.Kept(measured_on, compute()))
+
+def kept_result(state: MutableMapping, job: site_keys.JobKeys, measured_on: tuple):
+    """The job's result if it was measured on ``measured_on`` (computed now or earlier), else None."""
     found = measuring.kept(state, job.kept, measured_on)
     return None if found is None else found.result
 
@@ -84,24 +84,6 @@ def clamp(state: MutableMapping, key: str, low: int, high: int, default: int) ->
     """Keep a number widget's kept value inside bounds that moved (a reset shortens the text)."""
     value = state.get(key, default)
     state[key] = min(max(int(value), low), high)
-
-
-# ---------------------------------------------------------------- drawn on the page
-def show_metrics(rows: list[Metric]) -> None:
-    """One metric per column: label, value, and what it means on hover."""
-    import streamlit as st
-
-    for col, (label, value, why) in zip(st.columns(len(rows)), rows):
-        col.metric(label, value, help=why)
-
-
-def show_side_by_side(tokenizer, captions: tuple[str, str], first: list[int], second: list[int]) -> None:
-    """Two continuations in two columns, each under its caption and marked where they part."""
-    import streamlit as st
-
-    for col, caption, text in zip(st.columns(2), captions, side_by_side(tokenizer, first, second)):
-        col.caption(caption)
-        col.text(text)
 
 
 # ---------------------------------------------------------------- training vs generation, exposure bias

@@ -1,4 +1,11 @@
-"""Inside generation: training vs generation, the logit lens, prefill vs decode in seconds, a full cache."""
+"""Inside generation: training vs generation, the logit lens, prefill vs decode in seconds, a full cache.
+
+The page draws; what it measures, keeps and computes is the controller's (``controller``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, MutableMapping
+
 import streamlit as st
 
 from autoreg_core import SamplingConfig
@@ -9,6 +16,7 @@ from autoreg_core.experiments import sliding_window as window
 from autoreg_core.experiments import toy_model as toy
 from autoreg_core.experiments.unembedding import unembed
 from autoreg_ui import controls, guide, lesson_page, measuring, messages
+from autoreg_ui import keys as site_keys
 from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE
 from autoreg_ui.lessons.inside import controller as inside
@@ -38,13 +46,13 @@ def render() -> None:
     force_col.button(text.force_label(rank), key=keys.INSIDE_FORCE, on_click=inside.force_rank)
     messages.show()
     st.text(session.text)
-    kept = inside.run_and_keep(state, keys.INSIDE_TEACHER, measuring.stamp(bundle, tuple(session.ids)),
-                               "Read this text in one pass (teacher forcing)", "One forward pass over the whole text…",
-                               lambda: inside.read_in_one_pass(bundle, session), disabled=not session.records)
+    kept = run_and_keep(state, keys.INSIDE_TEACHER, measuring.stamp(bundle, tuple(session.ids)),
+                        "Read this text in one pass (teacher forcing)", "One forward pass over the whole text…",
+                        lambda: inside.read_in_one_pass(bundle, session), disabled=not session.records)
     if kept is not None:
         scored, branch = kept
         records = session.records[:len(scored.logprobs)]
-        inside.show_metrics(inside.teacher_numbers(session, scored))
+        show_metrics(inside.teacher_numbers(session, scored))
         if len(scored.ids) < len(session.ids):
             st.caption(text.CUT_SHORT)
         show_chart(figs.teacher_figure([r.index for r in records], [r.logprob for r in records],
@@ -54,7 +62,7 @@ def render() -> None:
             st.info(text.FORCE_SOMETHING)
         else:
             st.markdown(text.exposure_bias(branch.step))
-            inside.show_side_by_side(tok, text.BRANCH_CAPTIONS, branch.actual, branch.own)
+            show_side_by_side(tok, text.BRANCH_CAPTIONS, branch.actual, branch.own)
         st.dataframe(inside.teacher_rows(tok, records, scored), hide_index=True, key=keys.INSIDE_TEACHER_ROWS)
 
     guide.header(text.GUIDES, "2 · The logit lens: a guess after every layer")
@@ -83,12 +91,12 @@ def render() -> None:
     n_new = int(st.number_input("New tokens", 2, inside.MAX_NEW, 32, key=keys.INSIDE_PHASE_NEW))
     prompt_ids = inside.measurement_prompt(bundle, session, choice, room=inside.MAX_NEW)
     st.caption(inside.prompt_caption(prompt_ids, choice))
-    run = inside.run_and_keep(state, keys.INSIDE_PHASES, measuring.stamp(bundle, tuple(prompt_ids), n_new),
-                              "Measure time to first token and tokens per second",
-                              text.phases_spinner(len(prompt_ids), n_new),
-                              lambda: phases.greedy_run(bundle, prompt_ids, n_new))
+    run = run_and_keep(state, keys.INSIDE_PHASES, measuring.stamp(bundle, tuple(prompt_ids), n_new),
+                       "Measure time to first token and tokens per second",
+                       text.phases_spinner(len(prompt_ids), n_new),
+                       lambda: phases.greedy_run(bundle, prompt_ids, n_new))
     if run is not None:
-        inside.show_metrics(inside.phase_numbers(run))
+        show_metrics(inside.phase_numbers(run))
 
     lengths = phases.sweep_lengths(len(prompt_ids), bundle.spec.max_positions)
     sweep_on = measuring.stamp(bundle, tuple(prompt_ids[:lengths[-1]]))
@@ -112,26 +120,26 @@ def render() -> None:
     st.dataframe(inside.worked_rows(counts), hide_index=True, key=keys.INSIDE_WORKED_COUNTS)
     with guide.derivation(text.WORKED_DERIVATION):
         st.markdown(text.WORKED_COUNTING)
-    worked = inside.run_and_keep(state, keys.INSIDE_EXAMPLE,
-                                 measuring.stamp(bundle, text.WORKED_PROMPT, text.WORKED_NEW),
-                                 "Time it on this model", text.WORKED_SPINNER,
-                                 lambda: phases.greedy_run(bundle, inside.worked_prompt(bundle), text.WORKED_NEW,
-                                                           stop_at_eos=False))
+    worked = run_and_keep(state, keys.INSIDE_EXAMPLE,
+                          measuring.stamp(bundle, text.WORKED_PROMPT, text.WORKED_NEW),
+                          "Time it on this model", text.WORKED_SPINNER,
+                          lambda: phases.greedy_run(bundle, inside.worked_prompt(bundle), text.WORKED_NEW,
+                                                    stop_at_eos=False))
     if worked is not None:
-        inside.show_metrics(inside.phase_numbers(worked))
+        show_metrics(inside.phase_numbers(worked))
 
     guide.header(text.GUIDES, "4 · When the cache runs out")
     explain(text.CACHE_RUNS_OUT)
     max_window = min(512, bundle.spec.max_positions)
     inside.clamp(state, keys.INSIDE_WINDOW_SIZE, 2, max_window, min(64, max_window))
     width = int(st.slider("Window W (positions each new token sees)", 2, max_window, key=keys.INSIDE_WINDOW_SIZE))
-    compared = inside.run_and_keep(state, keys.INSIDE_WINDOW, measuring.stamp(bundle, tuple(prompt_ids), n_new, width),
-                                   f"Generate {n_new} tokens with both caches", "Full cache, then sliding window…",
-                                   lambda: window.compare_window(bundle, prompt_ids, n_new, width))
+    compared = run_and_keep(state, keys.INSIDE_WINDOW, measuring.stamp(bundle, tuple(prompt_ids), n_new, width),
+                            f"Generate {n_new} tokens with both caches", "Full cache, then sliding window…",
+                            lambda: window.compare_window(bundle, prompt_ids, n_new, width))
     if compared is not None:
-        inside.show_metrics(inside.window_numbers(compared))
-        inside.show_side_by_side(tok, text.window_captions(width), compared.full.generated_ids,
-                                 compared.windowed.generated_ids)
+        show_metrics(inside.window_numbers(compared))
+        show_side_by_side(tok, text.window_captions(width), compared.full.generated_ids,
+                          compared.windowed.generated_ids)
         show_chart(figs.window_bytes_figure(compared.full.cache_bytes, compared.windowed.cache_bytes, width),
                    key=keys.INSIDE_WINDOW_FIG, filename=f"sliding-window-W{width}")
         st.caption(BYTE_UNITS_NOTE)
@@ -162,3 +170,26 @@ def render() -> None:
     show_chart(figs.template_figure([single_token_view(tok, t.token_id).label for t in taken_apart.top],
                                     [t.cosine for t in taken_apart.top], [t.row_norm for t in taken_apart.top]),
                key=keys.INSIDE_UNEMBED_FIG, filename="logits-as-templates")
+
+
+def run_and_keep(state: MutableMapping, job: site_keys.JobKeys, measured_on: tuple, label: str, spinner: str,
+                 compute: Callable[[], object], disabled: bool = False):
+    """The job's button: pressed, ``compute()`` runs under a spinner and its result is kept with its stamp.
+    Returns the kept result if it was measured on ``measured_on`` (pressed now or earlier), else None."""
+    if st.button(label, key=job.run, disabled=disabled):
+        with st.spinner(spinner):
+            inside.compute_and_keep(state, job, measured_on, compute)
+    return inside.kept_result(state, job, measured_on)
+
+
+def show_metrics(rows: list[inside.Metric]) -> None:
+    """One metric per column: label, value, and what it means on hover."""
+    for col, (label, value, why) in zip(st.columns(len(rows)), rows):
+        col.metric(label, value, help=why)
+
+
+def show_side_by_side(tokenizer, captions: tuple[str, str], first: list[int], second: list[int]) -> None:
+    """Two continuations in two columns, each under its caption and marked where they part."""
+    for col, caption, marked in zip(st.columns(2), captions, inside.side_by_side(tokenizer, first, second)):
+        col.caption(caption)
+        col.text(marked)
