@@ -9,7 +9,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from bench.lib import postgres, servers
@@ -35,6 +36,24 @@ def start(stack: ExitStack, args: list[str], log: Path, env: dict | None = None)
     proc = subprocess.Popen(args, cwd=ROOT, stdout=handle, stderr=subprocess.STDOUT, env=env)
     stack.callback(lambda: (proc.terminate(), proc.wait(timeout=30)))
     return proc
+
+
+@contextmanager
+def browser_behind_haproxy(stack: ExitStack, tmp: Path, haproxy: Path, front: int, config: str) -> Iterator[tuple]:
+    """HAProxy on ``front`` with ``config``, healthy, then a headless Chromium: (the front's URL, the browser)."""
+    cfg = tmp / "haproxy.cfg"
+    cfg.write_text(config)
+    start(stack, [str(haproxy), "-f", str(cfg), "-db"], tmp / "haproxy.log")
+    url = f"http://127.0.0.1:{front}"
+    wait_healthy(url, timeout=30)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield url, browser
+        finally:
+            browser.close()
 
 
 def main_postgres(args) -> int:
@@ -74,20 +93,10 @@ def main_postgres(args) -> int:
                 for port in ports.values():
                     wait_healthy(f"http://127.0.0.1:{port}")
                 front = free_port()
-                cfg = tmp / "haproxy.cfg"
-                cfg.write_text(haproxy_config((ROOT / "deploy" / "haproxy-shared.cfg").read_text(), front,
-                                              list(ports.values()), class_routing=False))
-                start(stack, [str(haproxy), "-f", str(cfg), "-db"], tmp / "haproxy.log")
-                url = f"http://127.0.0.1:{front}"
-                wait_healthy(url, timeout=30)
-                from playwright.sync_api import sync_playwright
-
-                with sync_playwright() as p:
-                    browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                    try:
-                        lesson = shared_lesson(browser, url, students, cluster.dsn, restart, started)
-                    finally:
-                        browser.close()
+                config = haproxy_config((ROOT / "deploy" / "haproxy-shared.cfg").read_text(), front,
+                                        list(ports.values()), class_routing=False)
+                with browser_behind_haproxy(stack, tmp, haproxy, front, config) as (url, browser):
+                    lesson = shared_lesson(browser, url, students, cluster.dsn, restart, started)
             except (CheckFailed, RuntimeError) as exc:
                 failure = str(exc) + log_tails(tmp)
             except Exception as exc:  # noqa: BLE001 - a browser error is a failed step too
@@ -135,26 +144,14 @@ def main() -> int:
             for port in ports:
                 wait_healthy(f"http://127.0.0.1:{port}")
             front = free_port()
-            cfg = tmp / "haproxy.cfg"
-            cfg.write_text(haproxy_config((ROOT / "deploy" / "haproxy.cfg").read_text(), front, ports,
-                                          affinity=not args.without_affinity,
-                                          class_routing=not args.without_class_routing))
-            start(stack, [str(haproxy), "-f", str(cfg), "-db"], tmp / "haproxy.log")
-            url = f"http://127.0.0.1:{front}"
-            wait_healthy(url, timeout=30)
-            from playwright.sync_api import sync_playwright
-
-            with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                try:
-                    for number in range(1, args.students + 1):
-                        check_deadline(started, f"student {number}")
-                        students.append(student(browser, url, args.clicks, number))
-                    if args.class_students:
-                        classes = class_check(browser, url, args.class_students, started,
-                                              not args.without_class_routing)
-                finally:
-                    browser.close()
+            config = haproxy_config((ROOT / "deploy" / "haproxy.cfg").read_text(), front, ports,
+                                    affinity=not args.without_affinity, class_routing=not args.without_class_routing)
+            with browser_behind_haproxy(stack, tmp, haproxy, front, config) as (url, browser):
+                for number in range(1, args.students + 1):
+                    check_deadline(started, f"student {number}")
+                    students.append(student(browser, url, args.clicks, number))
+                if args.class_students:
+                    classes = class_check(browser, url, args.class_students, started, not args.without_class_routing)
         except (CheckFailed, RuntimeError) as exc:
             failure = str(exc) + log_tails(tmp)
         except Exception as exc:  # noqa: BLE001 - a browser error (a page that crashed...) is a failed step too

@@ -205,3 +205,17 @@ def test_the_run_timer_logs_the_button_that_started_each_run(tmp_path):
     runs = server_hooks.read_runs(tmp_path / "timer", "app")
     assert [(f, key) for _, _, f, key in runs] == [(1, "step_next"), (0, "-")]
     assert all(w >= 0 and c >= 0 for w, c, _, _ in runs)
+
+
+def test_a_bench_server_installs_the_hooks_its_environment_names_timer_first(monkeypatch):
+    from types import SimpleNamespace
+
+    from bench.lib import in_server
+
+    calls = []
+    monkeypatch.setattr(in_server.importlib, "import_module",
+                        lambda name: SimpleNamespace(install=lambda arg: calls.append((name.rsplit(".", 1)[1], arg))))
+    env = {in_server.PROFILE: "p.prof", in_server.RUN_LOG: "runs.log", in_server.PROFILE_DIR: ""}
+    assert in_server.install_from_environ(env) == ["run_timer", "run_profiler"]
+    assert calls == [("run_timer", "runs.log"), ("run_profiler", "p.prof")]
+    assert in_server.install_from_environ({}) == []

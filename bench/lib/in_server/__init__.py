@@ -6,6 +6,7 @@ hook whose variable is set. Nothing here runs in the bench's own process.
 """
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping
 
@@ -16,30 +17,20 @@ PROFILE_DIR = "AUTOREG_BENCH_PROFILE_DIR"  # run_kind_profiler: a cProfile per k
 LEAK_LOG = "AUTOREG_LEAK_LOG"  # leak_probe: one JSON line per interval
 
 
+# The hooks in the order they are installed: the timer first, so that a profiler wraps it (a profiled run is
+# slower; the timer then times the profiled run).
+HOOKS = ((RUN_LOG, "run_timer"), (BATCHER_LOG, "batcher_dump"), (PROFILE, "run_profiler"),
+         (PROFILE_DIR, "run_kind_profiler"))
+
+
 def install_from_environ(environ: Mapping[str, str] = os.environ) -> list[str]:
-    """Install the hooks ``environ`` asks for, the timer first so that a profiler wraps it (a profiled run is
-    slower; the timer then times the profiled run). Returns the hooks installed."""
+    """Install the hooks ``environ`` asks for, in ``HOOKS``' order, then the leak probe. Returns the hooks
+    installed."""
     installed = []
-    if environ.get(RUN_LOG):
-        from bench.lib.in_server import run_timer
-
-        run_timer.install(environ[RUN_LOG])
-        installed.append("run_timer")
-    if environ.get(BATCHER_LOG):
-        from bench.lib.in_server import batcher_dump
-
-        batcher_dump.install(environ[BATCHER_LOG])
-        installed.append("batcher_dump")
-    if environ.get(PROFILE):
-        from bench.lib.in_server import run_profiler
-
-        run_profiler.install(environ[PROFILE])
-        installed.append("run_profiler")
-    if environ.get(PROFILE_DIR):
-        from bench.lib.in_server import run_kind_profiler
-
-        run_kind_profiler.install(environ[PROFILE_DIR])
-        installed.append("run_kind_profiler")
+    for variable, name in HOOKS:
+        if environ.get(variable):
+            importlib.import_module(f"bench.lib.in_server.{name}").install(environ[variable])
+            installed.append(name)
     if environ.get(LEAK_LOG):
         from bench.lib.in_server import leak_probe
 
