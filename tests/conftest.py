@@ -149,15 +149,13 @@ def postgres_dsn():
 def class_app(tmp_path, monkeypatch, tiny_folder):
     """The app's class mode on a fresh class file of its own, the tiny model allowed, nothing live from a test
     before: the page tests of class mode (teacher, students, followers) start here."""
-    from autoreg_ui.classroom import live as class_live
+    from autoreg_server import live_classes
 
     monkeypatch.setenv("AUTOREG_CLASS_DB", str(tmp_path / "classes.sqlite3"))
     monkeypatch.setenv("AUTOREG_ALLOWED_MODELS", tiny_folder)
-    class_live.store.clear()
-    with class_live._live_lock:
-        class_live._live.clear()
+    live_classes.reset_for_tests()
     yield tmp_path / "classes.sqlite3"
-    class_live.store.clear()
+    live_classes.reset_for_tests()
 
 
 # ---------------------------------------------------------------- the class store on both back ends

@@ -1,7 +1,8 @@
 """What the tabs of a class share in this server process: the class store, who a tab is, the teacher's live text.
 
 The class lives in the store (``store``: a SQLite file, or PostgreSQL when replicas share classes): a restarted
-server finds it again. The teacher's steps are kept there as a replay recipe; the live text every follower draws
+server finds it again. What the process keeps besides is held by ``autoreg_server.live_classes``; this module
+builds it and draws. The teacher's steps are kept there as a replay recipe; the live text every follower draws
 is the teacher's own session, read as one snapshot (``Session.snapshot``) that the teacher's tab registers here
 when it publishes, so a follower computes nothing the teacher did not. A process without the teacher's tab (after
 a restart, or another replica) rebuilds it from the recipe once and then extends it step by step as the teacher
@@ -15,34 +16,23 @@ from __future__ import annotations
 
 import json
 import secrets
-import threading
 import weakref
-from collections import OrderedDict
 
 import streamlit as st
 
 from autoreg_core.engine import prefix as prefixes
 from autoreg_core.engine.replay import ReplayError, recipe_from_dict, recipe_of, recipe_to_dict, replay
 from autoreg_core.engine.session import SessionError, SessionSnapshot
-from autoreg_server import settings
-from autoreg_server.class_store import ClassError, ClassInfo, ClassStore, Round, default_path
+from autoreg_server import live_classes, settings
+from autoreg_server.class_store import ClassError, ClassInfo, ClassStore, Round
 from autoreg_ui import keys, limits, messages
 from autoreg_ui.classroom import replica_text, text
 from autoreg_ui.state import current_bundle, current_config, current_session, session_runtime
 
-KEPT_PREFIXES = 8  # sampling rounds whose prefix (KV cache of the teacher's text) this process keeps
 
-_live: dict[str, tuple[dict, SessionSnapshot]] = {}  # code → (recipe, the teacher's session at that recipe)
-_prefixes: OrderedDict[int, prefixes.Prefix] = OrderedDict()  # round id → the text every draw starts from
-_leaders: dict[str, str] = {}  # code → the teacher tab that last changed the class's text
-_live_lock = threading.Lock()
-_build_locks: dict[object, threading.Lock] = {}  # one rebuild at a time per class or round
-
-
-@st.cache_resource
 def store() -> ClassStore:
     """This server's classes (one SQLite file: ``AUTOREG_CLASS_DB``, default under the app's cache dir)."""
-    return ClassStore(default_path(), hours=settings.current().class_hours)
+    return live_classes.shared().store()
 
 
 # ---------------------------------------------------------------- who this tab is
@@ -191,9 +181,8 @@ def publish(state=None, redraw: bool = True) -> None:
     if mine is None or (synced is not None and mine == synced[1]):
         return  # nothing of this tab's own changed
     snapshot = session.snapshot()
-    with _live_lock:  # registered before the store moves, so no follower rebuilds what the teacher has
-        _live[code] = (mine[0], snapshot)
-        _leaders[code] = tab_id(state)
+    # registered before the store moves, so no follower rebuilds what the teacher has
+    live_classes.shared().publish(code, mine[0], snapshot, tab_id(state))
     try:
         store().set_recipe(code, state[keys.CLASS_KEY], mine[0])
     except ClassError as exc:
@@ -217,8 +206,7 @@ def load_class_text(code: str, info: ClassInfo):
         return None
     st.session_state[keys.SESSION] = session
     limits.hold(session)
-    with _live_lock:
-        _live.setdefault(code, (info.recipe, session.snapshot()))
+    live_classes.shared().keep_text(code, info.recipe, session.snapshot())
     return session
 
 
@@ -226,7 +214,7 @@ def warm_classes(bundle, limit: int = 20) -> int:
     """At server start (``serve``), before any tab: every open class's text rebuilt from its recipe and kept
     here, newest classes first, at most ``limit``; so after a restart neither the teacher's reload nor the
     first student waits for the rebuild. Returns how many were rebuilt."""
-    classes = ClassStore(default_path(), hours=settings.current().class_hours)
+    classes = store()
     built = 0
     for code in reversed(classes.codes()[-limit:]):
         info = classes.info(code)
@@ -238,8 +226,7 @@ def warm_classes(bundle, limit: int = 20) -> int:
             session.next_pipeline(recipe.config_at(max(1, len(session.records))))
         except (ReplayError, SessionError, ValueError):
             continue  # the first tab of that class rebuilds it and says why it cannot
-        with _live_lock:
-            _live.setdefault(code, (info.recipe, session.snapshot()))
+        live_classes.shared().keep_text(code, info.recipe, session.snapshot())
         built += 1
     return built
 
@@ -247,44 +234,35 @@ def warm_classes(bundle, limit: int = 20) -> int:
 def leads(state) -> bool | None:
     """Whether this teacher tab made the class's latest change; None when no tab has acted on the class since
     this server started (after a restart every teacher tab would otherwise say it leads until one acts)."""
-    with _live_lock:
-        leader = _leaders.get(state.get(keys.CLASS_CODE))
+    leader = live_classes.shared().leader(state.get(keys.CLASS_CODE))
     return None if leader is None else leader == tab_id(state)
 
 
 def take_lead(state) -> None:
     """The tab that started the class leads it before its first step."""
-    with _live_lock:
-        _leaders[state[keys.CLASS_CODE]] = tab_id(state)
+    live_classes.shared().set_leader(state[keys.CLASS_CODE], tab_id(state))
 
 
 def forget(code: str) -> None:
     """A class that ended: its live snapshot goes."""
-    with _live_lock:
-        _live.pop(code, None)
+    live_classes.shared().forget(code)
     replica_text.texts().forget(code)
 
 
 # ---------------------------------------------------------------- what the class shares in this process
-def _once(name: object) -> threading.Lock:
-    with _live_lock:
-        return _build_locks.setdefault(name, threading.Lock())
-
-
 def class_snapshot(code: str, info: ClassInfo) -> SessionSnapshot | None:
     """The teacher's text at the class's recipe: the teacher's own snapshot, or (after a restart) one replay."""
     if not info.recipe:
         return None
-    with _live_lock:
-        held = _live.get(code)
+    live = live_classes.shared()
+    held = live.text(code)
     if held is not None and held[0] == info.recipe:
         return held[1]
     bundle = current_bundle()
     if bundle is None:
         return None
-    with _once(code):
-        with _live_lock:
-            held = _live.get(code)
+    with live.build_lock(code):
+        held = live.text(code)
         if held is not None and held[0] == info.recipe:
             return held[1]
         try:  # rebuilt once per replica, then extended as the teacher steps (replica_text)
@@ -292,15 +270,10 @@ def class_snapshot(code: str, info: ClassInfo) -> SessionSnapshot | None:
         except (ReplayError, SessionError, ValueError) as exc:
             st.error(str(exc))
             return None
-        with _live_lock:
-            _live[code] = (info.recipe, snapshot)
+        live.set_text(code, info.recipe, snapshot)
         if how == replica_text.REPLAYED:
             st.info(text.REBUILT.format(steps=len(snapshot.records)))
         return snapshot
-
-
-MEMO_KEPT = 64  # drawn pieces (strips, figures) of the classes' current texts this process keeps
-_memo: OrderedDict[tuple, object] = OrderedDict()
 
 
 def memo_key(what: tuple, recipe: dict | None, model: str) -> tuple:
@@ -314,46 +287,21 @@ def memo(what: tuple, recipe: dict | None, model: str, build):
     """A piece every follower of a class draws the same (the token strip's HTML, the last step's figure), built
     once per text in this process instead of once per follower and redraw. ``build`` must not depend on
     anything but the class's text at ``recipe``; what it returns is shared and must not be changed."""
-    key = memo_key(what, recipe, model)
-    with _live_lock:
-        if key in _memo:
-            _memo.move_to_end(key)
-            return _memo[key]
-    with _once(("memo", *what)):  # the followers woken together by one step: one builds, the others take it
-        with _live_lock:
-            if key in _memo:
-                return _memo[key]
-        built = build()
-        with _live_lock:
-            _memo[key] = built
-            _memo.move_to_end(key)
-            while len(_memo) > MEMO_KEPT:
-                _memo.popitem(last=False)
-        return built
+    return live_classes.shared().memo(memo_key(what, recipe, model), build, ("memo", *what))
 
 
 def keep_prefix(rid: int, prefix: prefixes.Prefix) -> None:
     """The text a sampling round draws from, with its KV cache (a copy: the teacher's session moves on)."""
-    with _live_lock:
-        _prefixes[rid] = prefix
-        _prefixes.move_to_end(rid)
-        while len(_prefixes) > KEPT_PREFIXES:
-            _prefixes.popitem(last=False)
+    live_classes.shared().keep_prefix(rid, prefix)
 
 
 def round_prefix(rnd: Round) -> prefixes.Prefix | None:
     """The round's text ready to decode from: kept by the teacher's tab, or (after a restart) one prefill."""
-    with _live_lock:
-        held = _prefixes.get(rnd.id)
+    live = live_classes.shared()
+    held = live.prefix(rnd.id)
     if held is not None:
         return held
     bundle = current_bundle()
     if bundle is None:
         return None
-    with _once(("round", rnd.id)):
-        with _live_lock:
-            held = _prefixes.get(rnd.id)
-        if held is None:
-            held = prefixes.prefill(bundle, rnd.context)
-            keep_prefix(rnd.id, held)
-        return held
+    return live.round_prefix(rnd.id, lambda: prefixes.prefill(bundle, rnd.context))

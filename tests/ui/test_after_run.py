@@ -9,6 +9,7 @@ from conftest import ROOT
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunData, RerunException, StopException
 from streamlit.testing.v1 import AppTest, local_script_runner
 
+from autoreg_server import live_classes
 from autoreg_ui import after_run, keys, site_pages
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import mode as class_mode
@@ -72,7 +73,7 @@ def test_a_teachers_click_reaches_the_class_with_one_publish(class_app, tiny_fol
     for steps in (1, 2):
         _clicks_next(teacher, counted)
         assert counted["publish"] == 1
-        assert len(class_live._live[code][1].records) == steps  # what every follower draws
+        assert len(live_classes.shared().text(code)[1].records) == steps  # what every follower draws
         assert class_live.store().info(code).recipe["steps"] == steps
 
 

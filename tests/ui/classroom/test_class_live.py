@@ -1,4 +1,5 @@
 """What a class's tabs share in the process: roles read from the tab's state, leaving, the kept round prefixes."""
+from autoreg_server import live_classes
 from autoreg_ui import keys
 from autoreg_ui.classroom import live as class_live
 
@@ -20,19 +21,23 @@ def test_leaving_forgets_the_class_in_state_and_address():
 
 
 def test_round_prefixes_are_bounded_newest_kept(monkeypatch):
-    monkeypatch.setattr(class_live, "_prefixes", type(class_live._prefixes)())
-    for rid in range(class_live.KEPT_PREFIXES + 3):
+    live = live_classes.LiveClasses()
+    monkeypatch.setattr(live_classes, "_shared", live)
+    for rid in range(live_classes.KEPT_PREFIXES + 3):
         class_live.keep_prefix(rid, f"prefix {rid}")
-    kept = list(class_live._prefixes)
-    assert kept == list(range(3, class_live.KEPT_PREFIXES + 3))
+    assert live.kept_rounds() == list(range(3, live_classes.KEPT_PREFIXES + 3))
     class_live.keep_prefix(3, "again")  # kept again: newest now
-    assert list(class_live._prefixes)[-1] == 3 and len(class_live._prefixes) == class_live.KEPT_PREFIXES
+    assert live.kept_rounds()[-1] == 3 and len(live.kept_rounds()) == live_classes.KEPT_PREFIXES
+    assert live.prefix(3) == "again" and live.prefix(0) is None
 
 
 def test_a_class_that_ended_drops_its_live_text(monkeypatch):
-    monkeypatch.setattr(class_live, "_live", {"ABC234": ({}, None), "XYZ789": ({}, None)})
+    live = live_classes.LiveClasses()
+    monkeypatch.setattr(live_classes, "_shared", live)
+    live.set_text("ABC234", {}, None)
+    live.set_text("XYZ789", {}, None)
     class_live.forget("ABC234")
-    assert list(class_live._live) == ["XYZ789"]
+    assert live.text("ABC234") is None and live.text("XYZ789") == ({}, None)
 
 
 def test_the_client_address_comes_from_a_trusted_proxy_only():

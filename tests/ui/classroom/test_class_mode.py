@@ -2,6 +2,7 @@
 stand in for Streamlit's state and query."""
 import pytest
 
+from autoreg_server import live_classes
 from autoreg_ui import keys
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import mode as class_mode
@@ -11,9 +12,9 @@ from autoreg_ui.classroom.student import draw_seed
 @pytest.fixture
 def store(tmp_path, monkeypatch):
     monkeypatch.setenv("AUTOREG_CLASS_DB", str(tmp_path / "classes.sqlite3"))
-    class_mode.store.clear()
+    live_classes.reset_for_tests()
     yield class_mode.store()
-    class_mode.store.clear()
+    live_classes.reset_for_tests()
 
 
 def test_the_teachers_key_and_a_students_seat_come_from_the_address(store):

@@ -1,6 +1,7 @@
 """A follower's redraw: the drawn pieces memo (keyed by the class's whole recipe) and the heartbeat's throttle."""
 from autoreg_core import SamplingConfig, Session
 from autoreg_core.engine.replay import recipe_of, recipe_to_dict
+from autoreg_server import live_classes
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import mode as class_mode
 
@@ -38,8 +39,8 @@ def test_every_change_of_the_teachers_text_is_a_new_memo_key(tiny):
 
 
 def test_a_piece_is_built_once_per_text_and_the_oldest_go_first(monkeypatch):
-    monkeypatch.setattr(class_live, "_memo", type(class_live._memo)())
-    monkeypatch.setattr(class_live, "MEMO_KEPT", 2)
+    live = live_classes.LiveClasses(memo_kept=2)
+    monkeypatch.setattr(live_classes, "_shared", live)
     built = []
 
     def build(name):
@@ -52,7 +53,7 @@ def test_a_piece_is_built_once_per_text_and_the_oldest_go_first(monkeypatch):
     assert class_live.memo(("strip", "C"), {"steps": 1}, "m", build("again")) is a1 and built == ["a"]
     class_live.memo(("strip", "C"), {"steps": 2}, "m", build("b"))
     class_live.memo(("strip", "C"), {"steps": 3}, "m", build("c"))  # a third text: the first goes
-    assert built == ["a", "b", "c"] and len(class_live._memo) == 2
+    assert built == ["a", "b", "c"] and live.memo_size() == 2
     class_live.memo(("strip", "C"), {"steps": 1}, "m", build("a2"))
     assert built == ["a", "b", "c", "a2"]
 

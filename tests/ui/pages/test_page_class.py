@@ -73,9 +73,9 @@ def test_a_class_round_from_start_to_reveal(class_db, tiny_folder):
         strip = next(m.value for m in s.markdown if "tokstrip" in m.value)  # the teacher's text, token by token
         assert [int(t) for t in re.findall(r'title="position \d+ · id (\d+)', strip)] == ids
         assert strip.count('class="tok gen') == 3
-    from autoreg_ui.classroom import live as class_live
+    from autoreg_server import live_classes
 
-    held = class_live._live[code][1]
+    held = live_classes.shared().text(code)[1]
     assert list(held.ids) == ids
 
     # a question: three guesses, the reveal, each student's own score
@@ -284,7 +284,7 @@ def _chart_step(at) -> str | None:
 def test_followers_see_the_teachers_undo_reset_and_new_prompt_through_the_drawn_memo(class_db, tiny_folder):
     """The strip and the chart are built once per class text in the process (``class_live.memo``): every change
     of the teacher's text must still reach the follower, whole sequence and length, and the chart's step."""
-    from autoreg_ui.classroom import live as class_live
+    from autoreg_server import live_classes
     from autoreg_ui.classroom import text as class_text
 
     teacher, code, (ann, bob) = _class_with_students(tiny_folder, 2)
@@ -305,9 +305,9 @@ def test_followers_see_the_teachers_undo_reset_and_new_prompt_through_the_drawn_
         return ids
 
     three = both_follow(3)
-    built = len(class_live._memo)
+    built = live_classes.shared().memo_size()
     _ok(ann.run())  # a redraw of the same text builds nothing new
-    assert len(class_live._memo) == built
+    assert live_classes.shared().memo_size() == built
     _ok(teacher.button(key="step_undo").click().run())
     assert both_follow(2) == three[:-1]
     _ok(teacher.button(key="step_next").click().run())
@@ -323,16 +323,14 @@ def test_followers_see_the_teachers_undo_reset_and_new_prompt_through_the_drawn_
 
 
 def test_after_a_restart_no_teacher_tab_says_it_leads_until_one_acts(class_db, tiny_folder):
-    from autoreg_ui.classroom import live as class_live
+    from autoreg_server import live_classes
     from autoreg_ui.classroom import text as class_text
 
     teacher, code, _ = _class_with_students(tiny_folder, 0)
     key = teacher.session_state[keys.CLASS_KEY]
     assert class_text.THIS_TAB_LEADS in _text(_ok(teacher.run()))  # the tab that started the class leads it
     _teacher_steps(teacher, 1)
-    with class_live._live_lock:  # the server restarted: this process has seen no tab act
-        class_live._leaders.clear()
-        class_live._live.clear()
+    live_classes.shared().forget_tabs()  # the server restarted: this process has seen no tab act
     second = _tab(tiny_folder, {"class": code, "key": key})
     for tab in (teacher, second):
         shown = _text(_ok(tab.run()))
