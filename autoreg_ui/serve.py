@@ -95,7 +95,10 @@ def main(argv: list[str] | None = None) -> None:
     from streamlit.runtime.pages_manager import PagesManager
     from streamlit.web import cli
 
+    from autoreg_server import live_classes
+
     PagesManager.uses_pages_directory = False
+    live_classes.shared()  # the classes' shared state, made before any tab (the first tab would make it too)
     tame_malloc()  # before the model loads and the threads start: they would each take an arena
     warm_up()
     sys.argv = ["streamlit", "run", APP, *(sys.argv[1:] if argv is None else argv)]

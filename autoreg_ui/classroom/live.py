@@ -1,12 +1,12 @@
 """What the tabs of a class share in this server process: the class store, who a tab is, the teacher's live text.
 
 The class lives in the store (``store``: a SQLite file, or PostgreSQL when replicas share classes): a restarted
-server finds it again. What the process keeps besides is held by ``autoreg_server.live_classes``; this module
-builds it and draws. The teacher's steps are kept there as a replay recipe; the live text every follower draws
-is the teacher's own session, read as one snapshot (``Session.snapshot``) that the teacher's tab registers here
-when it publishes, so a follower computes nothing the teacher did not. A process without the teacher's tab (after
-a restart, or another replica) rebuilds it from the recipe once and then extends it step by step as the teacher
-acts (``replica_text``). A sampling round's text (its KV cache) is kept here the same way.
+server finds it again. The teacher's steps are kept there as a replay recipe; the live text every follower draws
+is the teacher's own session, read as one snapshot (``Session.snapshot``) that the teacher's tab registers in
+this process when it publishes, so a follower computes nothing the teacher did not. A process without the
+teacher's tab (after a restart, or another replica) rebuilds it from the recipe once and then extends it step by
+step as the teacher acts (``replica_text``). A sampling round's text (its KV cache) is kept the same way. What the
+process keeps is held by ``autoreg_server.live_classes``; this module builds it and draws.
 
 Who is who is in the tab's address: ``class=CODE`` for everyone, ``seat=ID`` for a student (an anonymous
 id), ``key=KEY`` for the teacher; ``mode`` reads it into the tab's state. The views (``teacher``,

@@ -3,8 +3,8 @@
 This is the lesson's entry: it reads a tab's place in a class from its address, keeps it there, watches the
 class for news, and draws the Class page (the teacher's desk, ``class_teacher``; a student's seat,
 ``class_student``) or, for a following student, the step page. What the tabs share in the process (the class
-store, the teacher's live text) is ``class_live``; the class itself is kept in ``autoreg_server.class_store``
-(SQLite, or PostgreSQL when replicas share classes).
+store, the teacher's live text) is built by ``class_live`` and kept by ``autoreg_server.live_classes``; the class
+itself is kept in ``autoreg_server.class_store`` (SQLite, or PostgreSQL when replicas share classes).
 """
 from __future__ import annotations
 
