@@ -84,3 +84,26 @@ def test_beam_search_uses_name_translation_and_its_pull_toward_generic_text():
     assert "machine translation, speech recognition, summarising" in said
     assert "pulls towards safe, generic and repetitive phrases" in said
     assert said.endswith("chat models therefore sample.")
+
+
+def test_the_strategies_guide_describes_the_seven_settings_on_one_set_of_logits():
+    """Section 2 runs one set of logits through default_strategies: no draw, no seed, no continuation."""
+    import inspect
+
+    from autoreg_core.experiments.sampling_lab import compare_strategies, default_strategies
+    from autoreg_ui.lessons.sampling import view
+
+    notice, try_, ask = text.GUIDES["2 · Strategies side by side"]
+    names = [name for name, _ in default_strategies()]
+    assert len(names) == 7 and "seven settings" in notice
+    assert names[:4] == ["greedy", "temperature 0.7", "temperature 1.0", "temperature 1.5"]
+    assert "greedy, temperatures 0.7, 1.0 and 1.5, and top-k, top-p and min-p at T = 1" in notice
+    assert all(cfg.temperature == 1.0 for _, cfg in default_strategies()[4:])
+    for said in (notice, try_, ask):
+        assert "seed" not in said and "continu" not in said and "prompt" not in said
+    # the Try names a control the section has, and its question has an answer on real-looking logits
+    assert "p of the top-p strategy" in inspect.getsource(view.strategy_controls) and "p of the top-p strategy" in try_
+    logits = torch.randn(5000, generator=torch.Generator().manual_seed(0)) * 3
+    kept = {p: {r.name: r.kept for r in compare_strategies(logits, default_strategies(top_k=40, top_p=p))}
+            for p in (0.9, 0.05)}
+    assert kept[0.9]["top-p 0.9"] > kept[0.9]["top-k 40"] and kept[0.05]["top-p 0.05"] < kept[0.05]["top-k 40"]
