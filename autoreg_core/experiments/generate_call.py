@@ -39,7 +39,8 @@ def generate_snippet(config: SamplingConfig, bundle: ModelBundle, prompt: str, c
     kwargs = generate_kwargs(config, bundle)
     args = ",\n    ".join(f"{k}={v!r}" for k, v in kwargs.items() if v is not None)
     encode = _encode_lines(prompt, chat)
-    seed = "" if config.greedy else f"torch.manual_seed({config.seed})  # same seed → same tokens as the app\n"
+    seed = "" if config.greedy else (f"torch.manual_seed({config.seed})  # on a CPU: the app's tokens "
+                                     "(a GPU draws from its own generator)\n")
     stop = ",\n    tokenizer=tok  # stop_strings needs it" if config.stop_sequences else ""
     return (
         "import torch\n"
@@ -72,8 +73,9 @@ def _warper_lines(config: SamplingConfig) -> list[str]:
 def loop_snippet(config: SamplingConfig, bundle: ModelBundle, prompt: str, chat: bool = False) -> str:
     """The generation loop written out by hand (prefill, then one decode step per token on the cache).
 
-    Same tokens as ``generate`` and as this app (a test runs this very text): the processors run in
-    generate's order and the draw is ``torch.multinomial`` after the same seed. Stop sequences are left
+    Same tokens as ``generate`` and, on a CPU, as this app (a test runs this very text): the processors run in
+    generate's order and the draw is ``torch.multinomial`` after the same seed (on a GPU it draws from the GPU's
+    generator, so only greedy runs give the app's tokens there). Stop sequences are left
     out to keep the loop short; EOS and max new tokens are in.
     """
     warpers = _warper_lines(config)

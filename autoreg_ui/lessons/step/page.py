@@ -154,11 +154,11 @@ def render() -> None:
         stepper()
 
     with st.expander("The same generation in one `model.generate` call"):
-        st.markdown(step_text.GENERATE_CALL)
+        st.markdown(step_text.generate_call(bundle.device.type))
         st.code(generate_snippet(current_config(), bundle, session.prompt, session.chat), language="python")
 
     with st.expander("The same loop written out by hand"):
-        st.markdown(step_text.LOOP_CODE)
+        st.markdown(step_text.loop_code(bundle.device.type))
         st.code(loop_snippet(current_config(), bundle, session.prompt, session.chat), language="python")
 
     with st.expander("Around the loop: ideas these steps make visible"):

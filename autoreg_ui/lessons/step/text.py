@@ -10,19 +10,47 @@ LOOP = (
 )
 CHAIN_RULE_LABEL = "The chain rule as a formula: how the steps' probabilities multiply"
 CHAIN_RULE = r"P(x_1,\dots,x_T \mid \text{prompt}) = \prod_{t=1}^{T} P(x_t \mid \text{prompt}, x_{<t})"
+BATCHED_GAP = ("batched logits differ from solo ones by about 1e-4 at most in the runs measured on the embedded "
+               "model, on a CPU in float32 (`python -m bench.batch_exactness`)")
 NEAR_TIE = ("rounding tips a near-tie: when other tabs step at the same moment, this server runs their steps and "
-            "yours as one batch, and batched logits differ from solo ones by under 1e-4")
-GENERATE_CALL = ("Every sidebar setting maps onto an argument of transformers' `generate`. With the same "
-                 "seed, this code produces the tokens you get here by clicking **Next token** (a test checks "
-                 f"it), unless {NEAR_TIE}. `use_cache=True` is the KV cache; `pad_token_id` only matters when "
-                 "several prompts of different lengths run as one batch. `max_new_tokens` counts only "
-                 "the tokens generated; the older `max_length` counts the prompt too, so a long prompt "
-                 "leaves it less room. The sidebar's stop sequences are generate's `stop_strings` (it "
-                 "needs the tokenizer to find them).")
-LOOP_CODE = ("What `generate` does inside, written out: one prefill over the prompt, then one decode step per "
-             "token, each feeding only the newest token and reusing the `DynamicCache`. Run it in a notebook: "
-             "with the same seed it prints the tokens this page gives (a test runs this very text), unless rounding "
-             "tips a near-tie as above. Stop sequences are left out to keep it short.")
+            f"yours as one batch, and {BATCHED_GAP}")
+
+
+def same_tokens(device: str, code: str, checked: str) -> str:
+    """Whether ``code`` (run by the learner) gives this page's tokens, for a server whose model runs on ``device``
+    (``torch.device.type``). The app draws on the CPU; ``generate`` and the hand-written loop draw on the model's
+    device, so with the same seed they give the app's tokens on a CPU, and elsewhere only when greedy."""
+    if device == "cpu":
+        return (f"Run on a CPU, as this server runs it, with the same seed {code} gives the tokens you get here by "
+                f"clicking **Next token** ({checked}), unless {NEAR_TIE}. On a GPU, {code} draws its random numbers "
+                "from the GPU's own generator, which the same seed starts on another sequence than the CPU's: there "
+                "only greedy runs (temperature 0) give these tokens.")
+    return (f"This server runs the model on {device} but draws each token on the CPU, while {code}, run on {device}, "
+            f"draws from {device}'s own generator, which the same seed starts on another sequence: only greedy runs "
+            "(temperature 0), on this model, device and dtype, give the tokens you get here by clicking "
+            f"**Next token**, unless {NEAR_TIE}.")
+
+
+GENERATE_ARGUMENTS = (
+    "`use_cache=True` is the KV cache; `pad_token_id` only matters when several prompts of different lengths run as "
+    "one batch. `max_new_tokens` counts only the tokens generated; the older `max_length` counts the prompt too, so a "
+    "long prompt leaves it less room. The sidebar's stop sequences are generate's `stop_strings` (it needs the "
+    "tokenizer to find them).")
+
+
+def generate_call(device: str) -> str:
+    """The note above the ``model.generate`` snippet, for a model on ``device``."""
+    return ("Every sidebar setting maps onto an argument of transformers' `generate`. "
+            f"{same_tokens(device, 'this code', 'a test checks it')} {GENERATE_ARGUMENTS}")
+
+
+def loop_code(device: str) -> str:
+    """The note above the hand-written loop, for a model on ``device``."""
+    return ("What `generate` does inside, written out: one prefill over the prompt, then one decode step per token, "
+            "each feeding only the newest token and reusing the `DynamicCache`. "
+            + same_tokens(device, "this loop", "a test runs this very text")
+            + " Stop sequences are left out to keep it short.")
+
 
 # The step metrics' help texts (the page's metric row).
 LOGPROB_HELP = "Σ log p(token | everything before it): the chain rule, in nats, under the model's raw softmax."
@@ -80,8 +108,10 @@ def pass_note(forward_ms: float, rows: int) -> str:
         return f"This step's forward pass: {forward_ms:.0f} ms, for this tab alone."
     others = rows - 1
     return (f"This step's forward pass: {forward_ms:.0f} ms, shared with {others} other tab{'s' if others > 1 else ''} "
-            "that asked for a step at the same moment: one pass over all of them, each with its own KV cache "
-            "(continuous batching, as on the *How servers go fast* page).")
+            "that asked for a step at the same moment: one pass over all of them, each with its own KV cache. "
+            "That is batching one step at a time (each pass gathers whichever steps are waiting), not the "
+            "continuous batching of the *How servers go fast* page, where a server keeps one running batch that "
+            "requests join and leave between steps.")
 
 
 # ---------------------------------------------------------------- predict, then check (questions.py)

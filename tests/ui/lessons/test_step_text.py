@@ -27,23 +27,61 @@ def test_speeds_quote_this_machines_last_step_next_to_the_published_ones():
 
 def test_the_pass_note_says_whether_the_step_rode_alone_or_with_others():
     assert step_text.pass_note(35.4, 1) == "This step's forward pass: 35 ms, for this tab alone."
+    assert "batching" not in step_text.pass_note(35.4, 1)
     assert step_text.pass_note(140.0, 12).startswith("This step's forward pass: 140 ms, shared with 11 other tabs ")
     assert "shared with 1 other tab that" in step_text.pass_note(80.0, 2)
 
 
+def test_a_shared_pass_is_batching_one_step_at_a_time_not_continuous_batching():
+    """The batcher gathers whichever steps are waiting into one pass; it keeps no running batch (issue 35, 22)."""
+    said = step_text.pass_note(80.0, 2)
+    assert "(continuous batching" not in said and "continuous batching, as on" not in said
+    assert ("That is batching one step at a time (each pass gathers whichever steps are waiting), not the continuous "
+            "batching of the *How servers go fast* page, where a server keeps one running batch that requests join "
+            "and leave between steps.") in said
+
+
 def test_the_generate_note_tells_max_length_from_max_new_tokens_and_names_stop_strings():
-    said = step_text.GENERATE_CALL
+    said = step_text.generate_call("cpu")
     assert ("`max_new_tokens` counts only the tokens generated; the older `max_length` counts the prompt too, so a "
             "long prompt leaves it less room.") in said
     assert "The sidebar's stop sequences are generate's `stop_strings` (it needs the tokenizer to find them)." in said
 
 
-def test_the_generate_code_matches_the_page_up_to_batched_rounding():
-    for said in (step_text.GENERATE_CALL, step_text.LOOP_CODE):
-        assert "exactly the tokens" not in said
-    assert ("this code produces the tokens you get here by clicking **Next token** (a test checks it), unless "
-            "rounding tips a near-tie: when other tabs step at the same moment, this server runs their steps and "
-            "yours as one batch, and batched logits differ from solo ones by under 1e-4.") in step_text.GENERATE_CALL
+def test_the_batched_gap_is_a_measured_maximum_not_a_bound():
+    """bench.batch_exactness measured 8.6e-5 and 9.9e-5; its integration test's bound is 1e-3 (issue 35, 21)."""
+    from bench import batch_exactness
+
+    assert "under 1e-4" not in step_text.NEAR_TIE
+    assert ("batched logits differ from solo ones by about 1e-4 at most in the runs measured on the embedded model, "
+            "on a CPU in float32 (`python -m bench.batch_exactness`)") in step_text.NEAR_TIE
+    assert batch_exactness.TOLERANCE > 1e-4  # what the test asserts is looser than what the runs measured
+
+
+def test_the_same_seed_gives_the_pages_tokens_on_a_cpu_and_only_greedy_ones_elsewhere():
+    """The app draws on the CPU; generate and the loop draw on the model's device (issue 35, 29)."""
+    for note in (step_text.generate_call, step_text.loop_code):
+        cpu, gpu = note("cpu"), note("cuda")
+        assert "exactly the tokens" not in cpu + gpu
+        assert "Run on a CPU, as this server runs it, with the same seed this " in cpu and step_text.NEAR_TIE in cpu
+        assert ("draws its random numbers from the GPU's own generator, which the same seed starts on another "
+                "sequence than the CPU's: there only greedy runs (temperature 0) give these tokens.") in cpu
+        assert "Run on a CPU, as this server runs it" not in gpu and step_text.NEAR_TIE in gpu
+        assert gpu.count("This server runs the model on cuda but draws each token on the CPU") == 1
+        assert ("only greedy runs (temperature 0), on this model, device and dtype, give the tokens you get here by "
+                "clicking **Next token**") in gpu
+    assert "(a test checks it)" in step_text.generate_call("cpu")
+    assert "this loop gives the tokens" in step_text.loop_code("cpu") and "(a test runs this very text)" in (
+        step_text.loop_code("cpu"))
+
+
+def test_the_generate_snippet_promises_the_apps_tokens_on_a_cpu_only(tiny):
+    from autoreg_core import SamplingConfig
+    from autoreg_core.experiments.generate_call import generate_snippet
+
+    code = generate_snippet(SamplingConfig(temperature=0.8, seed=7), tiny, "Hi", chat=False)
+    assert "# on a CPU: the app's tokens (a GPU draws from its own generator)" in code
+    assert "same seed → same tokens as the app" not in code
 
 
 def test_the_metric_help_reads_perplexity_as_surprise_and_entropy_as_hesitation():
