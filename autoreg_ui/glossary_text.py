@@ -158,7 +158,9 @@ GROUPS: dict[str, tuple[Term, ...]] = {
         Term("Batch", "Several sequences run through one forward pass together; the weights are read "
              "once for all of them.", SERVING),
         Term("Continuous batching", "A server adds new requests to, and removes finished ones from, the "
-             "running batch at every step instead of waiting for the whole batch.", SERVING),
+             "running batch at every step instead of waiting for the whole batch. Not every batched step is "
+             "continuous batching: this server's passes that gather whichever tabs' steps are waiting keep no "
+             "running batch; they batch one step at a time.", SERVING),
         Term("Speculative decoding", "A cheap draft proposes several tokens; the model checks them all "
              "in one verify pass and keeps the accepted prefix plus one token of its own (the correction at the "
              "first rejection, or a bonus token when all are kept), so every round yields at least one token.",
@@ -174,10 +176,13 @@ GROUPS: dict[str, tuple[Term, ...]] = {
         Term("KL divergence", "How far one distribution is from another (here: a quantized model's next-token "
              "distribution from float32's), in bits; 0 means identical.", SERVING),
         Term("Weight-only quantization", "Only the stored weights are rounded to few bits (GGUF's Q8_0, Q4_1: a "
-             "scale per block of 32). GPU kernels then multiply in fp16 or bf16; llama.cpp's CPU kernels also round "
-             "each activation vector to 8 bits, in blocks of 32 with their own scale, and multiply in integers. "
-             "Small scale blocks keep 8 bits close to float; at 4 bits and below the answers move (the serving "
-             "page's bit dial).", SERVING),
+             "scale per block of 32). GPU kernels such as Marlin (for GPTQ and AWQ files) multiply them by 16-bit "
+             "activations; llama.cpp's kernels for Q8_0 and Q4_1, on the CPU and in its CUDA back end (MMVQ, MMQ), "
+             "also round each activation vector to 8 bits, in blocks of 32 with their own scale, and multiply in "
+             "integers. Small scale blocks keep 8 bits close to float. The serving page's bit dial rounds the "
+             "embedded model's weights, which were already stored in 4 bits in blocks of 32: at 4 bits in blocks it "
+             "gives them back unchanged, so it cannot show what going down to 4 bits costs a model stored in more "
+             "bits.", SERVING),
         Term("Tensor parallelism", "One layer's matrices split across several GPUs that work on the same step "
              "at once: each step gets shorter, but the number of sequential steps does not change.", SERVING),
         Term("Mixed precision", "Matrix products in 16-bit floats while softmax, normalisation and "

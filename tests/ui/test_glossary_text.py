@@ -131,5 +131,25 @@ def test_the_corrected_entries_say_what_the_engine_does():
                                                            "token makes W")
     assert term_named("Speculative decoding").meaning.endswith("so every round yields at least one token.")
     assert "nearly unchanged" not in term_named("Weight-only quantization").meaning
-    assert "at 4 bits and below the answers move" in term_named("Weight-only quantization").meaning
+    assert "at 4 bits and below the answers move" not in term_named("Weight-only quantization").meaning
     assert "74.5 GiB" not in UNITS and "an 80 GB A100 has 80 GiB" in UNITS
+
+
+def test_weight_only_quantization_says_what_gpu_kernels_do_and_what_the_bit_dial_cannot_show():
+    """llama.cpp's CUDA MMVQ/MMQ kernels take Q8_1 activations (blocks of 32) and integer products; Marlin is
+    fp16 x int4; the embedded weights were Q4_1, so the dial gives them back at 4 bits in blocks (issue 35, 23)."""
+    said = text.term_named("Weight-only quantization").meaning
+    assert "GPU kernels then multiply in fp16 or bf16" not in said
+    assert ("GPU kernels such as Marlin (for GPTQ and AWQ files) multiply them by 16-bit activations; llama.cpp's "
+            "kernels for Q8_0 and Q4_1, on the CPU and in its CUDA back end (MMVQ, MMQ), also round each activation "
+            "vector to 8 bits, in blocks of 32 with their own scale, and multiply in integers.") in said
+    assert ("at 4 bits in blocks it gives them back unchanged, so it cannot show what going down to 4 bits costs a "
+            "model stored in more bits.") in said
+
+
+def test_continuous_batching_is_a_running_batch_not_any_batched_step():
+    said = text.term_named("Continuous batching").meaning
+    assert said.startswith("A server adds new requests to, and removes finished ones from, the running batch at "
+                           "every step")
+    assert ("Not every batched step is continuous batching: this server's passes that gather whichever tabs' steps "
+            "are waiting keep no running batch; they batch one step at a time.") in said

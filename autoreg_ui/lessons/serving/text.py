@@ -40,8 +40,9 @@ BATCHING = (
     "single-row steps, so up to B times as many tokens come out per second. Each sequence still waits one whole "
     "step per token, so whatever the step slows is latency every sequence pays: the measurement below gives both "
     "factors.")
-BATCHED_ROUNDING = ("batched logits differ from solo ones by rounding (under 1e-4 on the embedded model, a test "
-                    "measures it), enough to swap two tokens whose logits are that close")
+BATCHED_ROUNDING = ("batched logits differ from solo ones by rounding (about 1e-4 at most in the runs measured on the "
+                    "embedded model, on a CPU in float32: `python -m bench.batch_exactness`), enough to swap two "
+                    "tokens whose logits are that close")
 CONTINUOUS_BATCHING = (
     "Real requests differ in length. **Static batching** fills the slots and decodes until the longest member is "
     "done: finished rows keep their slot (and keep being computed) while the queue waits. **Continuous batching** "
@@ -72,20 +73,23 @@ PRECISION = (
     "Since a decode step waits for bytes, storing each weight in fewer of them lowers the floor on its time "
     "(bytes read ÷ bandwidth) and the memory a model needs, at the price of rounding every weight. Four real paths, "
     "built from the loaded model and compared with float32 over a fixed text: **bfloat16** (a torch copy); **int8** "
-    "(torch's dynamically quantized Linear layers: int8 weights *and* activations rounded to int8 at every step "
-    "with **one scale per tensor**, int8 products); **int8 weights only** (every weight stored as GGUF's Q8_0 "
-    "stores it, int8 values in blocks of 32 with a 16-bit scale each, 8.5 bits per weight; here the activations "
-    "and products stay float32, a reference for what rounding the weights alone costs); and float32 weights with "
-    "an **fp8 KV cache** (transformers' "
+    "(torch's dynamically quantized Linear layers: int8 weights with **one scale per output row**, and at every "
+    "step each layer's input rounded to unsigned 8-bit values with **one scale for the whole tensor**, then int8 "
+    "products; torch asks for a reduced range there, so on x86 only 128 of the 256 levels are used); **int8 "
+    "weights only** (every weight stored as GGUF's Q8_0 stores it, int8 values in blocks of 32 with a 16-bit scale "
+    "each, 8.5 bits per weight; here the activations and products stay float32, a reference for what rounding the "
+    "weights alone costs); and float32 weights with an **fp8 KV cache** (transformers' "
     "`QuantizedCache` with its fp8 backend: one byte per value and one scale per tensor, fixed at the first "
     "update, so new positions are appended as they come. Its 4-bit backends, quanto and HQQ, differ: they keep "
     "the most recent tokens, 128 by default, in full precision and quantize them in chunks, a residual window "
     "that a bytes-per-value figure leaves out; the cache bytes shown here are measured from whatever is stored). "
-    "Real kernels differ from the float32 reference: llama.cpp's CPU kernels for Q8_0 and Q4_1 round each "
-    "activation vector to 8 bits too, in blocks of 32 with a scale of their own, and multiply in integers (the "
-    "embedded Q4_1 file runs that way there); GPU weight-only kernels multiply in fp16 or bf16. What decides the "
-    "damage is the **scale granularity**: one scale per 32 values costs little, one scale per tensor (torch's "
-    "dynamic int8 below) is what collapses.")
+    "Real kernels differ from the float32 reference: llama.cpp's kernels for Q8_0 and Q4_1, on the CPU and in its "
+    "CUDA back end's quantized matrix kernels (MMVQ, MMQ), round each activation vector to 8 bits too, in blocks of "
+    "32 with a scale of their own, and multiply in integers (the embedded Q4_1 file runs that way there); other GPU "
+    "weight-only kernels, such as Marlin for GPTQ and AWQ files, multiply the unpacked weights by 16-bit "
+    "activations. What decides the damage is the **scale granularity**: one scale per 32 values costs little, and "
+    "torch's dynamic int8 below keeps one scale per output row for the weights but stretches one scale over each "
+    "whole activation tensor; the table measures what that does here.")
 EMBEDDED_WEIGHTS = (
     "The embedded weights were already 4-bit in the GGUF file they ship in (Q4_1: blocks of 32 weights sharing a "
     "16-bit scale and a 16-bit minimum, so 4 + 32/32 = **5 bits per weight** once the scales are counted; the "
@@ -184,35 +188,58 @@ def serving_sentences(runs: dict[str, scheduler.ServeRun]) -> list[str]:
     return out
 
 
+WEAK_DRAFT = 0.5  # an early exit "is a weak draft" while fewer than this share of its guesses are kept
+
+
+def round_tokens(run: speculative.Speculated) -> float:
+    """Tokens a round added on average: the run's tokens but the first, which the prefill chose before any round."""
+    return (len(run.tokens) - 1) / len(run.rounds) if run.rounds and run.tokens else float("nan")
+
+
+def slower_because(run: speculative.Speculated, plain_step: float) -> str:
+    """Why a slower run lost, read from its measured parts: a round's drafting and verify pass against what plain
+    decoding's steps take (``plain_step`` each) for the tokens a round brought."""
+    if not run.rounds:
+        return "the run ended at the prefill's token, before any round"
+    per_round = round_tokens(run)
+    drafting, verify = _mean([r.draft_ms for r in run.rounds]), _mean([r.verify_ms for r in run.rounds])
+    plain = per_round * plain_step
+    worth = f"plain decoding takes for the {per_round:.2f} tokens a round brought ({plain:,.1f} ms)"
+    if drafting >= plain:
+        return f"drafting alone ({drafting:,.1f} ms a round) cost more than {worth}"
+    if verify >= plain:
+        return (f"the verify pass alone ({verify:,.1f} ms, {verify / plain_step:.1f}× a plain step) cost more than "
+                f"{worth}: checking several positions at once was far from free on this machine")
+    if drafting + verify >= plain:
+        return f"drafting and verifying together ({drafting + verify:,.1f} ms a round) cost more than {worth}"
+    return (f"a round's drafting and verifying ({drafting + verify:,.1f} ms) cost less than {worth}, so the time was "
+            "lost in parts of the run these figures leave out")
+
+
 def speculative_sentence(case, run: speculative.Speculated) -> str:
     """Why this draft was faster or slower than plain decoding on this prompt (markdown, from the measurements;
     ``case``: ``serving_measurements.SpecCase``)."""
     speedup = case.plain.ms / run.ms
-    per_round = len(run.tokens) / max(1, len(run.rounds))
     verify, drafting = _mean([r.verify_ms for r in run.rounds]), _mean([r.draft_ms for r in run.rounds])
     plain_step = _mean(case.plain.step_ms)
     rate = f"{run.acceptance_rate:.0%} of {run.drafted} guesses kept" if run.drafted else "no guesses found"
     text = (f"**{run.draft}** on “{case.label}”: {rate}, {len(run.tokens) / max(1, run.forward_passes):.2f} tokens "
-            f"per model pass. A round took {drafting:,.1f} ms of drafting and a {verify:,.1f} ms verify pass for "
-            f"{per_round:.2f} tokens, against {plain_step:,.1f} ms per token for plain decoding: ")
+            f"per model pass (the prefill's pass and token included). A round took {drafting:,.1f} ms of drafting "
+            f"and a {verify:,.1f} ms verify pass for {round_tokens(run):.2f} tokens (the prefill's token not "
+            f"counted), against {plain_step:,.1f} ms per token for plain decoding: ")
     if speedup >= 1:
         return text + f"**{speedup:.2f}× faster**."
-    if drafting > verify:
-        why = "the draft itself cost more than the pass it was meant to save"
-    elif not run.drafted or run.acceptance_rate < 0.5:
-        why = "too few guesses were kept to pay for the wider verify pass"
-    else:
-        why = ("the verify pass over k + 1 positions cost nearly as much as k + 1 plain steps: on this machine the "
-               "model is not waiting on memory enough for the extra positions to ride along for free")
-    if run.draft.startswith(speculative.EARLY_EXIT):
-        why += ("; an early exit is also a weak draft, because the first layers alone were never trained to predict "
-                "the next token (LayerSkip-style training makes them usable)")
+    why = slower_because(run, plain_step)
+    if run.draft.startswith(speculative.EARLY_EXIT) and (not run.drafted or run.acceptance_rate < WEAK_DRAFT):
+        why += ("; and an early exit is a weak draft, keeping few guesses, because the first layers alone were never "
+                "trained to predict the next token (LayerSkip-style training makes them usable)")
     return text + f"**{speedup:.2f}×, slower**: {why}."
 
 
 SLOWER_BECAUSE = {
-    precision.BF16: "this CPU has no fast bfloat16 matrix unit, so the products convert to float32 and back as they "
-                    "go: half the bytes, more work per byte",
+    precision.BF16: ("likely the products: without a bfloat16 matrix unit (AMX, AVX-512 BF16) a CPU converts to "
+                     "float32 and back as it goes, half the bytes but more work per byte (this is inferred, not "
+                     "measured here)"),
     precision.INT8: ("dynamic quantization also rounds every activation to int8 at every step and small int8 "
                      "products have overheads of their own, so fewer weight bytes need not give proportionally less "
                      "time"),
@@ -292,8 +319,9 @@ def dial_sentence(curves: dict[str, list[tuple[int, precision.Quality]]]) -> str
 # ---------------------------------------------------------------- this server, right now
 LIVE_TITLE = "This server, right now"
 LIVE_INTRO = ("Every tab on this server that presses Next token asks this model for one decode step. Steps asked for "
-              "at the same moment run as **one** forward pass, each tab's row with its own KV cache: continuous "
-              "batching, happening to your class. Counted over the last minute, live.")
+              "at the same moment run as **one** forward pass, each tab's row with its own KV cache: batching, one "
+              "step at a time, happening to your class. It is not the continuous batching of section 2: no running "
+              "batch is kept, each pass gathers whichever steps are waiting. Counted over the last minute, live.")
 
 
 def live_auto_label(every_s: float) -> str:

@@ -128,19 +128,6 @@ def test_the_serving_comparison_reads_sooner_or_later_and_faster_or_slower_from_
     assert slower_but_sooner[1].endswith("padding it saves; its win in waiting time stays.")
 
 
-def test_precision_says_what_real_int8_kernels_do():
-    said = text.PRECISION
-    assert "what llama.cpp and most servers do" not in said
-    assert ("llama.cpp's CPU kernels for Q8_0 and Q4_1 round each activation vector to 8 bits too, in blocks of 32 "
-            "with a scale of their own, and multiply in integers") in said
-    assert "GPU weight-only kernels multiply in fp16 or bf16" in said and "**scale granularity**" in said
-    assert "exactly the tokens" not in text.CONTINUOUS_BATCHING and text.BATCHED_ROUNDING in text.CONTINUOUS_BATCHING
-    assert "token for token" not in text.SPECULATIVE and "or failing that the last one, take the earliest match" in (
-        text.SPECULATIVE)
-    assert "barely slows" not in text.BATCHING and "a little latency" not in text.BATCHING
-    assert "the output is unchanged" not in text.INTRO and "the model's own distribution" in text.INTRO
-
-
 @pytest.mark.parametrize("top1, reading", [
     (1.0, "The weights alone, one scale per 32 values, lose almost nothing at 8 bits (top-1 agreement 100%, KL 0.001 "
           "bits)"),
@@ -152,3 +139,146 @@ def test_weight_only_rounding_is_read_from_its_measured_agreement(top1, reading)
     from autoreg_core.experiments import precision
 
     assert text.weights_only_reading(precision.Quality(0.001, top1, 10.0, 40)) == reading
+
+
+# ---------------------------------------------------------------- issue 35: 10, 21, 22, 23, 25
+def test_precision_says_what_real_int8_kernels_do():
+    said = text.PRECISION
+    assert "what llama.cpp and most servers do" not in said
+    assert ("llama.cpp's kernels for Q8_0 and Q4_1, on the CPU and in its CUDA back end's quantized matrix kernels "
+            "(MMVQ, MMQ), round each activation vector to 8 bits too, in blocks of 32 with a scale of their own, and "
+            "multiply in integers") in said
+    assert "GPU weight-only kernels multiply in fp16 or bf16" not in said  # llama.cpp's CUDA kernels do not
+    assert ("other GPU weight-only kernels, such as Marlin for GPTQ and AWQ files, multiply the unpacked weights by "
+            "16-bit activations") in said and "**scale granularity**" in said
+    assert "exactly the tokens" not in text.CONTINUOUS_BATCHING and text.BATCHED_ROUNDING in text.CONTINUOUS_BATCHING
+    assert "token for token" not in text.SPECULATIVE and "or failing that the last one, take the earliest match" in (
+        text.SPECULATIVE)
+    assert "barely slows" not in text.BATCHING and "a little latency" not in text.BATCHING
+    assert "the output is unchanged" not in text.INTRO and "the model's own distribution" in text.INTRO
+
+
+def _identity_int8(n: int = 64):
+    """torch's dynamic int8 Linear, built as the precision table builds it, around an n × n identity weight."""
+    import warnings
+
+    import torch
+    from torch import nn
+
+    lin = nn.Linear(n, n, bias=False)
+    with torch.no_grad():
+        lin.weight.copy_(torch.eye(n))
+    model = nn.Sequential(lin)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.ao.quantization.quantize_dynamic(model, {nn.Linear: torch.ao.quantization.per_channel_dynamic_qconfig},
+                                               inplace=True)
+    return model
+
+
+def test_int8_has_a_scale_per_output_row_for_weights_and_one_per_tensor_for_activations(tiny):
+    """The sentence against the code: per_channel_dynamic_qconfig quantizes weights per output row (axis 0); the
+    activations get one unsigned scale per tensor, with torch's reduced range: 128 levels here (issue 35, 10)."""
+    import torch
+
+    from autoreg_core.experiments import precision
+
+    said = text.PRECISION
+    assert "activations rounded to int8 at every step with **one scale per tensor**" not in said
+    assert ("int8 weights with **one scale per output row**, and at every step each layer's input rounded to "
+            "unsigned 8-bit values with **one scale for the whole tensor**, then int8 products; torch asks for a "
+            "reduced range there, so on x86 only 128 of the 256 levels are used") in said
+    assert "one scale per tensor (torch's dynamic int8 below) is what collapses" not in said
+    model = precision.variant_bundle(tiny, precision.INT8).model
+    layers = [m for m in model.modules() if isinstance(m, precision.Int8Linear)]
+    assert layers
+    for layer in layers:
+        weight = layer.weight()
+        assert weight.qscheme() == torch.per_channel_affine and weight.q_per_channel_axis() == 0
+        assert weight.q_per_channel_scales().numel() == weight.shape[0]  # one scale per output row
+    identity = _identity_int8()
+    small, big = torch.linspace(0, 0.01, 64), torch.linspace(0, 1, 64)
+    alone, together = identity(small[None])[0], identity(torch.stack([small, big]))[0]
+    assert torch.unique(alone).numel() == 64 and torch.unique(together).numel() <= 2  # one scale over both rows
+    levels = torch.unique(identity(torch.linspace(0, 1, 64 * 50).reshape(50, 64))).numel()
+    if torch.backends.quantized.engine in ("x86", "fbgemm"):
+        assert levels == 128
+
+
+def test_the_batched_gap_is_a_measured_maximum_and_the_live_batcher_is_not_continuous_batching():
+    assert "under 1e-4" not in text.BATCHED_ROUNDING
+    assert ("about 1e-4 at most in the runs measured on the embedded model, on a CPU in float32: "
+            "`python -m bench.batch_exactness`") in text.BATCHED_ROUNDING
+    assert "continuous batching, happening" not in text.LIVE_INTRO
+    assert ("batching, one step at a time, happening to your class. It is not the continuous batching of section 2: "
+            "no running batch is kept, each pass gathers whichever steps are waiting.") in text.LIVE_INTRO
+
+
+def test_bf16s_reason_is_said_to_be_inferred():
+    from autoreg_core.experiments import precision
+
+    reason = text.SLOWER_BECAUSE[precision.BF16]
+    assert reason.startswith("likely") and "inferred, not measured here" in reason
+    assert "this CPU has no fast bfloat16 matrix unit" not in reason
+
+
+def _spec(draft: str, rounds, *, ms: float, plain_ms: float = 100.0, plain_step: float = 10.0):
+    """A plain run of 9 tokens and a speculative run whose tokens are the prefill's plus every round's."""
+    from autoreg_core.experiments import speculative_decoding as speculative
+
+    tokens = [0] + [t for r in rounds for t in r.emitted]
+    run = speculative.Speculated(tokens=tokens, ms=ms, forward_passes=1 + len(rounds), draft=draft, k=3,
+                                 rounds=list(rounds))
+    plain = speculative.Decoded(tokens=list(range(9)), ms=plain_ms, forward_passes=9, step_ms=[plain_step] * 8)
+    return SimpleNamespace(label="open-ended", plain=plain), run
+
+
+def _rounds(n: int, kept: int, draft_ms: float, verify_ms: float):
+    from autoreg_core.experiments import speculative_decoding as speculative
+
+    return [speculative.Round([1, 2, 3], kept, 9, draft_ms, verify_ms) for _ in range(n)]
+
+
+def test_a_rounds_tokens_leave_out_the_prefills_token():
+    """Two rounds of 4 tokens after the prefill's one: 4.00 per round, not 9 / 2 (issue 35, 25)."""
+    case, run = _spec("prompt lookup (2-gram)", _rounds(2, 3, 1.0, 12.0), ms=50.0)
+    said = text.speculative_sentence(case, run)
+    assert text.round_tokens(run) == 4.0 and "for 4.00 tokens (the prefill's token not counted)" in said
+    assert "3.00 tokens per model pass (the prefill's pass and token included)" in said
+    assert said.endswith("**2.00× faster**.")
+
+
+@pytest.mark.parametrize("draft_ms, verify_ms, reason", [
+    (40.0, 1.0, "drafting alone (40.0 ms a round) cost more than plain decoding takes for the 4.00 tokens a round "
+                "brought (40.0 ms)"),
+    (1.0, 45.0, "the verify pass alone (45.0 ms, 4.5× a plain step) cost more than plain decoding takes for the 4.00 "
+                "tokens a round brought (40.0 ms): checking several positions at once was far from free on this "
+                "machine"),
+    (20.0, 25.0, "drafting and verifying together (45.0 ms a round) cost more than plain decoding takes"),
+    (20.0, 20.0, "drafting and verifying together (40.0 ms a round) cost more than"),
+    (39.8, 0.1, "a round's drafting and verifying (39.9 ms) cost less than plain decoding takes for the 4.00 tokens "
+                 "a round brought (40.0 ms), so the time was lost in parts of the run these figures leave out"),
+])
+def test_a_slower_run_is_explained_by_its_measured_parts(draft_ms, verify_ms, reason):
+    """Each cause is a comparison of measured times, on each side of its boundary (issue 35, 25)."""
+    case, run = _spec("prompt lookup (2-gram)", _rounds(2, 3, draft_ms, verify_ms), ms=200.0)
+    said = text.speculative_sentence(case, run)
+    assert "**0.50×, slower**: " in said and reason in said and said.endswith(".")
+    assert "is not waiting on memory" not in said and "too few guesses" not in said
+
+
+def test_an_early_exit_is_called_weak_only_when_it_kept_few_guesses():
+    weak_case, weak = _spec("early exit after layer 24", _rounds(8, 0, 1.0, 30.0), ms=300.0)
+    assert weak.acceptance_rate < text.WEAK_DRAFT
+    assert "an early exit is a weak draft, keeping few guesses" in text.speculative_sentence(weak_case, weak)
+    strong_case, strong = _spec("early exit after layer 24", _rounds(2, 3, 30.0, 30.0), ms=300.0)
+    assert strong.acceptance_rate >= text.WEAK_DRAFT
+    assert "weak draft" not in text.speculative_sentence(strong_case, strong)
+    lookup_case, lookup = _spec("prompt lookup (2-gram)", _rounds(8, 0, 1.0, 30.0), ms=300.0)
+    assert "weak draft" not in text.speculative_sentence(lookup_case, lookup)
+
+
+def test_a_run_without_rounds_says_so():
+    case, run = _spec("prompt lookup (2-gram)", [], ms=200.0)
+    assert text.speculative_sentence(case, run).endswith(
+        "**0.50×, slower**: the run ended at the prefill's token, before any round.")
