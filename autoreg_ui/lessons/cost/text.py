@@ -61,9 +61,10 @@ def counts_intro(spec: ModelSpec) -> str:
             "counts as 2 FLOPs; the step that produces position L:")
 
 
-MAX_LENGTH_HELP = ("A naive step pushes all L positions through the weights, so its time grows at least in proportion "
-                   "to L (attention adds a part that grows with L², a larger share the longer the text): each "
-                   "doubling of the longest length adds steps at least twice as slow as the slowest so far. The "
+MAX_LENGTH_HELP = ("A naive step pushes all L positions through the layers, so their FLOPs grow in proportion to L, "
+                   "and causal attention's with L² (a larger share the longer the text); only the last position's "
+                   "logits cost the same at every length. Its measured time need not follow the FLOPs: at short "
+                   "lengths fixed costs per step weigh, and a doubling of L can take less than twice the time. The "
                    "race measures the factor. Lengths already measured are kept.")
 
 # Boundaries for reading a measured time ratio per doubling of the length (linear: ×2, quadratic: ×4).
@@ -86,9 +87,10 @@ def naive_growth_sentence(measured: float, short: int, long: int, counted: float
     """How one naive step's time grew from L = ``short`` to ``long``, measured and counted, per doubling;
     ``attention_share``: causal attention's share of a naive step's FLOPs at ``long`` (from the model's shape)."""
     return (f"One naive step's time grew **{growth_reading(measured)}** from L = {short:,} to {long:,}, measured. "
-            f"By the counts it grows {growth_reading(counted)}: a naive step is mostly 2·N_body·L weight FLOPs, and "
-            f"causal attention is {attention_share:.0%} of its FLOPs at L = {long:,}. What is quadratic is the "
-            r"total over T tokens, $\frac{T(T+1)}{2}$ positions, because every one of the T steps is that long.")
+            f"By the counts it grows {growth_reading(counted)}: at L = {long:,} causal attention is "
+            f"{attention_share:.0%} of a naive step's FLOPs, and the rest is mostly its 2·N_body·L weight FLOPs. "
+            r"What is quadratic is the total over T tokens, $\frac{T(T+1)}{2}$ positions, because every one of the "
+            "T steps is that long.")
 
 
 def attention_share(length: int, share: float, crossover: int) -> str:

@@ -59,11 +59,34 @@ def test_growth_is_read_from_the_ratio_per_doubling(ratio, reading):
 def test_naive_growth_sentence_says_the_step_is_linear_and_the_total_quadratic():
     assert text.naive_growth_sentence(1.97, 512, 1024, 2.29, 0.143) == (
         "One naive step's time grew **about linear (×1.97 per doubling)** from L = 512 to 1,024, measured. By the "
-        "counts it grows about linear (×2.29 per doubling): a naive step is mostly 2·N_body·L weight FLOPs, and "
-        "causal attention is 14% of its FLOPs at L = 1,024. What is quadratic is the total over T tokens, "
+        "counts it grows about linear (×2.29 per doubling): at L = 1,024 causal attention is 14% of a naive step's "
+        "FLOPs, and the rest is mostly its 2·N_body·L weight FLOPs. What is quadratic is the total over T tokens, "
         r"$\frac{T(T+1)}{2}$ positions, because every one of the T steps is that long.")
     assert "**about quadratic (×3.90 per doubling)**" in text.naive_growth_sentence(3.9, 512, 1024, 2.29, 0.143)
     assert "square" not in text.MAX_LENGTH_HELP and "four times" not in text.MAX_LENGTH_HELP
+
+
+def test_the_length_help_says_flops_grow_with_l_and_time_need_not():
+    """The layers' FLOPs of a naive step are ∝ L, attention's grow faster, the logits' are fixed; a measured time
+    can grow by less than ×2 per doubling at short lengths (issue 35, 24)."""
+    from autoreg_core.engine.model_spec import ModelSpec
+
+    said = text.MAX_LENGTH_HELP
+    assert "its time grows at least in proportion" not in said and "at least twice as slow" not in said
+    assert ("A naive step pushes all L positions through the layers, so their FLOPs grow in proportion to L, and "
+            "causal attention's with L² (a larger share the longer the text); only the last position's logits cost "
+            "the same at every length.") in said
+    assert ("Its measured time need not follow the FLOPs: at short lengths fixed costs per step weigh, and a doubling "
+            "of L can take less than twice the time.") in said
+    smol = ModelSpec.preset("SmolLM2-135M", n_layers=30, n_heads=9, n_kv_heads=3, head_dim=64, hidden=576,
+                            vocab=49_152, n_params=134_515_008, seq_len=8192, weight_bytes=4, cache_bytes=4, tied=True)
+    for length in (16, 256, 2048):  # layers ∝ L, attention ∝ L(L + 1)/2, the logits fixed
+        assert smol.flops_step(length, False) == (length * smol.flops_layers_per_token + smol.flops_lm_head
+                                                  + length * (length + 1) // 2 * smol.attention_flops_per_key)
+    # the fixed logits keep even the counted ratio under ×2 at the shortest lengths, and a measured one can be too
+    assert smol.flops_step(2, False) / smol.flops_step(1, False) < 2 < smol.flops_step(2048, False) / smol.flops_step(
+        1024, False)
+    assert text.growth_reading(1.4).startswith("slower than linear")
 
 
 def test_batching_raises_intensity_only_until_the_cache_reads_dominate():
