@@ -98,8 +98,9 @@ PUBLISHED_VOCABS = (
     ("GPT-2 (2019)", 50_257, "Radford et al. 2019, and the released tokenizer"),
     ("Llama 2 (2023)", 32_000, "Touvron et al. 2023, Llama 2 paper"),
     ("Llama 3 (2024)", 128_256, "Meta, Llama 3 model card and tokenizer config"),
-    ("GPT-4o (2024)", 200_000,
-     "OpenAI tiktoken, o200k_base encoding: 200,000 merged pieces, plus a few special tokens"),
+    ("GPT-4o (2024)", 200_019,
+     "OpenAI tiktoken, o200k_base encoding: n_vocab 200,019, the largest id + 1 (about 200,000 byte-level pieces, "
+     "and two special tokens at ids 199,999 and 200,018)"),
 )
 
 
