@@ -194,7 +194,7 @@ def test_naive_growth_reads_the_race_over_its_longest_doubling():
     assert cost_text.growth_reading(counted) in linear
     share = race.naive_attention_share(SPEC, 512)
     assert share == pytest.approx(SPEC.attention_flops_per_key * 512 * 513 / 2 / SPEC.flops_step(512, False))
-    assert f"causal attention is {share:.0%} of its FLOPs at L = 512" in linear
+    assert f"at L = 512 causal attention is {share:.0%} of a naive step's FLOPs" in linear
     # a race with a gap: the ratio is still per doubling (×8 over three doublings is ×2)
     assert race.per_doubling(1.0, 8.0, 64, 512) == pytest.approx(2.0)
     assert race.naive_growth(SPEC, race_of(40.0)[:1]) is None
