@@ -302,9 +302,9 @@ GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading o
         "Find the temperature at which the top token drops below one half.",
         "Why does temperature 0 mean 'always the top token' rather than 'divide by zero'?"),
     "2 · Strategies side by side": (
-        "Section 1's logits through seven settings at once: greedy, temperatures 0.7, 1.0 and 1.5, and top-k, top-p "
-        "and min-p at T = 1. Nothing is drawn here: each panel shows what its setting keeps (grey: removed) and "
-        "how spread out what is left is.",
+        "The same logits as above through seven settings at once: greedy, temperatures 0.7, 1.0 and 1.5, and top-k, "
+        "top-p and min-p at T = 1. No token is drawn here: each panel shows what its setting keeps (grey: removed) "
+        "and how spread out what is left is.",
         "Lower the p of the top-p strategy step by step and watch its kept tokens in the table: at which p does "
         "it keep fewer tokens than the top-k strategy?",
         "Top-k's count of kept tokens is set by k; top-p's and min-p's follow how sure the model is. Which would "

@@ -74,8 +74,8 @@ PRECISION = (
     "(bytes read ÷ bandwidth) and the memory a model needs, at the price of rounding every weight. Four real paths, "
     "built from the loaded model and compared with float32 over a fixed text: **bfloat16** (a torch copy); **int8** "
     "(torch's dynamically quantized Linear layers: int8 weights with **one scale per output row**, and at every "
-    "step each layer's input rounded to unsigned 8-bit values with **one scale for the whole tensor**, then int8 "
-    "products; torch asks for a reduced range there, so on x86 only 128 of the 256 levels are used); **int8 "
+    "step each layer's input rounded to unsigned 8-bit values with **one scale for the whole tensor**, then 8-bit "
+    "integer products; torch asks for a reduced range there, so on x86 only 128 of the 256 levels are used); **int8 "
     "weights only** (every weight stored as GGUF's Q8_0 stores it, int8 values in blocks of 32 with a 16-bit scale "
     "each, 8.5 bits per weight; here the activations and products stay float32, a reference for what rounding the "
     "weights alone costs); and float32 weights with an **fp8 KV cache** (transformers' "
@@ -87,7 +87,8 @@ PRECISION = (
     "CUDA back end's quantized matrix kernels (MMVQ, MMQ), round each activation vector to 8 bits too, in blocks of "
     "32 with a scale of their own, and multiply in integers (the embedded Q4_1 file runs that way there); other GPU "
     "weight-only kernels, such as Marlin for GPTQ and AWQ files, multiply the unpacked weights by 16-bit "
-    "activations. What decides the damage is the **scale granularity**: one scale per 32 values costs little, and "
+    "activations. What decides the damage is the **scale granularity**: one scale per 32 values usually costs little "
+    "(the Q8_0 row measures it here), and "
     "torch's dynamic int8 below keeps one scale per output row for the weights but stretches one scale over each "
     "whole activation tensor; the table measures what that does here.")
 EMBEDDED_WEIGHTS = (
@@ -220,6 +221,9 @@ def speculative_sentence(case, run: speculative.Speculated) -> str:
     """Why this draft was faster or slower than plain decoding on this prompt (markdown, from the measurements;
     ``case``: ``serving_measurements.SpecCase``)."""
     speedup = case.plain.ms / run.ms
+    if not run.rounds:
+        return (f"**{run.draft}** on “{case.label}”: no round ran, the prefill's token ended the run; "
+                f"**{speedup:.2f}×** plain decoding's speed.")
     verify, drafting = _mean([r.verify_ms for r in run.rounds]), _mean([r.draft_ms for r in run.rounds])
     plain_step = _mean(case.plain.step_ms)
     rate = f"{run.acceptance_rate:.0%} of {run.drafted} guesses kept" if run.drafted else "no guesses found"

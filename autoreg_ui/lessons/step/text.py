@@ -16,19 +16,20 @@ NEAR_TIE = ("rounding tips a near-tie: when other tabs step at the same moment, 
             f"yours as one batch, and {BATCHED_GAP}")
 
 
-def same_tokens(device: str, code: str, checked: str) -> str:
+def same_tokens(device: str, code: str, checked: str, near_tie: str = NEAR_TIE) -> str:
     """Whether ``code`` (run by the learner) gives this page's tokens, for a server whose model runs on ``device``
     (``torch.device.type``). The app draws on the CPU; ``generate`` and the hand-written loop draw on the model's
-    device, so with the same seed they give the app's tokens on a CPU, and elsewhere only when greedy."""
+    device, so with the same seed they give the app's tokens on a CPU, and elsewhere at best when greedy."""
     if device == "cpu":
         return (f"Run on a CPU, as this server runs it, with the same seed {code} gives the tokens you get here by "
-                f"clicking **Next token** ({checked}), unless {NEAR_TIE}. On a GPU, {code} draws its random numbers "
-                "from the GPU's own generator, which the same seed starts on another sequence than the CPU's: there "
-                "only greedy runs (temperature 0) give these tokens.")
+                f"clicking **Next token** ({checked}), unless {near_tie}. On a GPU, {code} draws its random numbers "
+                "from the GPU's own generator, which the same seed starts on another sequence than the CPU's, so "
+                "there only greedy runs (temperature 0) can give these tokens, and the bfloat16 or float16 that "
+                "`load_model` picks on a GPU tips near-ties more easily.")
     return (f"This server runs the model on {device} but draws each token on the CPU, while {code}, run on {device}, "
-            f"draws from {device}'s own generator, which the same seed starts on another sequence: only greedy runs "
-            "(temperature 0), on this model, device and dtype, give the tokens you get here by clicking "
-            f"**Next token**, unless {NEAR_TIE}.")
+            "draws from that device's own generator, which the same seed starts on another sequence: only greedy "
+            "runs (temperature 0), on this model, device and dtype, give the tokens you get here by clicking "
+            f"**Next token** (the tests check this on a CPU only), unless {near_tie}.")
 
 
 GENERATE_ARGUMENTS = (
@@ -48,7 +49,7 @@ def loop_code(device: str) -> str:
     """The note above the hand-written loop, for a model on ``device``."""
     return ("What `generate` does inside, written out: one prefill over the prompt, then one decode step per token, "
             "each feeding only the newest token and reusing the `DynamicCache`. "
-            + same_tokens(device, "this loop", "a test runs this very text")
+            + same_tokens(device, "this loop", "a test runs this very text", "rounding tips a near-tie as above")
             + " Stop sequences are left out to keep it short.")
 
 

@@ -151,11 +151,20 @@ def test_precision_says_what_real_int8_kernels_do():
     assert "GPU weight-only kernels multiply in fp16 or bf16" not in said  # llama.cpp's CUDA kernels do not
     assert ("other GPU weight-only kernels, such as Marlin for GPTQ and AWQ files, multiply the unpacked weights by "
             "16-bit activations") in said and "**scale granularity**" in said
+    assert "one scale per 32 values usually costs little (the Q8_0 row measures it here)" in said
+    assert "(Q8_0)" in text_precision_variant()
     assert "exactly the tokens" not in text.CONTINUOUS_BATCHING and text.BATCHED_ROUNDING in text.CONTINUOUS_BATCHING
     assert "token for token" not in text.SPECULATIVE and "or failing that the last one, take the earliest match" in (
         text.SPECULATIVE)
     assert "barely slows" not in text.BATCHING and "a little latency" not in text.BATCHING
     assert "the output is unchanged" not in text.INTRO and "the model's own distribution" in text.INTRO
+
+
+def text_precision_variant() -> str:
+    """The precision table's name for the weight-only row, which the sentence calls "the Q8_0 row"."""
+    from autoreg_core.experiments import precision
+
+    return precision.INT8_WEIGHTS
 
 
 def _identity_int8(n: int = 64):
@@ -186,8 +195,8 @@ def test_int8_has_a_scale_per_output_row_for_weights_and_one_per_tensor_for_acti
     said = text.PRECISION
     assert "activations rounded to int8 at every step with **one scale per tensor**" not in said
     assert ("int8 weights with **one scale per output row**, and at every step each layer's input rounded to "
-            "unsigned 8-bit values with **one scale for the whole tensor**, then int8 products; torch asks for a "
-            "reduced range there, so on x86 only 128 of the 256 levels are used") in said
+            "unsigned 8-bit values with **one scale for the whole tensor**, then 8-bit integer products; torch "
+            "asks for a reduced range there, so on x86 only 128 of the 256 levels are used") in said
     assert "one scale per tensor (torch's dynamic int8 below) is what collapses" not in said
     model = precision.variant_bundle(tiny, precision.INT8).model
     layers = [m for m in model.modules() if isinstance(m, precision.Int8Linear)]
@@ -280,5 +289,6 @@ def test_an_early_exit_is_called_weak_only_when_it_kept_few_guesses():
 
 def test_a_run_without_rounds_says_so():
     case, run = _spec("prompt lookup (2-gram)", [], ms=200.0)
-    assert text.speculative_sentence(case, run).endswith(
-        "**0.50×, slower**: the run ended at the prefill's token, before any round.")
+    assert text.speculative_sentence(case, run) == ("**prompt lookup (2-gram)** on “open-ended”: no round ran, the "
+                                                    "prefill's token ended the run; **0.50×** plain decoding's speed.")
+    assert "nan" not in text.speculative_sentence(case, run)

@@ -1,4 +1,6 @@
 """The step page's prose: the corrected statements about passes, exposure bias and look-ahead."""
+import torch
+
 from autoreg_ui.lessons.step import text as step_text
 
 
@@ -63,14 +65,22 @@ def test_the_same_seed_gives_the_pages_tokens_on_a_cpu_and_only_greedy_ones_else
     for note in (step_text.generate_call, step_text.loop_code):
         cpu, gpu = note("cpu"), note("cuda")
         assert "exactly the tokens" not in cpu + gpu
-        assert "Run on a CPU, as this server runs it, with the same seed this " in cpu and step_text.NEAR_TIE in cpu
+        assert "Run on a CPU, as this server runs it, with the same seed this " in cpu
         assert ("draws its random numbers from the GPU's own generator, which the same seed starts on another "
-                "sequence than the CPU's: there only greedy runs (temperature 0) give these tokens.") in cpu
-        assert "Run on a CPU, as this server runs it" not in gpu and step_text.NEAR_TIE in gpu
+                "sequence than the CPU's, so there only greedy runs (temperature 0) can give these tokens, and the "
+                "bfloat16 or float16 that `load_model` picks on a GPU tips near-ties more easily.") in cpu
+        assert "Run on a CPU, as this server runs it" not in gpu and "(the tests check this on a CPU only)" in gpu
         assert gpu.count("This server runs the model on cuda but draws each token on the CPU") == 1
         assert ("only greedy runs (temperature 0), on this model, device and dtype, give the tokens you get here by "
                 "clicking **Next token**") in gpu
     assert "(a test checks it)" in step_text.generate_call("cpu")
+    assert step_text.NEAR_TIE in step_text.generate_call("cpu")
+    assert "unless rounding tips a near-tie as above." in step_text.loop_code("cpu")
+    assert step_text.NEAR_TIE in step_text.generate_call("cuda")
+    from autoreg_core.engine.loading import choose_dtype  # what the GPU branch says load_model picks there
+
+    assert choose_dtype(torch.device("cpu")) == torch.float32 and choose_dtype(torch.device("cuda")) in (
+        torch.bfloat16, torch.float16)
     assert "this loop gives the tokens" in step_text.loop_code("cpu") and "(a test runs this very text)" in (
         step_text.loop_code("cpu"))
 
