@@ -202,6 +202,8 @@ def slower_because(run: speculative.Speculated, plain_step: float) -> str:
     decoding's steps take (``plain_step`` each) for the tokens a round brought."""
     if not run.rounds:
         return "the run ended at the prefill's token, before any round"
+    if not run.drafted:
+        return "the draft found no guesses, so every round was one plain step with the search for guesses on top"
     per_round = round_tokens(run)
     drafting, verify = _mean([r.draft_ms for r in run.rounds]), _mean([r.verify_ms for r in run.rounds])
     plain = per_round * plain_step
@@ -210,7 +212,7 @@ def slower_because(run: speculative.Speculated, plain_step: float) -> str:
         return f"drafting alone ({drafting:,.1f} ms a round) cost more than {worth}"
     if verify >= plain:
         return (f"the verify pass alone ({verify:,.1f} ms, {verify / plain_step:.1f}× a plain step) cost more than "
-                f"{worth}: checking several positions at once was far from free on this machine")
+                f"{worth}: checking the guesses in one pass was far from free on this machine")
     if drafting + verify >= plain:
         return f"drafting and verifying together ({drafting + verify:,.1f} ms a round) cost more than {worth}"
     return (f"a round's drafting and verifying ({drafting + verify:,.1f} ms) cost less than {worth}, so the time was "

@@ -261,7 +261,7 @@ def test_a_rounds_tokens_leave_out_the_prefills_token():
     (40.0, 1.0, "drafting alone (40.0 ms a round) cost more than plain decoding takes for the 4.00 tokens a round "
                 "brought (40.0 ms)"),
     (1.0, 45.0, "the verify pass alone (45.0 ms, 4.5× a plain step) cost more than plain decoding takes for the 4.00 "
-                "tokens a round brought (40.0 ms): checking several positions at once was far from free on this "
+                "tokens a round brought (40.0 ms): checking the guesses in one pass was far from free on this "
                 "machine"),
     (20.0, 25.0, "drafting and verifying together (45.0 ms a round) cost more than plain decoding takes"),
     (20.0, 20.0, "drafting and verifying together (40.0 ms a round) cost more than"),
@@ -285,6 +285,17 @@ def test_an_early_exit_is_called_weak_only_when_it_kept_few_guesses():
     assert "weak draft" not in text.speculative_sentence(strong_case, strong)
     lookup_case, lookup = _spec("prompt lookup (2-gram)", _rounds(8, 0, 1.0, 30.0), ms=300.0)
     assert "weak draft" not in text.speculative_sentence(lookup_case, lookup)
+
+
+def test_a_draft_without_guesses_is_not_blamed_on_a_wide_verify_pass():
+    from autoreg_core.experiments import speculative_decoding as speculative
+
+    rounds = [speculative.Round([], 0, 9, 2.0, 11.0) for _ in range(8)]
+    case, run = _spec("prompt lookup (2-gram)", rounds, ms=200.0)
+    said = text.speculative_sentence(case, run)
+    assert "no guesses found" in said and "checking the guesses" not in said
+    assert said.endswith("**0.50×, slower**: the draft found no guesses, so every round was one plain step with the "
+                         "search for guesses on top.")
 
 
 def test_a_run_without_rounds_says_so():
