@@ -133,3 +133,11 @@ def test_the_corrected_entries_say_what_the_engine_does():
     assert "nearly unchanged" not in term_named("Weight-only quantization").meaning
     assert "at 4 bits and below the answers move" in term_named("Weight-only quantization").meaning
     assert "74.5 GiB" not in UNITS and "an 80 GB A100 has 80 GiB" in UNITS
+
+
+def test_the_context_window_entry_gives_llama_cpps_own_rule_for_a_context_shift():
+    meaning = text.term_named("Context window").meaning
+    assert "keeps the first tokens and drops the oldest after them" not in meaning
+    assert ("llama.cpp's context shift, when turned on, keeps the BOS token, if there is one, and as many first tokens "
+            "after it as its --keep setting says, meant for a system prompt, and by default drops the older half of "
+            "the rest") in meaning
