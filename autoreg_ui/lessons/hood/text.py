@@ -75,8 +75,8 @@ def records_sentence(gap: float, compared: int, shared: int) -> str:
                        "steps, and a shared pass pads the rows and adds in another order (section 3 measures how far "
                        "that moves the logits).")
     return said + ("No step here is recorded as sharing its pass with other tabs, so this is the rounding of two "
-                   "ways to compute the same numbers: one-token passes on the cache, and one pass over the whole "
-                   "text, which multiply in other shapes and add in another order.")
+                   "ways to compute the same numbers: the prefill and one-token passes on the cache, and one pass "
+                   "over the whole text, which multiply in other shapes and add in another order.")
 
 
 # ---------------------------------------------------------------- 2 · positions
@@ -206,13 +206,13 @@ def api_sentence(max_delta: float, gap: float, machine: str) -> str:
     if max_delta == 0:
         here = f"here ({machine}) the shared passes measured gave exactly the solo logits"
     else:
-        this = ("within twice that, so it could go either way" if gap <= 2 * max_delta
-                else "wider than twice that, so it stayed")
+        this = ("within twice that, so its greedy token could go either way" if gap <= 2 * max_delta
+                else "wider than twice that, so its greedy token stayed")
         here = (f"here ({machine}) the shared passes measured moved them by up to {max_delta:.1e}, and this step's "
                 f"gap ({gap:.2g}) is {this}")
     return (f"A temperature-0 API takes the argmax of logits like these, and its server batches your request with "
             f"whoever else is asking: {here}. That is one machine's rounding. GPU servers often compute in bf16, "
-            "which keeps 8 significant bits where float32 keeps 24, and there flips are common: Thinking Machines "
+            "which keeps 8 significant bits where float32 keeps 24, and there flips do happen: Thinking Machines "
             "(2025) sent one prompt to Qwen3-235B 1,000 times at temperature 0 and got 80 different completions. "
             "Every token after a step that tips follows that choice.")
 
@@ -273,7 +273,7 @@ Q_BATCH_DIFF = ("Your last step computed alone, then as one row of a shared pass
                 ("exactly 0", "above 0 but below 0.001", "0.001 or more"),
                 "Computed now: at most **{delta:.1e}** over {rows} pass sizes. {reading}")
 Q_FLIP = ("Your last step's top two logits are {gap} apart. Could one of the shared passes this page measures "
-          "({sizes} rows, the example prompts as the other tabs) change its greedy token?", ("yes", "no"),
+          "({sizes} rows, the app's example texts as the other tabs) change its greedy token?", ("yes", "no"),
           "{sentence}")
 DIFF_ZERO = "The shared passes happened to add in the same order as the solo one."
 DIFF_SMALL = "Float rounding: the same sums, added in another order."

@@ -202,7 +202,8 @@ def passes_why(gap: float, shared: int) -> str:
     if gap == 0:
         return "Bit for bit the same here: the same model, and sampling plays no part in a token's log-prob."
     why = ("Not bit for bit: the same model computes the same formulas, but one pass over the whole text multiplies "
-           "in other shapes than one-token steps on the cache and adds in another order, so it rounds differently")
+           "in other shapes than the prefill and the one-token steps on the cache and adds in another order, so it "
+           "rounds differently")
     if shared:
         why += (f"; and {shared:,} of the steps chose from logits of a decode pass shared with other tabs' steps, "
                 "padded and added in yet another order")

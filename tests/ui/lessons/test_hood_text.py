@@ -106,8 +106,9 @@ def test_the_api_sentence_says_which_machine_measured_and_what_servers_do():
     assert "here (CPU, float32) the shared passes measured gave exactly the solo logits" in text.api_sentence(
         0.0, 1.0, cpu)
     wide = text.api_sentence(1e-4, 2.0, cpu)
-    assert "moved them by up to 1.0e-04, and this step's gap (2) is wider than twice that, so it stayed" in wide
-    assert "is within twice that, so it could go either way" in text.api_sentence(1e-4, 2e-4, cpu)
+    assert ("moved them by up to 1.0e-04, and this step's gap (2) is wider than twice that, so its greedy token "
+            "stayed") in wide
+    assert "is within twice that, so its greedy token could go either way" in text.api_sentence(1e-4, 2e-4, cpu)
     assert "is wider" in text.api_sentence(1e-4, 2.001e-4, cpu)
     for said in (wide, text.api_sentence(0.0, 1.0, cpu)):
         assert "move by about" not in said  # this machine's figure is not said of an API's server

@@ -84,7 +84,7 @@ def test_the_passes_and_phases_readings_on_each_side():
     assert text.passes_why(0.0, 0).startswith("Bit for bit the same here")
     alone = text.passes_why(2e-6, 0)
     assert alone.startswith("Not bit for bit: the same model computes the same formulas, but one pass over the whole "
-                            "text multiplies in other shapes than one-token steps on the cache")
+                            "text multiplies in other shapes than the prefill and the one-token steps on the cache")
     assert "shared" not in alone and "same arithmetic" not in alone
     assert "; and 3 of the steps chose from logits of a decode pass shared" in text.passes_why(2e-6, 3)
     assert text.phases_left_out(0) == ""

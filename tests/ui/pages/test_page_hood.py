@@ -88,7 +88,7 @@ def test_the_determinism_section_and_a_bounded_search(page, monkeypatch):
     said = _markdown(page)
     assert any(m.startswith("For step 1 (the one that chose its token): computed alone and as one row of 2, 4, 8-row")
                for m in said)
-    assert any(m.startswith("A temperature-0 API is an argmax") for m in said)
+    assert any(m.startswith("A temperature-0 API takes the argmax") and "here (CPU, float32)" in m for m in said)
     monkeypatch.setattr(hood, "SEARCH_STEPS_EACH", 1)  # the page reads the bounds when it runs
     _click(page, hood_keys.HOOD_SEARCH.run)
     assert any("**No flip found.** Searched 6 texts, 6 greedy steps, 18 shared passes." in m
@@ -153,8 +153,8 @@ def test_questions_count_the_tokens_their_checks_read(tiny, monkeypatch):
     by_key = {q.key: q for q in questions.QUESTIONS}
 
     ask, _ = by_key["flip"].ask(live)
-    assert "Could one of the shared passes this page measures (2, 4 and 8 rows, the example prompts as the other " \
-           "tabs) change its greedy token?" in ask
+    assert "Could one of the shared passes this page measures (2, 4 and 8 rows, the app's example texts as the " \
+           "other tabs) change its greedy token?" in ask
     whole = questions.next_position(live).answer  # everything read: no cut to name
     assert whole.startswith(f"**{n:,}**") and f"Checked on the step that fed the last token at {n - 1}:" in whole
 
