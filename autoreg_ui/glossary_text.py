@@ -118,7 +118,9 @@ GROUPS: dict[str, tuple[Term, ...]] = {
         Term("GQA (grouped-query attention)", "Several query heads share one key/value head, so the "
              "cache stores fewer heads (the embedded SmolLM2: 9 query heads read 3 cached heads).", ATTENTION),
         Term("Context window", "The most positions the model was trained to handle; a server refuses or cuts a "
-             "longer text (llama.cpp's context shift keeps the first tokens and drops the oldest after them).",
+             "longer text (llama.cpp's context shift, when turned on, keeps the BOS token, if there is one, "
+             "and as many first tokens after it as its --keep setting says, meant for a system prompt, and by "
+             "default drops the older half of the rest).",
              INSIDE),
         Term("Sliding window", "A cache that keeps only the last W − 1 positions: the new token makes W, so it "
              "sees itself and the W − 1 before it. The cache stops growing, and whatever slid out of the window is "

@@ -104,6 +104,16 @@ def phase_times(session) -> PhaseTimes | None:
     return PhaseTimes.measured(pre.time_ms, pre.n_tokens, [r.forward_ms for r in session.records])
 
 
+def solo_phase_times(session) -> PhaseTimes | None:
+    """The prefill against the decode steps this session ran alone: a pass shared with other tabs' steps carries
+    their rows too, so its time is not one step's (None until a solo step exists)."""
+    pre = session.prefill_record
+    solo = [r.forward_ms for r in session.records if r.pass_rows <= 1]
+    if pre is None or not solo:
+        return None
+    return PhaseTimes.measured(pre.time_ms, pre.n_tokens, solo)
+
+
 # ---------------------------------------------------------------- the seeds' worked example
 @dataclass(frozen=True)
 class WorkedExample:

@@ -72,3 +72,13 @@ def recorded_gaps(scored: TextLoss, records) -> list[float]:
     """For each step the pass covers: |teacher-forced loss + the step's recorded log-prob| (0 up to rounding)."""
     generated = scored.generated_losses
     return [abs(loss + record.logprob) for loss, record in zip(generated, records)]
+
+
+def shared_pass_steps(records) -> int:
+    """How many of ``records``' steps chose from logits that a decode pass shared with other tabs' steps produced.
+
+    Step k ≥ 2 chose from the logits of the pass that fed token k − 1 (``records[k − 2].pass_rows`` rows); step 1
+    from the prefill's, which records no rows (a prompt of two tokens or more is always a solo pass). So this
+    counts what the records show: an undo past the kept logits recomputes them in a pass it does not record.
+    """
+    return sum(1 for record in list(records)[:-1] if record.pass_rows > 1)

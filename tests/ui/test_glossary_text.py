@@ -137,7 +137,7 @@ def test_the_corrected_entries_say_what_the_engine_does():
 
 def test_weight_only_quantization_says_what_gpu_kernels_do_and_what_the_bit_dial_cannot_show():
     """llama.cpp's CUDA MMVQ/MMQ kernels take Q8_1 activations (blocks of 32) and integer products; Marlin is
-    fp16 x int4; the embedded weights were Q4_1, so the dial gives them back at 4 bits in blocks (issue 35, 23)."""
+    fp16 x int4; the embedded weights were Q4_1, so the dial gives them back at 4 bits in blocks."""
     said = text.term_named("Weight-only quantization").meaning
     assert "GPU kernels then multiply in fp16 or bf16" not in said
     assert ("GPU kernels such as Marlin (for GPTQ and AWQ files) multiply them by 16-bit activations; llama.cpp's "
@@ -153,3 +153,11 @@ def test_continuous_batching_is_a_running_batch_not_any_batched_step():
                            "every step")
     assert ("Not every batched step is continuous batching: this server's passes that gather whichever tabs' steps "
             "are waiting keep no running batch; they batch one step at a time.") in said
+
+
+def test_the_context_window_entry_gives_llama_cpps_own_rule_for_a_context_shift():
+    meaning = text.term_named("Context window").meaning
+    assert "keeps the first tokens and drops the oldest after them" not in meaning
+    assert ("llama.cpp's context shift, when turned on, keeps the BOS token, if there is one, and as many first tokens "
+            "after it as its --keep setting says, meant for a system prompt, and by default drops the older half of "
+            "the rest") in meaning

@@ -102,17 +102,7 @@ def read(session, layer: int, head: int | None) -> Picture:
                        n_steps=len(session.records), latest=av.latest_row(session), z=z, sources=sources,
                        shapes=kvc.layer_shapes(session.cache), measured=kvc.measured_bytes(session.cache),
                        positions=session.cache_len, timeline=kvc.cache_timeline(session),
-                       times=solo_phase_times(session))
-
-
-def solo_phase_times(session) -> kvc.PhaseTimes | None:
-    """The prefill against the decode steps this tab ran alone: a pass shared with other tabs' steps carries
-    their rows too, so its time is not one step's (None until a solo step exists)."""
-    pre = session.prefill_record
-    solo = [r.forward_ms for r in session.records if r.pass_rows <= 1]
-    if pre is None or not solo:
-        return None
-    return kvc.PhaseTimes.measured(pre.time_ms, pre.n_tokens, solo)
+                       times=kvc.solo_phase_times(session))
 
 
 LOADED = "Loaded model"

@@ -8,6 +8,7 @@ from collections.abc import Callable, MutableMapping
 
 import streamlit as st
 
+from autoreg_core.engine.model_spec import dtype_name
 from autoreg_core.experiments import batch_invariance as invariance
 from autoreg_core.experiments import rope as positions
 from autoreg_core.experiments import training_loss as loss
@@ -94,7 +95,7 @@ def draw_loss(bundle, session) -> None:
     st.markdown(text.loss_sentence(len(scored.ids), scored.loss, scored.perplexity, scored.hits))
     st.markdown(text.parts_sentence(hood.mean_or_nan(scored.prompt_losses), hood.mean_or_nan(scored.generated_losses),
                                     len(scored.generated_losses)))
-    st.markdown(text.records_sentence(max(gaps, default=0.0), len(gaps)))
+    st.markdown(text.records_sentence(max(gaps, default=0.0), len(gaps), loss.shared_pass_steps(records[:len(gaps)])))
     if not chart_first:
         chart()
     st.dataframe(hood.loss_rows(bundle.tokenizer, scored, records), hide_index=True, key=keys.HOOD_LOSS.table)
@@ -163,7 +164,8 @@ def draw_determinism(bundle, session) -> None:
         which = text.step_label(index is not None, index or 0)
         st.markdown(text.batch_sentence(which, found.max_delta, found.gap, [s.rows for s in found.sizes]))
         st.markdown(text.flip_sentence(found.gap, found.max_delta))
-        st.markdown(text.api_sentence(found.max_delta, found.gap))
+        st.markdown(text.api_sentence(found.max_delta, found.gap, text.machine_label(str(bundle.device),
+                                                                                     dtype_name(bundle.dtype))))
         show_chart(figs.batch_figure([s.rows for s in found.sizes], [s.max_delta for s in found.sizes], found.gap),
                    key=keys.HOOD_BATCH_FIG, filename="solo-vs-shared-pass")
     st.caption(text.search_bounds(len(EXAMPLE_PROMPTS), hood.SEARCH_STEPS_EACH, hood.SEARCH_MAX_STEPS,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from autoreg_core.experiments.batch_invariance import step_invariance
+from autoreg_core.experiments.batch_invariance import BATCH_SIZES, step_invariance
 from autoreg_core.experiments.rope import shifted_step
 from autoreg_core.experiments.training_loss import text_loss
 from autoreg_ui.lessons.hood import controller as hood
@@ -29,16 +29,39 @@ def diff_choice(delta: float) -> int:
 
 
 def _ids(live: Live) -> list[int]:
+    """The last tokens of the text, as many as one pass reads: what the positions section checks."""
     ids = list(live.session.ids)[-hood.MAX_READ:]
     if len(ids) < 2:
         raise ValueError(text.NEED_TOKENS)
     return ids
 
 
+def _first_ids(live: Live) -> list[int]:
+    """The first tokens of the text, as many as one pass reads: what the loss section scores (its prompt first)."""
+    ids = list(live.session.ids)[:hood.MAX_READ]
+    if len(ids) < 2:
+        raise ValueError(text.NEED_TOKENS)
+    return ids
+
+
+def _read(live: Live) -> tuple[int, int]:
+    """(tokens one pass reads of this text, tokens in it)."""
+    total = len(live.session.ids) if live.session is not None else 0
+    return min(total, hood.MAX_READ), total
+
+
+def _loss_fill(live: Live) -> dict:
+    read, total = _read(live)
+    prompt = min(live.session.prompt_len, read) if live.session is not None else 0
+    return {"part": text.text_part(read, total, "first"), "prompt": prompt, "generated": read - prompt}
+
+
 def loss_parts(live: Live) -> Checked:
     s = live.session
-    scored = text_loss(live.bundle, _ids(live), s.prompt_len)
+    scored = text_loss(live.bundle, _first_ids(live), s.prompt_len)
     prompt, generated = hood.mean_or_nan(scored.prompt_losses), hood.mean_or_nan(scored.generated_losses)
+    if not scored.generated_losses and len(s.ids) > len(scored.ids):
+        raise ValueError(text.PROMPT_FILLS_PASS.format(n=len(scored.ids)))
     if not scored.generated_losses or math.isnan(prompt):
         raise ValueError(text.NEED_STEP)
     right = parts_choice(prompt, generated)
@@ -48,21 +71,29 @@ def loss_parts(live: Live) -> Checked:
 
 
 def perplexity(live: Live) -> Checked:
-    scored = text_loss(live.bundle, _ids(live), live.session.prompt_len)
+    scored = text_loss(live.bundle, _first_ids(live), live.session.prompt_len)
     return Checked(perplexity_choice(scored.perplexity),
-                   answer(text.Q_PERPLEXITY, loss=scored.loss, perplexity=scored.perplexity))
+                   answer(text.Q_PERPLEXITY, n=len(scored.ids), loss=scored.loss, perplexity=scored.perplexity))
 
 
 def _position_fill(live: Live) -> dict:
+    """The next position: every token of the text is cached, however many one pass reads."""
     n = len(live.session.ids) if live.session is not None else 0
     return {"n": n, "before": n - 1, "after": n + 1}
+
+
+def _shift_fill(live: Live) -> dict:
+    """The whole shift runs on the tokens one pass reads (the last ones)."""
+    read, total = _read(live)
+    return {"part": text.text_part(read, total, "last"), "n": read, "before": read - 1}
 
 
 def next_position(live: Live) -> Checked:
     ids = _ids(live)
     shifted = shifted_step(live.bundle, ids)  # its last token sits at len(ids) − 1: the step that made ids
-    return Checked(1, answer(text.Q_POSITION, n=len(ids), before=len(ids) - 1, delta=shifted.max_delta_last,
-                             kl=shifted.kl_last_bits, changed="changed" if shifted.top_changed_last else "unchanged"))
+    n = len(live.session.ids)
+    check = text.position_check(len(ids), n, shifted.max_delta_last, shifted.kl_last_bits, shifted.top_changed_last)
+    return Checked(1, answer(text.Q_POSITION, n=n, before=n - 1, check=check))
 
 
 def whole_shift(live: Live) -> Checked:
@@ -82,7 +113,7 @@ def batch_diff(live: Live) -> Checked:
 
 def _flip_fill(live: Live) -> dict:
     gap = hood.recorded_gap(live.session) if live.session is not None else math.nan
-    return {"gap": "…" if math.isnan(gap) else f"{gap:.3g}"}
+    return {"gap": "…" if math.isnan(gap) else f"{gap:.3g}", "sizes": text.sizes_list(BATCH_SIZES)}
 
 
 def could_flip(live: Live) -> Checked:
@@ -93,12 +124,10 @@ def could_flip(live: Live) -> Checked:
 
 
 QUESTIONS: tuple[Question, ...] = (
-    Question("loss_parts", text.Q_LOSS_PARTS, loss_parts,
-             fill=lambda live: {"prompt": live.session.prompt_len if live.session else 0,
-                                "generated": len(live.session.records) if live.session else 0}),
-    Question("perplexity", text.Q_PERPLEXITY, perplexity),
+    Question("loss_parts", text.Q_LOSS_PARTS, loss_parts, fill=_loss_fill),
+    Question("perplexity", text.Q_PERPLEXITY, perplexity, fill=_loss_fill),
     Question("position", text.Q_POSITION, next_position, fill=_position_fill),
-    Question("whole_shift", text.Q_WHOLE_SHIFT, whole_shift, fill=_position_fill),
+    Question("whole_shift", text.Q_WHOLE_SHIFT, whole_shift, fill=_shift_fill),
     Question("batch_diff", text.Q_BATCH_DIFF, batch_diff),
     Question("flip", text.Q_FLIP, could_flip, fill=_flip_fill),
 )

@@ -21,13 +21,15 @@ LOSS_EXPLAIN = (
     "**actually** came next. The loss is the **cross-entropy**: the mean of −log p over those next tokens. "
     "Its exponential is the **perplexity**, the number of equally likely tokens the model would be choosing "
     "among on average. Teacher forcing gives all of them in **one** forward pass: the causal mask lets each "
-    "position see only the text before it. Below, the loss of *this tab's* text: the prompt and every token "
+    "position see only itself and the text before it. Below, the loss of *this tab's* text: the prompt and every token "
     "generated so far.")
 LOSS_LATEX = (r"\mathcal{L} = -\frac{1}{T-1}\sum_{t=2}^{T}\log p(x_t \mid x_{<t}),\qquad "
               r"\text{perplexity} = e^{\mathcal{L}}")
 LOSS_DERIVATION = "Formula: loss, perplexity, nats"
 NATS = (f"The logarithm is the natural one, so the loss is in **nats**; one nat is 1 / ln 2 = {1 / math.log(2):.3f} "
-        "bits. A loss of 0 means every next token had probability 1; each extra nat divides that probability by e.")
+        "bits. A loss of 0 means every next token had probability 1. The loss is a mean, so e^(−loss) is the "
+        "**geometric mean** of those probabilities: each extra nat divides that mean by e, not any one token's "
+        "probability.")
 LOSS_RUN = "Compute the loss of this text (one pass)"
 LOSS_SPINNER = "One forward pass over the whole text…"
 LOSS_CUT = "One pass reads at most {n} tokens here; the text was cut there."
@@ -56,21 +58,34 @@ def parts_sentence(prompt_loss: float, generated_loss: float, n_generated: int) 
             f"the prompt's **{prompt_loss:.3f}**.{why}")
 
 
-def records_sentence(gap: float, compared: int) -> str:
-    """The one-pass loss of each generated token against −log p the step recorded while generating."""
+def records_sentence(gap: float, compared: int, shared: int) -> str:
+    """The one-pass loss of each generated token against −log p the step recorded while generating; ``shared``: how
+    many of those steps chose from logits of a pass shared with other tabs' steps (``shared_pass_steps``).
+
+    The result is stamped with the text, so the tokens are the ones the steps chose: a gap is arithmetic."""
     if compared == 0:
         return "No generated token to compare with the steps yet."
     if gap < AGREE:
         return (f"For the {compared:,} generated tokens, each one-pass term equals −(the log-prob the step "
                 f"recorded) to **{gap:.1e} nats**: the loss is built from the very numbers the steps produced.")
-    return (f"For the {compared:,} generated tokens, the one-pass terms and the recorded log-probs differ by up to "
-            f"**{gap:.1e} nats**, more than float rounding: the text has changed since those steps.")
+    said = (f"For the {compared:,} generated tokens, the one-pass terms and the recorded log-probs differ by up to "
+            f"**{gap:.1e} nats**, more than {AGREE:.0e}. The tokens are the same; the sums are not. ")
+    if shared:
+        return said + (f"{shared:,} of these steps chose from logits of a decode pass that also carried other tabs' "
+                       "steps, and a shared pass pads the rows and adds in another order (section 3 measures how far "
+                       "that moves the logits).")
+    return said + ("No step here is recorded as sharing its pass with other tabs, so this is the rounding of two "
+                   "ways to compute the same numbers: the prefill and one-token passes on the cache, and one pass "
+                   "over the whole text, which multiply in other shapes and add in another order.")
 
 
 # ---------------------------------------------------------------- 2 · positions
 ROPE_EXPLAIN = (
-    "Attention itself has no notion of order: it compares a query with every key. Llama-style models, this one "
-    "too, put the order in by **rotating** each query and key. A head's d numbers are taken in pairs, and pair "
+    "Attention's scores alone are blind to order: a query's dot product with a key is the same wherever the two "
+    "tokens sit. The causal mask already breaks that symmetry, since each position sees only itself and what came "
+    "before it, and models with no position encoding at all learn positions from the mask alone (Haviv et al., "
+    "2022). Rotary embeddings put the distance between two tokens into every score directly: Llama-style models, "
+    "this one too, **rotate** each query and key. A head's d numbers are taken in pairs, and pair "
     "i is turned by the angle θᵢ = pos · base^(−2i/d), with `base` the config's `rope_theta`. A query at m "
     "and a key at n then meet at the angle difference (m − n)·base^(−2i/d): attention sees how far apart "
     "two tokens are. Below: the position ids of the steps, the angles, a cached key recomputed, left "
@@ -176,27 +191,45 @@ def flip_sentence(gap: float, max_delta: float) -> str:
     """Could a difference this size swap the top two? Only if the gap is at most twice it."""
     need = 2 * max_delta
     if max_delta == 0:
-        return ("The shared passes gave exactly the solo numbers here, so no batch could change this choice.")
+        return ("The shared passes measured here gave exactly the solo numbers, so none of them changed this "
+                "choice.")
     if gap <= need:
         return (f"The gap ({gap:.2e}) is within twice the difference ({need:.2e}): the top two could swap, so "
                 "which batch this step lands in can change the greedy token.")
     return (f"To flip, the top two would have to be within twice the difference, **{need:.1e}**; here they are "
-            f"{gap / need:,.0f}× further apart, so no batch of these sizes changes this greedy token.")
+            f"{gap / need:,.0f}× further apart, so none of the shared passes measured here changes this greedy "
+            "token. Other companions move the logits by other amounts.")
 
 
-def api_sentence(max_delta: float, gap: float) -> str:
+def api_sentence(max_delta: float, gap: float, machine: str) -> str:
+    """What the measurement says about a temperature-0 API; ``machine``: where it ran (``machine_label``)."""
     if max_delta == 0:
-        return "Here the shared passes were exact, so this step would repeat whatever batch it lands in."
-    this = (f"This step's gap ({gap:.2g}) is within that, so it can go either way"
-            if gap <= 2 * max_delta else f"This step's gap ({gap:.2g}) is wider, so it repeats")
-    return (f"A temperature-0 API is an argmax over logits like these. Its server batches your request with "
-            f"whoever else is asking, so the same prompt gets logits that move by about {max_delta:.0e}. {this}; "
-            f"a step whose top two are within {2 * max_delta:.0e} can go either way, and every token after it "
-            "follows that choice.")
+        here = f"here ({machine}) the shared passes measured gave exactly the solo logits"
+    else:
+        this = ("within twice that, so its greedy token could go either way" if gap <= 2 * max_delta
+                else "wider than twice that, so its greedy token stayed")
+        here = (f"here ({machine}) the shared passes measured moved them by up to {max_delta:.1e}, and this step's "
+                f"gap ({gap:.2g}) is {this}")
+    return (f"A temperature-0 API takes the argmax of logits like these, and its server batches your request with "
+            f"whoever else is asking: {here}. That is one machine's rounding. GPU servers often compute in bf16, "
+            "which keeps 8 significant bits where float32 keeps 24, and there flips do happen: Thinking Machines "
+            "(2025) sent one prompt to Qwen3-235B 1,000 times at temperature 0 and got 80 different completions. "
+            "Every token after a step that tips follows that choice.")
+
+
+def machine_label(device: str, dtype: str) -> str:
+    """Where a measurement ran, as the API sentence names it: ``cpu``, ``float32`` → "CPU, float32"."""
+    kind = device.split(":")[0]
+    return f"{ {'cpu': 'CPU', 'cuda': 'GPU', 'mps': 'Apple GPU'}.get(kind, kind)}, {dtype}"
+
+
+def sizes_list(sizes: tuple[int, ...]) -> str:
+    """(2, 4, 8) → "2, 4 and 8"."""
+    return ", ".join(str(r) for r in sizes[:-1]) + f" and {sizes[-1]}" if len(sizes) > 1 else str(sizes[0])
 
 
 def search_bounds(prompts: int, steps_each: int, max_steps: int, budget_s: float, sizes: tuple[int, ...]) -> str:
-    rows = ", ".join(str(r) for r in sizes[:-1]) + f" and {sizes[-1]}" if len(sizes) > 1 else str(sizes[0])
+    rows = sizes_list(sizes)
     return (f"The search: the {prompts} example prompts, each followed for up to {steps_each} greedy steps (at most "
             f"{max_steps} steps, {budget_s:.0f} s), every step compared alone and in passes of {rows} rows; it "
             "stops at the first flip, and waits its turn behind other measurements on this server.")
@@ -219,19 +252,19 @@ def search_none(texts: int, steps: int, passes: int, stopped: bool, gap: float, 
 LOSS_CLOSE = "**About the same**: the two means are within 10% of each other. "
 NEED_TOKENS = "this text needs at least two tokens."
 NEED_STEP = "press Next token first: the question is about the last generated step."
-Q_LOSS_PARTS = ("In this text, which tokens have the higher mean loss (−log p): the {prompt:,} prompt tokens or "
+PROMPT_FILLS_PASS = "the prompt fills the {n:,} tokens one pass reads here, so no generated token is scored."
+Q_LOSS_PARTS = ("In {part}, which tokens have the higher mean loss (−log p): the {prompt:,} prompt tokens or "
                 "the {generated:,} the model generated?",
                 ("the prompt's", "the generated ones", "about the same (within 10%)"),
                 "{sentence}")
-Q_PERPLEXITY = ("The loss of this whole text, as a perplexity: the model was as unsure as a fair choice among how "
+Q_PERPLEXITY = ("The loss of {part}, as a perplexity: the model was as unsure as a fair choice among how "
                 "many tokens?", ("fewer than 10", "10 to 100", "more than 100"),
-                "Computed now in one pass: loss **{loss:.3f} nats**, perplexity **{perplexity:,.1f}**.")
+                "Computed now in one pass over {n:,} tokens: loss **{loss:.3f} nats**, perplexity "
+                "**{perplexity:,.1f}**.")
 Q_POSITION = ("The text has {n:,} tokens, all in the cache. At which position id does the next decode step feed "
               "its token?", ("{before:,}", "{n:,}", "{after:,}"),
-              "**{n:,}**: positions count from 0, so the cache holds 0 … {before:,}. Checked on the step that fed the "
-              "last token at {before:,}: fed one position later instead, its logits move by up to {delta:.2f} "
-              "(KL {kl:.3g} bits, top token {changed}).")
-Q_WHOLE_SHIFT = ("Shift every position of this text by one (1 … {n:,} instead of 0 … {before:,}). How much do the "
+              "**{n:,}**: positions count from 0, so the cache holds 0 … {before:,}. {check}")
+Q_WHOLE_SHIFT = ("Shift every position of {part} by one (1 … {n:,} instead of 0 … {before:,}). How much do the "
                  "next-token logits change?", ("hardly at all (below 0.001)", "noticeably (0.001 or more)"),
                  "Max |Δ logit| **{delta:.1e}** (KL {kl:.1e} bits): rotary positions encode the distance between "
                  "tokens, and shifting everything keeps every distance.")
@@ -239,11 +272,28 @@ Q_BATCH_DIFF = ("Your last step computed alone, then as one row of a shared pass
                 "largest difference between the two sets of logits?",
                 ("exactly 0", "above 0 but below 0.001", "0.001 or more"),
                 "Computed now: at most **{delta:.1e}** over {rows} pass sizes. {reading}")
-Q_FLIP = ("Your last step's top two logits are {gap} apart. Could running it in a shared pass change its "
-          "greedy token?", ("yes", "no"), "{sentence}")
+Q_FLIP = ("Your last step's top two logits are {gap} apart. Could one of the shared passes this page measures "
+          "({sizes} rows, the app's example texts as the other tabs) change its greedy token?", ("yes", "no"),
+          "{sentence}")
 DIFF_ZERO = "The shared passes happened to add in the same order as the solo one."
 DIFF_SMALL = "Float rounding: the same sums, added in another order."
 DIFF_LARGE = "More than rounding usually gives: a busy machine does not change arithmetic, so look again."
+
+
+def text_part(read: int, total: int, end: str) -> str:
+    """What a question's pass reads: the whole text, or (past the most one pass reads) its ``end`` ("first" or
+    "last") ``read`` tokens."""
+    return "this text" if read >= total else f"this text's {end} {read:,} tokens (as many as one pass reads here)"
+
+
+def position_check(read: int, total: int, delta: float, kl_bits: float, changed: bool) -> str:
+    """The position question's check: the last step of the ``read`` tokens it ran on, fed one position late."""
+    top = "changed" if changed else "unchanged"
+    where = (f"the step that fed the last token at {read - 1:,}" if read >= total else
+             f"the last {read:,} tokens (as many as one pass reads here), read as a text of their own: the step "
+             f"that fed their last token at {read - 1:,}")
+    return (f"Checked on {where}: fed one position later instead, its logits move by up to {delta:.2f} "
+            f"(KL {kl_bits:.3g} bits, top token {top}).")
 
 # ---------------------------------------------------------------- Notice · Try · Ask (guide.show)
 GUIDES: dict[str, tuple[str, str, str]] = {

@@ -1,9 +1,10 @@
 """The inside-generation page's predict-then-check questions: teacher forcing, the logit lens, prefill vs decode."""
 from __future__ import annotations
 
-from autoreg_core.engine.kv_cache import PhaseTimes
+from autoreg_core.engine.kv_cache import solo_phase_times
 from autoreg_core.experiments.logit_lens import logit_lens
 from autoreg_core.experiments.teacher_forcing import teacher_forced
+from autoreg_core.experiments.training_loss import shared_pass_steps
 from autoreg_ui.lessons.inside import text
 from autoreg_ui.predict import Checked, Live, Question, answer, token_label
 
@@ -17,48 +18,56 @@ def inside_passes(live: Live) -> Checked:
     if not s.records:
         raise ValueError(text.NOTHING_TO_SCORE)
     read = teacher_forced(live.bundle, s.ids, s.prompt_len)
-    stepped = [r.logprob for r in s.records][:len(read.logprobs)]
-    gap = max(abs(a - b) for a, b in zip(read.logprobs, stepped))
-    return Checked(0, answer(text.INSIDE_PASSES, ms=read.ms, gap=gap))
+    records = s.records[:len(read.logprobs)]
+    gap = max(abs(a - r.logprob) for a, r in zip(read.logprobs, records))
+    return Checked(0, answer(text.INSIDE_PASSES, ms=read.ms, gap=gap,
+                             why=text.passes_why(gap, shared_pass_steps(records))))
 
 
 def inside_phases(live: Live) -> Checked:
     s = live.session
     if not s.records or s.prefill_record is None:
         raise ValueError(text.NO_DECODE_STEP)
-    times = PhaseTimes.measured(s.prefill_record.time_ms, s.prefill_record.n_tokens, [r.forward_ms for r in s.records])
+    times = solo_phase_times(s)  # the Attention page's rule: a step whose pass carried other tabs' rows is left out
+    if times is None:
+        raise ValueError(text.NO_SOLO_STEP)
     prefill, decode = times.prefill_ms, times.decode_ms_median
     right = 2 if max(prefill, decode) <= 1.25 * min(prefill, decode) else (0 if prefill > decode else 1)
     per_token = (text.PROMPT_TOKEN_CHEAPER.format(ratio=times.ratio) if times.ratio >= 1
                  else text.PROMPT_TOKEN_DEARER.format(ratio=1 / times.ratio))
     return Checked(right, answer(text.INSIDE_PHASES, prompt=times.prefill_tokens, prefill=prefill, decode=decode,
                                  per_token=times.prefill_ms_per_token, steps=times.decode_steps,
+                                 left_out=text.phases_left_out(len(s.records) - times.decode_steps),
                                  per_token_reading=per_token))
 
 
+def lens_target(session) -> int | None:
+    """The model's own top token at the last step (its argmax, whatever was chosen), None before a step."""
+    return int(session.records[-1].top_ids[0]) if session is not None and session.records else None
+
+
 def _lens_fill(live: Live) -> dict:
-    s = live.session
-    target = s.records[-1].token_id if s is not None and s.records else None
+    target = lens_target(live.session)
     label = token_label(live, target) if target is not None else "…"
     return {"label": label, "layers": live.bundle.spec.n_layers}
+
+
+def lens_choice(first: int | None, layers: int) -> int:
+    """The right choice for the entry where the target is first ranked top (0 = embedding, i = after layer i)."""
+    if first is None or first >= layers:  # top only after the last layer, or never: "never before the end"
+        return 3
+    return text.lens_third(first, layers)
 
 
 def inside_lens(live: Live) -> Checked:
     s = live.session
     if not s.records:
         raise ValueError(text.NOTHING_TO_LENS)
-    ids = list(s.ids)
-    reading = logit_lens(live.bundle, ids[:-1], ids[-1])
+    reading = logit_lens(live.bundle, list(s.ids[:s.records[-1].context_len]), lens_target(s))
     layers = live.bundle.spec.n_layers
-    first, settles = reading.first_top, reading.settles_at
-    if first is None or first >= layers:  # entries: 0 = embedding, i = after layer i
-        return Checked(3, answer(text.INSIDE_LENS, where="the very end", first=layers, layers=layers,
-                                 settles=layers, label=_lens_fill(live)["label"], reading=text.LENS_LATE))
-    third = min(2, (max(first, 1) - 1) * 3 // layers)
-    return Checked(third, answer(text.INSIDE_LENS, where=text.THIRDS[third], first=first, layers=layers,
-                                 settles=settles if settles is not None else layers,
-                                 label=_lens_fill(live)["label"],
-                                 reading=text.LENS_EARLY if third == 0 else text.LENS_LATE))
+    first = reading.first_top
+    return Checked(lens_choice(first, layers), answer(text.INSIDE_LENS, sentence=text.lens_answer(
+        first, reading.settles_at, layers, reading.target_ranks[-1])))
 
 
 QUESTIONS: tuple[Question, ...] = (

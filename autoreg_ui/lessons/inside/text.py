@@ -103,9 +103,11 @@ CACHE_RUNS_OUT = (
     "prefix share its blocks; it packs more caches in, it does not shrink one. A **sliding window** (keep only "
     "the last W positions) is for models trained with one. Cutting a full-attention model's cache that way "
     "drops the first tokens too, which hurts most (attention sinks: many heads put much of their weight on the "
-    "first token): StreamingLLM keeps those first tokens beside the window, and so does llama.cpp's context "
-    "shift. Below, what happens to this "
-    "model, trained with full attention, when its cache is cut anyway: the same greedy generation twice, with the "
+    "first token): StreamingLLM keeps those first tokens beside the window. llama.cpp's context shift (off by "
+    "default in its server since August 2025) follows another rule: when the context is full it keeps the first "
+    "`--keep` tokens, a setting meant for a system prompt (0 by default, plus the BOS token when prompts begin "
+    "with one), and drops, by default, the older half of the rest at once. Below, what happens to this model, "
+    "trained with full attention, when its cache is cut anyway: the same greedy generation twice, with the "
     "full cache and with transformers' `DynamicSlidingWindowLayer` keeping W − 1 positions, so each new token "
     "makes W and sees itself and the last W − 1. The prompt itself is still read with full attention in the "
     "prefill; the window bites from the first decode step on.")
@@ -123,6 +125,9 @@ def lens_summary(tokenizer, reading: LensReading) -> str:
         return (f"“{label}” is never the top guess of any layer "
                 f"(its rank at the last layer: {reading.target_ranks[-1]}).")
     where = "in the embedding" if reading.first_top == 0 else f"after layer {reading.first_top}"
+    if reading.settles_at is None:
+        return (f"“{label}” is first the top guess {where}, but not after the last layer (its rank there: "
+                f"{reading.target_ranks[-1]}).")
     return (f"“{label}” is first the top guess {where} and stays on top from layer {reading.settles_at} of "
             f"{layers} on (lens vs the model's own logits at the last layer: {reading.last_gap:.1e} apart).")
 
@@ -164,30 +169,76 @@ def unembed_sentence(u, text_tokens: int) -> str:
 # ---------------------------------------------------------------- predict, then check (questions.py)
 # Each question: (ask, choices, answer template). The answer names the right choice itself.
 NOTHING_TO_SCORE = "press Next token a few times first: there is nothing generated to score yet."
-NOTHING_TO_LENS = "press Next token first: the lens reads the last generated token."
+NOTHING_TO_LENS = "press Next token first: the lens reads the last generated step."
 NO_DECODE_STEP = "press Next token a few times first: there is no decode step to compare yet."
+NO_SOLO_STEP = ("every decode step of this tab so far shared its pass with other tabs' steps, so none times one step "
+                "alone; press Next token when the class is quieter.")
 INSIDE_PASSES = ("This text has {n:,} generated tokens. How many forward passes does teacher forcing need to score "
                  "every one of them?",
                  ("1", "{n:,}", "{n_plus:,}"),
                  "**One** pass over the whole text scores every position at once (ran it now: {ms:.0f} ms). Its "
-                 "log-probs match the stepped ones to **{gap:.1e}** nats: same model, same arithmetic, no sampling.")
-INSIDE_LENS = ("The model's last top token, “{label}”: in which part of the {layers} layers does the logit lens "
-               "first rank it first?",
+                 "log-probs match the stepped ones to **{gap:.1e}** nats. {why}")
+INSIDE_LENS = ("At the last step, the model's own top token was “{label}”. In which part of the {layers} layers does "
+               "the logit lens first rank it first?",
                ("the first third", "the middle third", "the last third", "never before the end"),
-               "First ranked top at **{where}** (layer {first} of {layers}), and it stays top from layer {settles} on. "
-               "{reading}")
+               "{sentence}")
 INSIDE_PHASES = ("In this session, which took longer: the prefill over the {prompt:,}-token prompt, or one decode "
                  "step?",
                  ("the prefill", "one decode step", "about the same (within 25%)"),
                  "Timed in this session: the prefill took **{prefill:.1f} ms** for {prompt:,} tokens "
-                 "({per_token:.2f} ms per token); a decode step **{decode:.1f} ms** (median of {steps:,}). "
-                 "{per_token_reading}")
+                 "({per_token:.2f} ms per token); a decode step **{decode:.1f} ms** (median of the {steps:,} this "
+                 "tab ran alone{left_out}). {per_token_reading}")
 PROMPT_TOKEN_CHEAPER = "One prompt token inside the prefill cost {ratio:.1f}× less than a decode step."
 PROMPT_TOKEN_DEARER = "One prompt token inside the prefill cost {ratio:.1f}× more than a decode step."
 THIRDS = ("the first third", "the middle third", "the last third")
-LENS_EARLY = ("An easy continuation: the guess is already there after a few layers (the next step may differ: "
-              "early layers often just echo the input token).")
+LENS_EARLY = ("An easy continuation: the guess is already there in the first third of the layers (the next step "
+              "may differ: early layers often just echo the input token).")
 LENS_LATE = "The guess forms late: the early layers mostly carry the input token, the last ones commit to an answer."
+
+
+def passes_why(gap: float, shared: int) -> str:
+    """Why the one pass and the steps differ at all: never sampling (a log-prob does not depend on how its token was
+    chosen), but the arithmetic; ``shared``: steps whose logits came from a pass shared with other tabs' steps."""
+    if gap == 0:
+        return "Bit for bit the same here: the same model, and sampling plays no part in a token's log-prob."
+    why = ("Not bit for bit: the same model computes the same formulas, but one pass over the whole text multiplies "
+           "in other shapes than the prefill and the one-token steps on the cache and adds in another order, so it "
+           "rounds differently")
+    if shared:
+        why += (f"; and {shared:,} of the steps chose from logits of a decode pass shared with other tabs' steps, "
+                "padded and added in yet another order")
+    return why + ". Sampling plays no part: a token's log-prob does not depend on how it was chosen."
+
+
+def phases_left_out(shared: int) -> str:
+    """The decode steps the median leaves out: those whose pass also carried other tabs' steps (its time is theirs
+    too), as on the Attention page."""
+    return "" if shared == 0 else f"; {shared:,} that shared a pass with other tabs' steps are left out"
+
+
+def lens_answer(first: int | None, settles: int | None, layers: int, last_rank: int) -> str:
+    """The lens question's answer. ``first``/``settles``: the entries (0 = the embedding, i = after layer i) where the
+    step's top token is first ranked top and from where it stays top; ``last_rank``: its rank after the last layer."""
+    if first is None:
+        return (f"**Never**: the lens ranks it first at no layer, not even after the last (rank {last_rank} there). "
+                "The last row is this one pass's own logits, which put another token on top: this pass and the "
+                "step's own pass round differently, so the step's top two were within rounding of each other.")
+    if first == layers:
+        return f"**Only at the very end**: after layer {layers} of {layers}, the last one. {LENS_LATE}"
+    third = lens_third(first, layers)
+    at = "in the embedding, before any layer" if first == 0 else f"after layer {first} of {layers}"
+    if settles is None:
+        return (f"First ranked top in **{THIRDS[third]}** ({at}), but not after the last layer (rank {last_rank} "
+                "there): this one pass and the step's own pass round differently, so the step's top two were within "
+                "rounding of each other.")
+    reading = (LENS_EARLY, "", LENS_LATE)[third]
+    stays = "from the embedding on" if settles == 0 else f"from layer {settles} on"
+    return f"First ranked top in **{THIRDS[third]}** ({at}), and it stays top {stays}. {reading}".rstrip()
+
+
+def lens_third(first: int, layers: int) -> int:
+    """0, 1, 2: the third of the layers where entry ``first`` (0 = the embedding, counted with layer 1) falls."""
+    return min(2, (max(first, 1) - 1) * 3 // layers)
 
 
 # ---------------------------------------------------------------- Notice · Try · Ask (guide.show)

@@ -69,3 +69,23 @@ def test_the_loss_is_transformers_labels_loss_on_the_embedded_model(embedded):
     scored = text_loss(embedded, s.ids, s.prompt_len)
     assert scored.loss == pytest.approx(_reference(embedded, s.ids), abs=1e-4)
     assert max(recorded_gaps(scored, s.records)) < 1e-3
+
+
+def test_shared_pass_steps_counts_the_steps_whose_logits_a_shared_pass_made(tiny):
+    """Step k chose from the logits of the pass that fed token k − 1: a shared pass that fed the last token made no
+    compared step's logits, and step 1's came from the prefill."""
+    from autoreg_core.engine.passes import PassResult, solo_step
+    from autoreg_core.experiments.training_loss import shared_pass_steps
+
+    solo, calls = solo_step(tiny), []
+
+    def step_pass(cache, token, owner=None):
+        calls.append(token)
+        done = solo(cache, token, owner)
+        return PassResult(done.logits, done.ms, 3 if len(calls) in (2, 4, 6) else 1)
+
+    s = Session(tiny, "The cat sat on the", step_pass=step_pass)
+    for _ in range(6):
+        s.step(SamplingConfig(temperature=0.0))
+    assert [r.pass_rows for r in s.records] == [1, 3, 1, 3, 1, 3]
+    assert [shared_pass_steps(s.records[:n]) for n in range(7)] == [0, 0, 0, 1, 1, 2, 2]

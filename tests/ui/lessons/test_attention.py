@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from autoreg_core import SamplingConfig, Session
+from autoreg_core.engine import kv_cache as kvc
 from autoreg_core.engine.model_spec import PRECISIONS, PRESETS
 from autoreg_core.experiments import attention_rows as av
 from autoreg_ui import messages
@@ -75,13 +76,13 @@ def test_the_decode_time_compared_with_the_prefill_leaves_out_shared_passes(tiny
     s = Session(tiny, "The cat sat on the mat.", capture_attention=True)
     s.generate(4, GREEDY)
     s.records[0].pass_rows, s.records[1].pass_rows = 3, 2  # as if two steps rode with other tabs' steps
-    times = ac.solo_phase_times(s)
+    times = kvc.solo_phase_times(s)
     assert times.decode_steps == 2
     assert times.decode_ms_median == pytest.approx(sorted(r.forward_ms for r in s.records[2:])[0] / 2
                                                    + sorted(r.forward_ms for r in s.records[2:])[1] / 2)
     for r in s.records:
         r.pass_rows = 2
-    assert ac.solo_phase_times(s) is None  # the page then asks for a step, and says only solo steps are timed
+    assert kvc.solo_phase_times(s) is None  # the page then asks for a step, and says only solo steps are timed
 
 
 GIB = 1024 ** 3

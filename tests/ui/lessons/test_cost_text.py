@@ -68,7 +68,7 @@ def test_naive_growth_sentence_says_the_step_is_linear_and_the_total_quadratic()
 
 def test_the_length_help_says_flops_grow_with_l_and_time_need_not():
     """The layers' FLOPs of a naive step are ∝ L, attention's grow faster, the logits' are fixed; a measured time
-    can grow by less than ×2 per doubling at short lengths (issue 35, 24)."""
+    can grow by less than ×2 per doubling at short lengths."""
     from autoreg_core.engine.model_spec import ModelSpec
 
     said = text.MAX_LENGTH_HELP

@@ -23,10 +23,38 @@ def test_parts_sentence_both_directions_and_the_empty_cases():
 
 
 def test_records_sentence_agrees_only_below_the_tolerance():
-    assert "equals −(the log-prob the step recorded) to **2.0e-05" in text.records_sentence(2e-5, 12)
-    assert "more than float rounding" in text.records_sentence(text.AGREE, 12)
-    assert "more than float rounding" in text.records_sentence(0.5, 12)
-    assert text.records_sentence(0.0, 0).startswith("No generated token")
+    assert "equals −(the log-prob the step recorded) to **2.0e-05" in text.records_sentence(2e-5, 12, 0)
+    assert "equals" in text.records_sentence(9.99e-5, 12, 3)  # shared passes that still agree: no cause to name
+    assert "differ by up to **1.0e-04 nats**, more than 1e-04" in text.records_sentence(text.AGREE, 12, 0)
+    assert "differ by up to" in text.records_sentence(0.5, 12, 3)
+    assert text.records_sentence(0.0, 0, 0).startswith("No generated token")
+
+
+def test_a_records_gap_names_only_a_cause_the_code_can_produce():
+    """The result is stamped with the text, so the text cannot have changed: the cause is how the logits were
+    computed, a shared pass when the records show one, else the two ways of computing them."""
+    for shared in (0, 1, 5):
+        said = text.records_sentence(2e-4, 12, shared)
+        assert "text has changed" not in said and "The tokens are the same" in said
+    shared = text.records_sentence(2e-4, 12, 5)
+    assert "5 of these steps chose from logits of a decode pass that also carried other tabs' steps" in shared
+    assert "No step here is recorded as sharing" not in shared
+    alone = text.records_sentence(2e-4, 12, 0)
+    assert "No step here is recorded as sharing its pass" in alone and "one pass over the whole text" in alone
+    assert "other tabs' steps" not in alone
+
+
+def test_the_loss_prose_says_what_a_mean_and_a_causal_mask_do():
+    assert "each position see only itself and the text before it" in text.LOSS_EXPLAIN
+    assert "**geometric mean** of those probabilities: each extra nat divides that mean by e" in text.NATS
+    assert "divides that probability by e" not in text.NATS
+
+
+def test_the_rope_prose_says_what_rotary_adds_beyond_the_causal_mask():
+    assert "Attention itself has no notion of order" not in text.ROPE_EXPLAIN
+    assert "The causal mask already breaks that symmetry" in text.ROPE_EXPLAIN
+    assert "(Haviv et al., 2022)" in text.ROPE_EXPLAIN
+    assert "Rotary embeddings put the distance between two tokens into every score directly" in text.ROPE_EXPLAIN
 
 
 def test_rope_positions_and_angles_sentences():
@@ -66,11 +94,26 @@ def test_flip_sentence_on_both_sides_of_twice_the_difference():
     assert "could swap" not in text.flip_sentence(2.0001e-4, 1e-4)
     far = text.flip_sentence(2.0, 1e-4)
     assert "**2.0e-04**" in far and "10,000× further apart" in far
-    assert text.flip_sentence(0.5, 0.0).startswith("The shared passes gave exactly")
-    assert "exact" in text.api_sentence(0.0, 1.0) and "about 1e-04" in text.api_sentence(1e-4, 2.0)
-    assert "(2) is wider, so it repeats" in text.api_sentence(1e-4, 2.0)
-    assert "is within that, so it can go either way" in text.api_sentence(1e-4, 2e-4)
-    assert "is wider" in text.api_sentence(1e-4, 2.001e-4)
+    assert text.flip_sentence(0.5, 0.0).startswith("The shared passes measured here gave exactly")
+    for gap, delta in ((2.0, 1e-4), (0.5, 0.0)):  # measured on a few companions: never "no batch" of any kind
+        said = text.flip_sentence(gap, delta)
+        assert "no batch" not in said and "none of " in said and "measured here" in said
+
+
+def test_the_api_sentence_says_which_machine_measured_and_what_servers_do():
+    cpu = text.machine_label("cpu", "float32")
+    assert cpu == "CPU, float32" and text.machine_label("cuda:0", "bfloat16") == "GPU, bfloat16"
+    assert "here (CPU, float32) the shared passes measured gave exactly the solo logits" in text.api_sentence(
+        0.0, 1.0, cpu)
+    wide = text.api_sentence(1e-4, 2.0, cpu)
+    assert ("moved them by up to 1.0e-04, and this step's gap (2) is wider than twice that, so its greedy token "
+            "stayed") in wide
+    assert "is within twice that, so its greedy token could go either way" in text.api_sentence(1e-4, 2e-4, cpu)
+    assert "is wider" in text.api_sentence(1e-4, 2.001e-4, cpu)
+    for said in (wide, text.api_sentence(0.0, 1.0, cpu)):
+        assert "move by about" not in said  # this machine's figure is not said of an API's server
+        assert "Thinking Machines (2025) sent one prompt to Qwen3-235B 1,000 times at temperature 0 and got 80 " \
+               "different completions" in said and "8 significant bits where float32 keeps 24" in said
 
 
 def test_batch_and_search_sentences():
@@ -86,6 +129,18 @@ def test_batch_and_search_sentences():
     assert "2, 4 and 8 rows" in text.search_bounds(6, 8, 48, 90, (2, 4, 8)) and "of 2 rows" in text.search_bounds(
         6, 8, 48, 90, (2,))
     assert text.step_label(False, 0).startswith("the next step")
+
+
+def test_the_position_check_says_which_tokens_it_ran_on():
+    whole = text.position_check(40, 40, 1.31, 0.0639, False)
+    assert whole == ("Checked on the step that fed the last token at 39: fed one position later instead, its logits "
+                     "move by up to 1.31 (KL 0.0639 bits, top token unchanged).")
+    cut = text.position_check(512, 600, 2.0, 1.0, True)
+    assert "the last 512 tokens (as many as one pass reads here), read as a text of their own" in cut
+    assert "their last token at 511" in cut and "top token changed" in cut
+    assert text.text_part(40, 40, "first") == "this text"
+    assert text.text_part(512, 600, "last") == "this text's last 512 tokens (as many as one pass reads here)"
+    assert text.sizes_list((2, 4, 8)) == "2, 4 and 8" and text.sizes_list((2,)) == "2"
 
 
 def test_the_questions_choices_on_both_sides_of_each_boundary():

@@ -141,7 +141,7 @@ def test_weight_only_rounding_is_read_from_its_measured_agreement(top1, reading)
     assert text.weights_only_reading(precision.Quality(0.001, top1, 10.0, 40)) == reading
 
 
-# ---------------------------------------------------------------- issue 35: 10, 21, 22, 23, 25
+# ---------------------------------------------------------------- precision, exactness, batching, speculation
 def test_precision_says_what_real_int8_kernels_do():
     said = text.PRECISION
     assert "what llama.cpp and most servers do" not in said
@@ -187,7 +187,7 @@ def _identity_int8(n: int = 64):
 
 def test_int8_has_a_scale_per_output_row_for_weights_and_one_per_tensor_for_activations(tiny):
     """The sentence against the code: per_channel_dynamic_qconfig quantizes weights per output row (axis 0); the
-    activations get one unsigned scale per tensor, with torch's reduced range: 128 levels here (issue 35, 10)."""
+    activations get one unsigned scale per tensor, with torch's reduced range: 128 levels here."""
     import torch
 
     from autoreg_core.experiments import precision
@@ -249,7 +249,7 @@ def _rounds(n: int, kept: int, draft_ms: float, verify_ms: float):
 
 
 def test_a_rounds_tokens_leave_out_the_prefills_token():
-    """Two rounds of 4 tokens after the prefill's one: 4.00 per round, not 9 / 2 (issue 35, 25)."""
+    """Two rounds of 4 tokens after the prefill's one: 4.00 per round, not 9 / 2."""
     case, run = _spec("prompt lookup (2-gram)", _rounds(2, 3, 1.0, 12.0), ms=50.0)
     said = text.speculative_sentence(case, run)
     assert text.round_tokens(run) == 4.0 and "for 4.00 tokens (the prefill's token not counted)" in said
@@ -269,7 +269,7 @@ def test_a_rounds_tokens_leave_out_the_prefills_token():
                  "a round brought (40.0 ms), so the time was lost in parts of the run these figures leave out"),
 ])
 def test_a_slower_run_is_explained_by_its_measured_parts(draft_ms, verify_ms, reason):
-    """Each cause is a comparison of measured times, on each side of its boundary (issue 35, 25)."""
+    """Each cause is a comparison of measured times, on each side of its boundary."""
     case, run = _spec("prompt lookup (2-gram)", _rounds(2, 3, draft_ms, verify_ms), ms=200.0)
     said = text.speculative_sentence(case, run)
     assert "**0.50×, slower**: " in said and reason in said and said.endswith(".")

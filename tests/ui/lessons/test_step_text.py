@@ -35,7 +35,7 @@ def test_the_pass_note_says_whether_the_step_rode_alone_or_with_others():
 
 
 def test_a_shared_pass_is_batching_one_step_at_a_time_not_continuous_batching():
-    """The batcher gathers whichever steps are waiting into one pass; it keeps no running batch (issue 35, 22)."""
+    """The batcher gathers whichever steps are waiting into one pass; it keeps no running batch."""
     said = step_text.pass_note(80.0, 2)
     assert "(continuous batching" not in said and "continuous batching, as on" not in said
     assert ("That is batching one step at a time (each pass gathers whichever steps are waiting), not the continuous "
@@ -51,7 +51,7 @@ def test_the_generate_note_tells_max_length_from_max_new_tokens_and_names_stop_s
 
 
 def test_the_batched_gap_is_a_measured_maximum_not_a_bound():
-    """bench.batch_exactness measured 8.6e-5 and 9.9e-5; its integration test's bound is 1e-3 (issue 35, 21)."""
+    """bench.batch_exactness measured 8.6e-5 and 9.9e-5; its integration test's bound is 1e-3."""
     from bench import batch_exactness
 
     assert "under 1e-4" not in step_text.NEAR_TIE
@@ -61,7 +61,7 @@ def test_the_batched_gap_is_a_measured_maximum_not_a_bound():
 
 
 def test_the_same_seed_gives_the_pages_tokens_on_a_cpu_and_only_greedy_ones_elsewhere():
-    """The app draws on the CPU; generate and the loop draw on the model's device (issue 35, 29)."""
+    """The app draws on the CPU; generate and the loop draw on the model's device."""
     for note in (step_text.generate_call, step_text.loop_code):
         cpu, gpu = note("cpu"), note("cuda")
         assert "exactly the tokens" not in cpu + gpu

@@ -51,7 +51,7 @@ def test_vocabulary_table_puts_the_running_model_among_published_sizes_in_order(
     rows = text.vocab_rows("SmolLM2", 49_152)
     assert [r["vocabulary"] for r in rows] == [32_000, 49_152, 50_257, 128_256, 200_019]
     # o200k_base: special tokens at 199,999 and 200,018, so n_vocab = 200,019; its pieces are about 200,000, not
-    # exactly (issue 35, 30)
+    # exactly
     gpt4o = next(r for r in rows if r["model"].startswith("GPT-4o"))
     assert gpt4o["vocabulary"] == 200_018 + 1 and "n_vocab 200,019" in gpt4o["source"]
     assert "200,000 merged pieces" not in gpt4o["source"] and "about 200,000 byte-level pieces" in gpt4o["source"]

@@ -88,7 +88,7 @@ def test_the_determinism_section_and_a_bounded_search(page, monkeypatch):
     said = _markdown(page)
     assert any(m.startswith("For step 1 (the one that chose its token): computed alone and as one row of 2, 4, 8-row")
                for m in said)
-    assert any(m.startswith("A temperature-0 API is an argmax") for m in said)
+    assert any(m.startswith("A temperature-0 API takes the argmax") and "here (CPU, float32)" in m for m in said)
     monkeypatch.setattr(hood, "SEARCH_STEPS_EACH", 1)  # the page reads the bounds when it runs
     _click(page, hood_keys.HOOD_SEARCH.run)
     assert any("**No flip found.** Searched 6 texts, 6 greedy steps, 18 shared passes." in m
@@ -135,3 +135,47 @@ def test_the_position_table_folds_older_steps_into_one_row_without_a_gap(tiny, s
     expected += [(f"step {i}", 1, str(p + i - 1)) for i in range(folded + 1, steps + 1)]
     assert [(r["pass"], r["tokens fed"], r["position ids"]) for r in rows] == expected
     assert sum(r["tokens fed"] for r in rows) == len(session.ids)  # every token fed once, no gap
+
+
+def test_questions_count_the_tokens_their_checks_read(tiny, monkeypatch):
+    """Past the most one pass reads, each question's words and its answer count the same tokens: the next position
+    is the whole text's, the checks say which tokens they ran on (the loss the first ones, as the page scores)."""
+    from autoreg_core import SamplingConfig, Session
+    from autoreg_core.experiments.training_loss import text_loss
+    from autoreg_ui.lessons.hood import controller, questions
+    from autoreg_ui.predict import Live
+
+    session = Session(tiny, "The cat sat on the")
+    for _ in range(6):
+        session.step(SamplingConfig(temperature=0.0))
+    live = Live(tiny, session, SamplingConfig())
+    n, p = len(session.ids), session.prompt_len
+    by_key = {q.key: q for q in questions.QUESTIONS}
+
+    ask, _ = by_key["flip"].ask(live)
+    assert "Could one of the shared passes this page measures (2, 4 and 8 rows, the app's example texts as the " \
+           "other tabs) change its greedy token?" in ask
+    whole = questions.next_position(live).answer  # everything read: no cut to name
+    assert whole.startswith(f"**{n:,}**") and f"Checked on the step that fed the last token at {n - 1}:" in whole
+
+    read = p + 2
+    monkeypatch.setattr(controller, "MAX_READ", read)
+    ask, choices = by_key["position"].ask(live)
+    assert f"The text has {n:,} tokens" in ask and choices == (f"{n - 1:,}", f"{n:,}", f"{n + 1:,}")
+    cut = questions.next_position(live).answer
+    assert cut.startswith(f"**{n:,}**: positions count from 0, so the cache holds 0 … {n - 1:,}.")
+    assert f"the last {read} tokens (as many as one pass reads here), read as a text of their own" in cut
+    assert f"their last token at {read - 1}" in cut
+    ask, _ = by_key["whole_shift"].ask(live)
+    assert ask.startswith(f"Shift every position of this text's last {read} tokens (as many as one pass reads here) "
+                          f"by one (1 … {read} instead of 0 … {read - 1})")
+    ask, _ = by_key["loss_parts"].ask(live)
+    assert f"In this text's first {read} tokens" in ask and f"the {p} prompt tokens or the 2 the model" in ask
+    assert "the 2 generated tokens have a mean loss" in questions.loss_parts(live).answer.lower()
+    scored = text_loss(tiny, session.ids[:read], p)
+    said = questions.perplexity(live).answer
+    assert f"one pass over {read} tokens" in said and f"perplexity **{scored.perplexity:,.1f}**" in said
+
+    monkeypatch.setattr(controller, "MAX_READ", p)  # the prompt alone fills the pass
+    with pytest.raises(ValueError, match="the prompt fills the"):
+        questions.loss_parts(live)
