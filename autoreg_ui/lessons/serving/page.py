@@ -17,7 +17,7 @@ from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE
 from autoreg_ui.lessons.serving import controller as serving
 from autoreg_ui.lessons.serving import figures as figs
-from autoreg_ui.lessons.serving import keys, questions, text
+from autoreg_ui.lessons.serving import keys, questions, speculation_text, text
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import allowed_models, current_config, current_session, shared_bundle
 
@@ -128,7 +128,7 @@ def render() -> None:
         st.dataframe(pd.DataFrame(serving.speculative_rows(found.result)), hide_index=True, key=keys.SRV_SPEC.table)
         for i, case in enumerate(found.result):
             for j, run in enumerate(case.runs or []):
-                st.markdown(text.speculative_sentence(case, run))
+                st.markdown(speculation_text.speculative_sentence(case, run))
                 with st.expander(text.rounds_title(case.label, run.draft)):
                     show_chart(figs.rounds_figure(run), key=f"{keys.SRV_SPEC_ROUNDS}_chart_{i}_{j}",
                                filename=f"speculative-rounds-{i}-{run.draft}")

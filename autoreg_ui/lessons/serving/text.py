@@ -10,7 +10,6 @@ from statistics import fmean
 from autoreg_core.experiments import continuous_batching as scheduler
 from autoreg_core.experiments import precision
 from autoreg_core.experiments import roofline as batching
-from autoreg_core.experiments import speculative_decoding as speculative
 
 GROUPINGS = {f"blocks of {precision.GGUF_BLOCK} (as in GGUF files)": precision.GGUF_BLOCK, "one output row": None}
 COLLAPSE_TOP1 = 0.9  # quality has collapsed once fewer than this share of top-1 tokens agree with float32
@@ -187,59 +186,6 @@ def serving_sentences(runs: dict[str, scheduler.ServeRun]) -> list[str]:
                    "on a CPU every pass carries a fixed cost. With few rows and short answers that outweighs the "
                    "padding it saves" + ("; its win in waiting time stays." if sooner else "."))
     return out
-
-
-WEAK_DRAFT = 0.5  # an early exit "is a weak draft" while fewer than this share of its guesses are kept
-
-
-def round_tokens(run: speculative.Speculated) -> float:
-    """Tokens a round added on average: the run's tokens but the first, which the prefill chose before any round."""
-    return (len(run.tokens) - 1) / len(run.rounds) if run.rounds and run.tokens else float("nan")
-
-
-def slower_because(run: speculative.Speculated, plain_step: float) -> str:
-    """Why a slower run lost, read from its measured parts: a round's drafting and verify pass against what plain
-    decoding's steps take (``plain_step`` each) for the tokens a round brought."""
-    if not run.rounds:
-        return "the run ended at the prefill's token, before any round"
-    if not run.drafted:
-        return "the draft found no guesses, so every round was one plain step with the search for guesses on top"
-    per_round = round_tokens(run)
-    drafting, verify = _mean([r.draft_ms for r in run.rounds]), _mean([r.verify_ms for r in run.rounds])
-    plain = per_round * plain_step
-    worth = f"plain decoding takes for the {per_round:.2f} tokens a round brought ({plain:,.1f} ms)"
-    if drafting >= plain:
-        return f"drafting alone ({drafting:,.1f} ms a round) cost more than {worth}"
-    if verify >= plain:
-        return (f"the verify pass alone ({verify:,.1f} ms, {verify / plain_step:.1f}× a plain step) cost more than "
-                f"{worth}: checking the guesses in one pass was far from free on this machine")
-    if drafting + verify >= plain:
-        return f"drafting and verifying together ({drafting + verify:,.1f} ms a round) cost more than {worth}"
-    return (f"a round's drafting and verifying ({drafting + verify:,.1f} ms) cost less than {worth}, so the time was "
-            "lost in parts of the run these figures leave out")
-
-
-def speculative_sentence(case, run: speculative.Speculated) -> str:
-    """Why this draft was faster or slower than plain decoding on this prompt (markdown, from the measurements;
-    ``case``: ``serving_measurements.SpecCase``)."""
-    speedup = case.plain.ms / run.ms
-    if not run.rounds:
-        return (f"**{run.draft}** on “{case.label}”: no round ran, the prefill's token ended the run; "
-                f"**{speedup:.2f}×** plain decoding's speed.")
-    verify, drafting = _mean([r.verify_ms for r in run.rounds]), _mean([r.draft_ms for r in run.rounds])
-    plain_step = _mean(case.plain.step_ms)
-    rate = f"{run.acceptance_rate:.0%} of {run.drafted} guesses kept" if run.drafted else "no guesses found"
-    text = (f"**{run.draft}** on “{case.label}”: {rate}, {len(run.tokens) / max(1, run.forward_passes):.2f} tokens "
-            f"per model pass (the prefill's pass and token included). A round took {drafting:,.1f} ms of drafting "
-            f"and a {verify:,.1f} ms verify pass for {round_tokens(run):.2f} tokens (the prefill's token not "
-            f"counted), against {plain_step:,.1f} ms per token for plain decoding: ")
-    if speedup >= 1:
-        return text + f"**{speedup:.2f}× faster**."
-    why = slower_because(run, plain_step)
-    if run.draft.startswith(speculative.EARLY_EXIT) and (not run.drafted or run.acceptance_rate < WEAK_DRAFT):
-        why += ("; and an early exit is a weak draft, keeping few guesses, because the first layers alone were never "
-                "trained to predict the next token (LayerSkip-style training makes them usable)")
-    return text + f"**{speedup:.2f}×, slower**: {why}."
 
 
 SLOWER_BECAUSE = {

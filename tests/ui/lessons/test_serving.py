@@ -11,6 +11,7 @@ from autoreg_core.experiments import speculative_decoding as speculative
 from autoreg_ui import measuring
 from autoreg_ui.lessons.serving import controller as serving
 from autoreg_ui.lessons.serving import figures as figs
+from autoreg_ui.lessons.serving import speculation_text
 from autoreg_ui.lessons.serving import text as serving_text
 
 
@@ -51,7 +52,7 @@ def test_speculative_work_reports_every_draft_on_both_prompts(tiny):
     assert len(rows) == 2 * 3 and all(r["same tokens as plain"] is True for r in rows)
     case = found.result[0]
     for run in case.runs:
-        text = serving_text.speculative_sentence(case, run)
+        text = speculation_text.speculative_sentence(case, run)
         speedup = case.plain.ms / run.ms  # the verdict the measured times imply, and only that one
         verdict = f"**{speedup:.2f}× faster**." if speedup >= 1 else f"**{speedup:.2f}×, slower**: "
         assert text.startswith(f"**{run.draft}** on “{case.label}”: ") and verdict in text

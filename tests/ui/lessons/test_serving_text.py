@@ -7,7 +7,7 @@ from autoreg_core.experiments import continuous_batching as scheduler
 from autoreg_core.experiments import roofline as batching
 from autoreg_core.experiments import serving_measurements as measurements
 from autoreg_ui.lessons.serving import controller as serving
-from autoreg_ui.lessons.serving import text
+from autoreg_ui.lessons.serving import speculation_text, text
 
 
 def test_captions_carry_their_numbers():
@@ -251,8 +251,8 @@ def _rounds(n: int, kept: int, draft_ms: float, verify_ms: float):
 def test_a_rounds_tokens_leave_out_the_prefills_token():
     """Two rounds of 4 tokens after the prefill's one: 4.00 per round, not 9 / 2."""
     case, run = _spec("prompt lookup (2-gram)", _rounds(2, 3, 1.0, 12.0), ms=50.0)
-    said = text.speculative_sentence(case, run)
-    assert text.round_tokens(run) == 4.0 and "for 4.00 tokens (the prefill's token not counted)" in said
+    said = speculation_text.speculative_sentence(case, run)
+    assert speculation_text.round_tokens(run) == 4.0 and "for 4.00 tokens (the prefill's token not counted)" in said
     assert "3.00 tokens per model pass (the prefill's pass and token included)" in said
     assert said.endswith("**2.00× faster**.")
 
@@ -271,20 +271,21 @@ def test_a_rounds_tokens_leave_out_the_prefills_token():
 def test_a_slower_run_is_explained_by_its_measured_parts(draft_ms, verify_ms, reason):
     """Each cause is a comparison of measured times, on each side of its boundary."""
     case, run = _spec("prompt lookup (2-gram)", _rounds(2, 3, draft_ms, verify_ms), ms=200.0)
-    said = text.speculative_sentence(case, run)
+    said = speculation_text.speculative_sentence(case, run)
     assert "**0.50×, slower**: " in said and reason in said and said.endswith(".")
     assert "is not waiting on memory" not in said and "too few guesses" not in said
 
 
 def test_an_early_exit_is_called_weak_only_when_it_kept_few_guesses():
     weak_case, weak = _spec("early exit after layer 24", _rounds(8, 0, 1.0, 30.0), ms=300.0)
-    assert weak.acceptance_rate < text.WEAK_DRAFT
-    assert "an early exit is a weak draft, keeping few guesses" in text.speculative_sentence(weak_case, weak)
+    assert weak.acceptance_rate < speculation_text.WEAK_DRAFT
+    said = speculation_text.speculative_sentence(weak_case, weak)
+    assert "an early exit is a weak draft, keeping few guesses" in said
     strong_case, strong = _spec("early exit after layer 24", _rounds(2, 3, 30.0, 30.0), ms=300.0)
-    assert strong.acceptance_rate >= text.WEAK_DRAFT
-    assert "weak draft" not in text.speculative_sentence(strong_case, strong)
+    assert strong.acceptance_rate >= speculation_text.WEAK_DRAFT
+    assert "weak draft" not in speculation_text.speculative_sentence(strong_case, strong)
     lookup_case, lookup = _spec("prompt lookup (2-gram)", _rounds(8, 0, 1.0, 30.0), ms=300.0)
-    assert "weak draft" not in text.speculative_sentence(lookup_case, lookup)
+    assert "weak draft" not in speculation_text.speculative_sentence(lookup_case, lookup)
 
 
 def test_a_draft_without_guesses_is_not_blamed_on_a_wide_verify_pass():
@@ -292,7 +293,7 @@ def test_a_draft_without_guesses_is_not_blamed_on_a_wide_verify_pass():
 
     rounds = [speculative.Round([], 0, 9, 2.0, 11.0) for _ in range(8)]
     case, run = _spec("prompt lookup (2-gram)", rounds, ms=200.0)
-    said = text.speculative_sentence(case, run)
+    said = speculation_text.speculative_sentence(case, run)
     assert "no guesses found" in said and "checking the guesses" not in said
     assert said.endswith("**0.50×, slower**: the draft found no guesses, so every round was one plain step with the "
                          "search for guesses on top.")
@@ -300,6 +301,7 @@ def test_a_draft_without_guesses_is_not_blamed_on_a_wide_verify_pass():
 
 def test_a_run_without_rounds_says_so():
     case, run = _spec("prompt lookup (2-gram)", [], ms=200.0)
-    assert text.speculative_sentence(case, run) == ("**prompt lookup (2-gram)** on “open-ended”: no round ran, the "
-                                                    "prefill's token ended the run; **0.50×** plain decoding's speed.")
-    assert "nan" not in text.speculative_sentence(case, run)
+    assert speculation_text.speculative_sentence(case, run) == (
+        "**prompt lookup (2-gram)** on “open-ended”: no round ran, the prefill's token ended the run; **0.50×** plain "
+        "decoding's speed.")
+    assert "nan" not in speculation_text.speculative_sentence(case, run)
