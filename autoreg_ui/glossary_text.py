@@ -211,8 +211,8 @@ GROUPS: dict[str, tuple[Term, ...]] = {
         Term("Prefix caching", "Keeping the KV cache of recent prompts so a request that starts the same way skips "
              "that part of the prefill. This app keeps whole prompts, keyed by their exact token ids, model and dtype, "
              "with their next-token logits, and hands each tab a copy. vLLM's automatic prefix caching and SGLang's "
-             "RadixAttention share cached blocks between requests by reference instead of copying them, matched by "
-             "whole blocks (vLLM) or token by token (SGLang), and keep no logits.", TRICKS),
+             "RadixAttention share the cached keys and values between requests by reference instead of copying them, "
+             "matched by whole blocks (vLLM) or, by default, token by token (SGLang), and keep no logits.", TRICKS),
         Term("Constrained decoding", "Generation where a grammar (a JSON schema, a regular expression, a list of "
              "choices) decides which tokens may come next, so the answer is valid by construction.", TRICKS),
         Term("Grammar mask", "The sampling stage of constrained decoding: every token the grammar cannot accept "

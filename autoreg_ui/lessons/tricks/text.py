@@ -18,7 +18,8 @@ SPEC = ("A **draft** guesses k tokens; the model checks them in one **verify** p
         "The formula takes each guess the model tests as kept with the same probability α (the **acceptance "
         "rate**), whatever happened to the guesses before it; each draft step costs c decode steps.")
 SPEC_DERIVATION = "Formula: tokens per round, speed-up"
-SPEC_WORKING = ("If each guess is kept with the same probability α, a round gives on average the sum below; a round "
+SPEC_WORKING = ("If each tested guess is kept with the same probability α, independently, a round gives on average the "
+                "sum below (k + 1 tokens at most: every guess and one of the model's own); a round "
                 "costs k draft steps of c decode steps each, plus the verify pass (one decode step, if reading k + 1 "
                 "tokens cost no more than one).")
 SPEC_LATEX = (r"E[\text{tokens per round}] = \sum_{i=0}^{k} \alpha^i = \frac{1-\alpha^{k+1}}{1-\alpha}"
@@ -31,7 +32,8 @@ SPEC_METHOD = ("Greedy decoding on two prompts: one whose answer copies its cont
                "that does not. Drafts: prompt lookup (2-gram) and the model's own first layers (early exit). α is kept "
                "÷ tested guesses, that is kept ÷ (kept + rounds that ended in a rejection). Kept ÷ drafted, which "
                "servers such as vLLM log as the draft acceptance rate, counts the untested guesses after a rejection "
-               "too, so it is lower whenever a round ends in a rejection before its last guess. c is the draft's time "
+               "too, so it is never higher, and lower once a round rejects a guess before its last and some guess was "
+               "kept. c is the draft's time "
                "per guess over a plain decode step's time. Both sides are timed the same way (each decode step or "
                "round with its choice of tokens, prefill left out) and every number covers all rounds: the "
                "prediction adds up the formula round by round, each with its own number of guesses (fewer than k "
@@ -71,7 +73,7 @@ def measured_sentence(label: str, draft: str, predicted: float, measured: float,
     closer = abs(predicted_v - measured) < abs(predicted - measured)
     dearer = verify > 1.0
     return (f"“{label}”, {draft}: the formula predicts {predicted:.2f}×, the run measured {measured:.2f}×. "
-            f"The verify pass took {verify:.2f} decode steps' time, "
+            f"A verify pass took on average {verify:.2f} decode steps' time, "
             + ("more than the one the formula assumes" if dearer else "no more than the one the formula assumes")
             + f"; counting it predicts {predicted_v:.2f}×, "
             + ("closer to the measurement." if closer else "no closer to the measurement."))
@@ -89,24 +91,25 @@ def rounds_sentence(label: str, draft: str, predicted: float, measured: float, r
         return said + ("No guess was tested right after a kept one, so this run cannot show whether kept guesses "
                        "come in runs.")
     if reading == "runs":
-        return said + (f"Kept guesses come in runs: a round's first guess was kept {first}, a guess right after a kept "
-                       f"one {later}, more than three standard errors apart. The formula takes every tested guess as "
-                       "kept with the same α, whatever came before.")
+        return said + (f"Here kept guesses came in runs: a round's first guess was kept {first}, a guess right after "
+                       f"a kept one {later}, more than three standard errors apart. The formula takes every tested "
+                       "guess as kept with the same α, whatever came before.")
     if reading == "opposite":
         return said + (f"A guess right after a kept one was kept less often than a round's first guess, {later} "
                        f"against {first}, more than three standard errors apart: the opposite of runs, and not what "
                        "the formula assumes either.")
     return said + (f"A round's first guess was kept {first}, a guess right after a kept one {later}: within three "
-                   "standard errors of each other, so this run shows no sign that kept guesses come in runs.")
+                   "standard errors of each other, too close for this run to show that kept guesses come in runs.")
 
 
 # ---------------------------------------------------------------- 2 · prefix caching
 PREFIX = ("When thirty tabs open the same prompt, each would run the same prefill. This server keeps the KV cache "
           "and the next-token logits of recent whole prompts, keyed by the exact token ids, the model and its dtype, "
           "and gives each new tab a **copy** to extend. vLLM's automatic prefix caching and SGLang's RadixAttention "
-          "reuse shared beginnings without copying: requests point at the same cached blocks, matched a whole block "
-          "of tokens at a time in vLLM and token by token in SGLang's radix tree, and they keep no logits, so even a "
-          "full match runs the last prompt token again. Memory is bounded by an operator setting, "
+          "reuse shared beginnings without copying: requests point at the same cached keys and values, matched a "
+          "whole block of tokens at a time in vLLM and, by default, token by token in SGLang's radix tree. Neither "
+          "keeps logits, so even a full match runs at least the last prompt token again. Memory here is bounded by "
+          "an operator setting, "
           "AUTOREG_PREFIX_CACHE_MB; the least recently used prompt goes first.")
 PREFIX_STATS_CAPTION = ("This server's prefix cache, for every tab since it started. A tab's prefill asks it first, "
                         "unless that prefill also records the attention weights (the attention page's view): such a "
@@ -144,7 +147,7 @@ def prefix_sentence(tabs: int, plain_ms: float, cached_ms: float, identical: boo
             else "some tab's logits differ from a fresh prefill's: the cache would change answers")
     return (f"{tabs} tabs: {ms(plain_ms)} of prefills without the cache, {ms(cached_ms)} with it (one prefill and "
             f"{tabs - 1} copies), " + (f"{plain_ms / max(cached_ms, 1e-9):.1f}× faster" if faster
-                                       else "no faster on this short prompt") +
+                                       else "no faster here") +
             f". The stored prefill holds {human_bytes(held)}; {same}.")
 
 
@@ -202,7 +205,7 @@ GUIDES: dict[str, tuple[str, str, str]] = {
 }
 
 # ---------------------------------------------------------------- predict, then check
-SPEC_TOKENS = ("If each guess is kept with probability α = {alpha}, how many tokens does a round with k = {k} "
+SPEC_TOKENS = ("If each tested guess is kept with probability α = {alpha}, how many tokens does a round with k = {k} "
                "give on average?",
                ("about 1", "about 2", "about 3", "all {k_plus}"),
                "**{tokens:.2f}** tokens: (1 − {alpha}^{k_plus}) / (1 − {alpha}). A round never gives fewer than 1 "

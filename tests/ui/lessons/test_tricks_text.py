@@ -81,17 +81,17 @@ def _sentence(rounds: list[Round], k: int) -> str:
 @pytest.mark.parametrize("alpha,k,seed", [(0.5, 4, 1), (0.8, 4, 2), (0.9, 8, 3), (0.3, 2, 4)])
 def test_runs_sentence_does_not_print_for_independent_acceptance(alpha, k, seed):
     said = _sentence(_independent(alpha, k, 2000, seed), k)
-    assert "Kept guesses come in runs" not in said and "opposite of runs" not in said
-    assert said.endswith("within three standard errors of each other, so this run shows no sign that kept guesses "
-                         "come in runs.")
+    assert "kept guesses came in runs" not in said and "opposite of runs" not in said
+    assert said.endswith("within three standard errors of each other, too close for this run to show that kept "
+                         "guesses come in runs.")
 
 
 @pytest.mark.parametrize("k,seed", [(2, 1), (4, 2), (8, 3)])
 def test_runs_sentence_prints_for_bursty_acceptance(k, seed):
     said = _sentence(_bursty(k, 2000, seed), k)
-    assert "Kept guesses come in runs: a round's first guess was kept " in said
-    assert said.endswith("more than three standard errors apart. The formula takes every tested guess as kept with "
-                         "the same α, whatever came before.")
+    assert "Here kept guesses came in runs: a round's first guess was kept " in said
+    assert said.endswith("more than three standard errors apart. The formula takes every tested guess as kept "
+                         "with the same α, whatever came before.")
 
 
 def test_runs_sentence_in_its_other_two_states():
@@ -108,7 +108,7 @@ def test_runs_sentence_in_its_other_two_states():
 
 def test_measured_sentence_says_whether_the_verify_cost_explains_the_gap():
     closer = text.measured_sentence("p", "d", 3.0, 1.2, 1.5, 2.0)
-    assert "took 2.00 decode steps' time, more than the one the formula assumes" in closer
+    assert "A verify pass took on average 2.00 decode steps' time, more than the one the formula assumes" in closer
     assert closer.endswith("counting it predicts 1.50×, closer to the measurement.")
     farther = text.measured_sentence("p", "d", 1.2, 1.25, 1.4, 0.9)
     assert "no more than the one the formula assumes" in farther
@@ -121,7 +121,7 @@ def test_prefix_sentence_both_ways():
                            "copies), 15.0× faster.")
     assert "1.00 MiB; every tab's logits and cache are bit for bit" in fast
     slow = text.prefix_sentence(2, 10.0, 12.0, False, 1024)
-    assert "no faster on this short prompt" in slow and "some tab's logits differ" in slow
+    assert "no faster here" in slow and "some tab's logits differ" in slow
 
 
 def test_prefix_stats_and_a_disabled_store():
