@@ -171,8 +171,11 @@ GROUPS: dict[str, tuple[Term, ...]] = {
              "same model, or text looked up in the prompt.", SERVING),
         Term("Verify", "The model's single pass over the drafted tokens; draft token x is accepted with "
              "probability min(1, p(x)/q(x)).", SERVING),
-        Term("Acceptance rate", "The share of drafted tokens the verify pass keeps. High rates make "
-             "speculative decoding fast.", SERVING),
+        Term("Acceptance rate", "α: the chance that the verify pass keeps a guess it tests, given that it kept the "
+             "guesses before it; the speculation formula's input (Leviathan et al., 2023). A run estimates it as kept "
+             "÷ tested guesses, kept ÷ (kept + rounds that ended in a rejection). Guesses after the first rejection "
+             "are never tested, so kept ÷ drafted, which vLLM logs as the draft acceptance rate, is lower: "
+             "(α + α² + … + α^k) ÷ k when every tested guess is kept with the same α.", SERVING),
         Term("Quantization", "Storing weights (or the cache) in fewer bits, with scales per block: less "
              "memory to read per step, at some cost in accuracy.", SERVING),
         Term("KL divergence", "How far one distribution is from another (here: a quantized model's next-token "
@@ -212,16 +215,18 @@ GROUPS: dict[str, tuple[Term, ...]] = {
              "which one greedy decoding picks.", HOOD),
     ),
     "More serving tricks": (
-        Term("Prefix caching", "Keeping the KV cache of recent prompts, keyed by their exact token ids, model and "
-             "dtype, so a tab that opens the same prompt starts from a copy instead of running the prefill again "
-             "(vLLM's automatic prefix caching, SGLang's RadixAttention).", TRICKS),
+        Term("Prefix caching", "Keeping the KV cache of recent prompts so a request that starts the same way skips "
+             "that part of the prefill. This app keeps whole prompts, keyed by their exact token ids, model and dtype, "
+             "with their next-token logits, and hands each tab a copy. vLLM's automatic prefix caching and SGLang's "
+             "RadixAttention share the cached keys and values between requests by reference instead of copying them, "
+             "matched by whole blocks (vLLM) or, by default, token by token (SGLang), and keep no logits.", TRICKS),
         Term("Constrained decoding", "Generation where a grammar (a JSON schema, a regular expression, a list of "
              "choices) decides which tokens may come next, so the answer is valid by construction.", TRICKS),
         Term("Grammar mask", "The sampling stage of constrained decoding: every token the grammar cannot accept "
              "next gets a logit of −∞, before temperature and the other filters.", TRICKS),
         Term("Expected tokens per round", "What one draft-and-verify round of speculative decoding emits on "
-             "average: (1 − α^(k+1)) / (1 − α) for acceptance rate α and k guesses, k + 1 when every guess is "
-             "kept.", TRICKS),
+             "average: (1 − α^(k+1)) / (1 − α) for k guesses when every tested guess is kept with the same "
+             "acceptance rate α, independently; k + 1 when α = 1.", TRICKS),
     ),
 }
 
@@ -273,7 +278,7 @@ PAGE_TERMS: dict[str, tuple[str, ...]] = {
     TRICKS: LOOP_WORDS + (
         "Speculative decoding", "Draft", "Verify", "Acceptance rate", "Greedy", "Prefix caching",
         "Constrained decoding", "Grammar mask", "Expected tokens per round", "Attention head", "Layer", "Temperature",
-        "Vocabulary"),
+        "Vocabulary", "Standard error"),
 }
 
 

@@ -185,6 +185,7 @@ class Decoded:
     forward_passes: int = 0
     done: bool = False
     step_ms: list[float] = field(default_factory=list)  # plain decoding: each decode step's forward pass
+    token_ms: list[float] = field(default_factory=list)  # plain decoding: each later token's pass and its choice
 
 
 def _finish(tokens: list[int], eos: set[int], max_new: int) -> tuple[list[int], bool]:
@@ -210,7 +211,10 @@ def plain_decode(bundle, prompt_ids: list[int], max_new: int, config: SamplingCo
                  should_stop: Callable[[], bool] | None = None) -> Decoded:
     """One forward pass per token (prefill first): the loop speculative decoding is measured against.
 
-    ``cache`` may be any transformers cache (a quantized one, say); a fresh ``DynamicCache`` by default.
+    ``step_ms`` holds each decode step's forward pass alone; ``token_ms`` each later token's wall-clock from the
+    loop's resumption to the token (its forward pass and the choice of the token), timed like a speculative
+    round, whose draft and verify times include their choices too. ``cache`` may be any transformers cache (a
+    quantized one, say); a fresh ``DynamicCache`` by default.
     """
     _check_run(bundle, prompt_ids, max_new)
     eos, out = set(bundle.eos_token_ids) if stop_at_eos else set(), Decoded()
@@ -219,12 +223,15 @@ def plain_decode(bundle, prompt_ids: list[int], max_new: int, config: SamplingCo
     if should_stop is None or not should_stop():
         fwd = decode.forward(bundle, list(prompt_ids), cache)  # the prefill
         out.forward_passes = 1
+        resumed = time.perf_counter()
         for step in generation_loop(bundle, cache, list(prompt_ids), fwd.logits[0], max_new, config, generator,
                                     eos=eos, should_stop=should_stop):
-            if step.pass_ms is not None:
+            if step.pass_ms is not None:  # from resuming the loop to this token: its decode pass and its choice
+                out.token_ms.append((time.perf_counter() - resumed) * 1000.0)
                 out.step_ms.append(step.pass_ms)
                 out.forward_passes += 1
             out.tokens.append(step.token)
+            resumed = time.perf_counter()
         out.done = len(out.tokens) >= max_new or bool(out.tokens and out.tokens[-1] in eos)
     out.ms = (time.perf_counter() - t0) * 1000.0
     return out
@@ -268,6 +275,9 @@ class Speculated(Decoded):
 
     @property
     def acceptance_rate(self) -> float:
+        """Kept ÷ drafted: what servers such as vLLM log as the *draft* acceptance rate. Not the formula's α (the
+        chance a tested guess is kept): guesses after a rejection count as drafted but are never tested
+        (``speculative_math.alpha_estimate``)."""
         return self.accepted / self.drafted if self.drafted else float("nan")
 
     @property

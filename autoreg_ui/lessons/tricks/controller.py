@@ -52,7 +52,8 @@ class SpecRead:
 
 
 def spec_work(bundle, k: int, max_new: int, on_progress: Progress):
-    """Both prompts: plain greedy decoding, then each draft; every pair read as α, c, v and speed-ups."""
+    """Both prompts: plain greedy decoding, then each draft; every pair read as α, c, v and speed-ups. A draft that
+    guessed nothing on a prompt has no α to read: it is left out of the result."""
     def work(found: Measured, should_stop: Callable[[], bool]) -> bool:
         speculative.check_draft_length(k)
         makers, found.result = drafts(bundle), []
@@ -79,8 +80,10 @@ def spec_work(bundle, k: int, max_new: int, on_progress: Progress):
 
 def spec_rows(reads: list[SpecRead]) -> list[dict]:
     """Predicted beside measured, one row per prompt and draft."""
-    return [{"prompt": r.prompt, "draft": r.read.draft, "k": r.read.k, "full rounds": r.read.rounds,
-             "kept / drafted": f"{r.read.accepted} / {r.read.drafted}", "α": round(r.read.alpha, 3),
+    return [{"prompt": r.prompt, "draft": r.read.draft, "k": r.read.k, "rounds": r.read.rounds,
+             "rounds with all k guesses": r.read.full_rounds,
+             "kept / tested": f"{r.read.accepted} / {r.read.tested}", "α = kept ÷ tested": round(r.read.alpha, 3),
+             "kept ÷ drafted (draft acceptance rate)": round(r.read.draft_acceptance_rate, 3),
              "tokens per round, predicted": round(r.read.predicted_tokens, 2),
              "tokens per round, measured": round(r.read.tokens_per_round, 2), "c": round(r.read.c, 3),
              "verify ÷ decode step (v)": round(r.read.verify, 2),

@@ -37,7 +37,8 @@ def render() -> None:
     alpha = a_col.slider(text.WHATIF_ALPHA, 0.0, 1.0, 0.7, 0.05, key=keys.TRICKS_WHATIF_ALPHA, help=text.WHATIF_HELP)
     cost = c_col.slider(text.WHATIF_C, 0.0, 1.0, 0.1, 0.05, key=keys.TRICKS_WHATIF_C, help=text.WHATIF_HELP)
     whatif = spec_math.best_k(alpha, cost)
-    st.markdown(text.best_k_sentence("What if", alpha, cost, whatif.k, whatif.speedup, whatif.pays, spec_math.MAX_K))
+    st.markdown(text.best_k_sentence("What if", alpha, cost, whatif.k, whatif.speedup, whatif.pays, spec_math.MAX_K,
+                                     whatif.next_adds))
     chart_at = chart_at or st.container()  # normally under the sentence; on a projector beside the sliders
     k_col, n_col = st.columns(2)
     k = k_col.slider(text.SPEC_K, 1, speculative.MAX_DRAFT, 4, key=keys.TRICKS_SPEC_K)
@@ -58,9 +59,9 @@ def render() -> None:
             m = r.read
             st.markdown(text.measured_sentence(r.prompt, m.draft, m.predicted_speedup, m.speedup,
                                                m.predicted_with_verify, m.verify))
-            st.markdown(text.rounds_sentence(r.prompt, m.draft, m.predicted_tokens, m.tokens_per_round))
+            st.markdown(text.rounds_sentence(r.prompt, m.draft, m.predicted_tokens, m.tokens_per_round, m.runs))
             st.markdown(text.best_k_sentence(f"{r.prompt} · {m.draft}", m.alpha, m.c, r.best.k, r.best.speedup,
-                                             r.best.pays, spec_math.MAX_K))
+                                             r.best.pays, spec_math.MAX_K, r.best.next_adds))
         show_chart(figs.predicted_measured_figure([f"{r.prompt} · {r.read.draft}" for r in reads],
                                                   [r.read.predicted_speedup for r in reads],
                                                   [r.read.predicted_with_verify for r in reads],

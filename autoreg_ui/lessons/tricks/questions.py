@@ -25,8 +25,11 @@ def spec_tokens(live: Live) -> Checked:
 
 def spec_best(live: Live) -> Checked:
     best = spec_math.best_k(BEST_ALPHA, BEST_C)
-    return Checked(bucket(best.k, (1, 4, 8)), answer(text.SPEC_BEST, alpha=BEST_ALPHA, c=BEST_C, k=best.k,
-                                                     speedup=best.speedup))
+    adds = best.next_adds
+    return Checked(bucket(best.k, (1, 4, 8)), answer(
+        text.SPEC_BEST, alpha=BEST_ALPHA, c=BEST_C, k=best.k, speedup=best.speedup, k_next=best.k + 1, adds=adds,
+        per_step=adds / BEST_C, after=spec_math.speedup(BEST_ALPHA, best.k + 1, BEST_C),
+        contrast=text.SPEC_BEST_MORE if adds > BEST_C else ""))
 
 
 def prefix_same(live: Live) -> Checked:

@@ -2,21 +2,24 @@
 Sentences that carry a number are functions of the measurement or the engine's arithmetic."""
 from __future__ import annotations
 
+from autoreg_core.experiments.speculative_math import Runs
 from autoreg_ui.format import human_bytes, ms
 
 TITLE = "More serving tricks"
 INTRO = ("Three tricks real servers use, each measured here on the loaded model: how far speculative decoding's "
          "arithmetic predicts its speed, how a class that opens the same prompt can share one prefill, and how a "
-         "grammar makes the model's answer valid by construction.")
+         "grammar makes the model's answer valid by construction, provided it is complete within the token limit.")
 SPEC_TITLE, PREFIX_TITLE, GRAMMAR_TITLE = ("1 · Speculation's arithmetic", "2 · Prefix caching: the class shares one "
                                            "prompt", "3 · Constrained decoding: valid by construction")
 
 # ---------------------------------------------------------------- 1 · speculation
 SPEC = ("A **draft** guesses k tokens; the model checks them in one **verify** pass and keeps the guesses up to the "
-        "first it rejects, then adds one token of its own. Each guess is kept with probability α (the "
-        "**acceptance rate**); each draft step costs c decode steps.")
+        "first it rejects, then adds one token of its own. Guesses after that first rejection are never tested. "
+        "The formula takes each guess the model tests as kept with the same probability α (the **acceptance "
+        "rate**), whatever happened to the guesses before it; each draft step costs c decode steps.")
 SPEC_DERIVATION = "Formula: tokens per round, speed-up"
-SPEC_WORKING = ("If each guess is kept with the same probability α, a round gives on average the sum below; a round "
+SPEC_WORKING = ("If each tested guess is kept with the same probability α, independently, a round gives on average the "
+                "sum below (k + 1 tokens at most: every guess and one of the model's own); a round "
                 "costs k draft steps of c decode steps each, plus the verify pass (one decode step, if reading k + 1 "
                 "tokens cost no more than one).")
 SPEC_LATEX = (r"E[\text{tokens per round}] = \sum_{i=0}^{k} \alpha^i = \frac{1-\alpha^{k+1}}{1-\alpha}"
@@ -26,26 +29,42 @@ WHATIF_HELP = "Move α and c to see where a longer draft stops paying; the measu
 SPEC_K, SPEC_MAX_NEW = "Draft length k", "Tokens to write"
 SPEC_RUN = "Measure α and c for both drafts"
 SPEC_METHOD = ("Greedy decoding on two prompts: one whose answer copies its context (prompt lookup's case) and one "
-               "that does not. Drafts: prompt lookup (2-gram) and the model's own first layers (early exit). α counts "
-               "full rounds only; c is a draft step's time over a plain decode step's; the measured speed-up compares "
-               "time per token, prefill left out.")
+               "that does not. Drafts: prompt lookup (2-gram) and the model's own first layers (early exit). α is kept "
+               "÷ tested guesses, that is kept ÷ (kept + rounds that ended in a rejection). Kept ÷ drafted, which "
+               "servers such as vLLM log as the draft acceptance rate, counts the untested guesses after a rejection "
+               "too, so it is never higher, and lower once a round rejects a guess before its last and some guess was "
+               "kept. c is the draft's time "
+               "per guess over a plain decode step's time. Both sides are timed the same way (each decode step or "
+               "round with its choice of tokens, prefill left out) and every number covers all rounds: the "
+               "prediction adds up the formula round by round, each with its own number of guesses (fewer than k "
+               "where prompt lookup found a shorter match or nothing, or near the end of the run).")
 SPEC_NOTHING = "Press the button to run both drafts and plain decoding; the chart above works from the sliders."
 
 
+def _small(x: float) -> str:
+    """Two decimals, or two significant figures below 0.1, so a draft cost of 0.004 steps does not read 0.00."""
+    return f"{x:.2g}" if 0 < abs(x) < 0.1 else f"{x:.2f}"
+
+
 def best_k_sentence(label: str, alpha: float, c: float, k: int, speedup: float, pays: bool,
-                    longest: int | None = None) -> str:
+                    longest: int | None = None, next_adds: float | None = None) -> str:
     """Where a longer draft stops paying, for one α and c (or that no draft pays at all, or that even the longest
-    draft the chart looks at, ``longest``, still pays)."""
+    draft the chart looks at, ``longest``, still pays). ``next_adds``: α^(k+1), the tokens one more guess would add
+    (``BestK.next_adds``); a best k short of the longest with a speed-up above 1 implies c > 0."""
     if pays and longest is not None and k >= longest:
-        return (f"**{label}**: with α = {alpha:.2f} and c = {c:.2f}, a longer draft still pays at k = {k}, the longest "
-                f"this chart looks at ({speedup:.2f}× plain decoding): guesses this cheap and this often kept keep "
-                "adding more than they cost.")
+        return (f"**{label}**: with α = {alpha:.2f} and c = {_small(c)}, a longer draft still pays at k = {k}, the "
+                f"longest this chart looks at ({speedup:.2f}× plain decoding): up to there, every guess added more "
+                "tokens per step of its cost (α^(k+1) ÷ c) than the speed-up already reached.")
     if not pays:
-        return (f"**{label}**: with α = {alpha:.2f} and c = {c:.2f}, no draft length pays: the best, k = {k}, "
-                f"gives a speed-up of {speedup:.2f}×, below plain decoding's 1×. A cheaper draft or more kept "
-                "guesses would be needed.")
-    return (f"**{label}**: with α = {alpha:.2f} and c = {c:.2f}, k = {k} pays best ({speedup:.2f}× plain decoding); "
-            f"past k = {k}, each extra guess costs more draft time than the tokens it adds.")
+        return (f"**{label}**: with α = {alpha:.2f} and c = {_small(c)}, no draft length pays: the best, k = {k}, "
+                f"gives a speed-up of {speedup:.2f}×, " + ("below" if speedup < 1.0 else "no better than")
+                + " plain decoding's 1×. A cheaper draft or more kept guesses would be needed.")
+    said = f"**{label}**: with α = {alpha:.2f} and c = {_small(c)}, k = {k} pays best ({speedup:.2f}× plain decoding)"
+    if next_adds is None or c <= 0:
+        return said + "."
+    return (said + f". Guess {k + 1} would add α^{k + 1} = {_small(next_adds)} tokens for {_small(c)} of a step, "
+            f"{next_adds / c:.2f} tokens per step of its cost, no more than the {speedup:.2f} tokens per step that "
+            f"k = {k} already gives, so it would not raise the speed-up.")
 
 
 def measured_sentence(label: str, draft: str, predicted: float, measured: float, predicted_v: float,
@@ -54,28 +73,47 @@ def measured_sentence(label: str, draft: str, predicted: float, measured: float,
     closer = abs(predicted_v - measured) < abs(predicted - measured)
     dearer = verify > 1.0
     return (f"“{label}”, {draft}: the formula predicts {predicted:.2f}×, the run measured {measured:.2f}×. "
-            f"The verify pass took {verify:.2f} decode steps' time, "
+            f"A verify pass took on average {verify:.2f} decode steps' time, "
             + ("more than the one the formula assumes" if dearer else "no more than the one the formula assumes")
             + f"; counting it predicts {predicted_v:.2f}×, "
             + ("closer to the measurement." if closer else "no closer to the measurement."))
 
 
-def rounds_sentence(label: str, draft: str, predicted: float, measured: float) -> str:
-    """Tokens per round, formula against run: kept guesses come in runs, which the formula's independence misses."""
-    more = measured > predicted
-    return (f"“{label}”, {draft}: {measured:.2f} tokens per round measured, {predicted:.2f} predicted from the "
-            "measured α. " + ("More than predicted: kept guesses come in runs (after one kept guess the next is "
-                              "more likely kept), while the formula takes each guess as independent." if more else
-                              "No more than predicted: here the kept guesses do not come in runs."))
+def rounds_sentence(label: str, draft: str, predicted: float, measured: float, runs: Runs) -> str:
+    """Tokens per round, formula against run, and whether the run shows what the formula leaves out: kept guesses
+    that come in runs (``Runs.reading``: a round's first guess against the guesses tested right after a kept one)."""
+    said = (f"“{label}”, {draft}: {measured:.2f} tokens per round measured, {predicted:.2f} predicted from the "
+            "measured α. ")
+    first = f"{runs.first_rate:.0%} ({runs.first_kept} of {runs.first_tested})"
+    later = f"{runs.later_rate:.0%} ({runs.later_kept} of {runs.later_tested})"
+    reading = runs.reading
+    if reading == "unknown":
+        return said + ("No guess was tested right after a kept one, so this run cannot show whether kept guesses "
+                       "come in runs.")
+    if reading == "runs":
+        return said + (f"Here kept guesses came in runs: a round's first guess was kept {first}, a guess right after "
+                       f"a kept one {later}, more than three standard errors apart. The formula takes every tested "
+                       "guess as kept with the same α, whatever came before.")
+    if reading == "opposite":
+        return said + (f"A guess right after a kept one was kept less often than a round's first guess, {later} "
+                       f"against {first}, more than three standard errors apart: the opposite of runs, and not what "
+                       "the formula assumes either.")
+    return said + (f"A round's first guess was kept {first}, a guess right after a kept one {later}: within three "
+                   "standard errors of each other, too close for this run to show that kept guesses come in runs.")
 
 
 # ---------------------------------------------------------------- 2 · prefix caching
-PREFIX = ("When thirty tabs open the same prompt, each would run the same prefill. The server keeps the KV cache "
-          "and the next-token logits of recent prompts, keyed by the exact token ids, the model and its dtype, and "
-          "gives each new tab a **copy** to extend (vLLM's automatic prefix caching and SGLang's RadixAttention do "
-          "this for shared beginnings). Memory is bounded by an operator setting, AUTOREG_PREFIX_CACHE_MB; the least "
-          "recently used prompt goes first.")
-PREFIX_STATS_CAPTION = "This server's prefix cache, for every tab since it started (each tab's prefill asks it first)."
+PREFIX = ("When thirty tabs open the same prompt, each would run the same prefill. This server keeps the KV cache "
+          "and the next-token logits of recent whole prompts, keyed by the exact token ids, the model and its dtype, "
+          "and gives each new tab a **copy** to extend. vLLM's automatic prefix caching and SGLang's RadixAttention "
+          "reuse shared beginnings without copying: requests point at the same cached keys and values, matched a "
+          "whole block of tokens at a time in vLLM and, by default, token by token in SGLang's radix tree. Neither "
+          "keeps logits, so even a full match runs at least the last prompt token again. Memory here is bounded by "
+          "an operator setting, "
+          "AUTOREG_PREFIX_CACHE_MB; the least recently used prompt goes first.")
+PREFIX_STATS_CAPTION = ("This server's prefix cache, for every tab since it started. A tab's prefill asks it first, "
+                        "unless that prefill also records the attention weights (the attention page's view): such a "
+                        "prefill runs on its own and stores nothing.")
 PREFIX_TABS = "Tabs opening the prompt"
 PREFIX_RUN = "Open your prompt in that many tabs, with and without the cache"
 PREFIX_METHOD = ("Each tab is a fresh session on your prompt (the step page's, or a default one before you start). "
@@ -109,7 +147,7 @@ def prefix_sentence(tabs: int, plain_ms: float, cached_ms: float, identical: boo
             else "some tab's logits differ from a fresh prefill's: the cache would change answers")
     return (f"{tabs} tabs: {ms(plain_ms)} of prefills without the cache, {ms(cached_ms)} with it (one prefill and "
             f"{tabs - 1} copies), " + (f"{plain_ms / max(cached_ms, 1e-9):.1f}× faster" if faster
-                                       else "no faster on this short prompt") +
+                                       else "no faster here") +
             f". The stored prefill holds {human_bytes(held)}; {same}.")
 
 
@@ -117,7 +155,10 @@ def prefix_sentence(tabs: int, plain_ms: float, cached_ms: float, identical: boo
 GRAMMAR = ("One more stage in the sampling pipeline, before the others: every token the grammar cannot accept next "
            "gets a logit of −∞. The model still chooses, but only among text that can be completed into a valid "
            "answer. The mask comes from **llguidance**, which walks the grammar over this tokenizer's own "
-           "vocabulary; once the grammar is complete only the end-of-text token stays allowed.")
+           "vocabulary. Once the text can end, the end-of-text token is allowed too. Where the grammar cannot go on "
+           "(the default choices once one is written, the default JSON object once closed, the last digit of "
+           "555-0123) it is the only token left; a grammar such as \\d+ keeps allowing more digits beside it. The "
+           "answer is valid only if the grammar is complete before the token limit cuts it off.")
 GRAMMAR_KIND, GRAMMAR_SOURCE, GRAMMAR_PROMPT, GRAMMAR_MAX_NEW = ("Grammar", "The grammar", "Prompt (chat mode)",
                                                                  "Tokens at most")
 GRAMMAR_RUN = "Generate with and without the grammar (greedy)"
@@ -143,10 +184,12 @@ def grammar_sentence(steps: int, mean_allowed: float, vocab: int, most_removed: 
 # ---------------------------------------------------------------- the boxes
 GUIDES: dict[str, tuple[str, str, str]] = {
     SPEC_TITLE: (
-        "The curve rises while a longer draft adds more kept tokens than it costs, then falls: its top is the "
-        "best draft length for that α and c.",
-        "Set α near the measured one and make c larger: watch the best k move left, then drop below 1×.",
-        "Why does the measured speed-up fall short of the formula on a CPU, even when α is measured exactly?"),
+        "The curve rises while the next guess adds more tokens per step of its cost (α^(k+1) ÷ c) than the "
+        "speed-up already reached, then falls: its top is the best draft length for that α and c.",
+        "Set α near a measured one and make c larger: watch the best k move left and the best speed-up fall to "
+        "plain decoding's 1× or below by c = 1.",
+        "Which costs of a round does E / (k·c + 1) leave out on a CPU? Find the column of the table that measures "
+        "one of them."),
     PREFIX_TITLE: (
         "A hit copies keys and values instead of computing them: the copy's cost is bytes moved, the prefill's is "
         "arithmetic over every prompt token.",
@@ -155,20 +198,25 @@ GUIDES: dict[str, tuple[str, str, str]] = {
     GRAMMAR_TITLE: (
         "The allowed count falls to a handful where the grammar leaves little choice, and the removed mass shows "
         "where the model wanted to leave it.",
-        "Switch to the list of choices and count the steps: the grammar writes most of each word for the model.",
-        "The output is valid by construction, but is it right? What can a grammar not check?"),
+        "Switch to the list of choices and run it: count the steps the answer takes, and read how many tokens "
+        "the grammar allows at the last one.",
+        "An answer complete within the token limit is valid by construction, but is it right? What can a grammar "
+        "not check?"),
 }
 
 # ---------------------------------------------------------------- predict, then check
-SPEC_TOKENS = ("If each guess is kept with probability α = {alpha}, how many tokens does a round with k = {k} "
+SPEC_TOKENS = ("If each tested guess is kept with probability α = {alpha}, how many tokens does a round with k = {k} "
                "give on average?",
                ("about 1", "about 2", "about 3", "all {k_plus}"),
                "**{tokens:.2f}** tokens: (1 − {alpha}^{k_plus}) / (1 − {alpha}). A round never gives fewer than 1 "
                "(the model's own token) nor more than {k_plus} (every guess and the bonus).")
 SPEC_BEST = ("A draft costs c = {c} of a decode step and α = {alpha}. Which draft length k gives the most speed-up?",
              ("k = 1", "k = 2 to 4", "k = 5 to 8", "longer than 8"),
-             "**k = {k}**, {speedup:.2f}× plain decoding. Past it every guess costs {c} of a step and adds less "
-             "than that, because it is only used when all guesses before it were kept.")
+             "**k = {k}**, {speedup:.2f}× plain decoding. Guess {k_next} would add {alpha}^{k_next} = {adds:.2f} "
+             "tokens for {c} of a step, {per_step:.2f} tokens per step of its cost: {contrast}below the "
+             "{speedup:.2f} tokens per step that k = {k} already gives, so the speed-up falls to {after:.2f}×. A "
+             "guess pays while α^(k+1) ÷ c exceeds the speed-up already reached.")
+SPEC_BEST_MORE = "more tokens than the steps it costs, yet "  # when α^(k+1) > c: the old rule would have said it pays
 PREFIX_SAME = ("Does a tab that starts from another tab's stored prefill get exactly the logits a fresh prefill of "
                "your prompt gives?",
                ("yes, bit for bit", "nearly: within about 1e-4", "no, they differ visibly"),
@@ -178,7 +226,7 @@ PREFIX_SAME_NO = "The numbers differ: a hit would not be the same as a fresh pre
 PREFIX_BYTES = ("How much memory does the stored prefill of your {n}-token prompt hold (its keys, values and logits)?",
                 ("under 1 MiB", "1 to 10 MiB", "more than 10 MiB"),
                 "**{held}**: 2 (K and V) × {layers} layers × {kv} KV heads × {dim} dimensions × {n} positions × "
-                "{size} bytes, plus {vocab:,} logits.")
+                "{size} bytes, plus {vocab:,} logits × 4 bytes (float32).")
 GRAMMAR_ALLOWED = ("At the first step of the list of choices {choices}, how many of the {vocab:,} tokens may the "
                    "model write?",
                    ("1 to 3", "4 to 30", "31 to 1,000", "more than 1,000"),

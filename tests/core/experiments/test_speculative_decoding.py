@@ -3,6 +3,7 @@ transformers' assisted generation, and sampled tokens distributed as the model's
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 import torch
@@ -154,6 +155,22 @@ def test_greedy_speculation_writes_exactly_plain_greedy(prompt, k):
         emitted = [t for r in run.rounds for t in r.emitted]  # the last round may emit past the 30th token
         assert emitted[:29] == run.tokens[1:] and 29 <= len(emitted) <= 29 + k + 1
         assert all(len(r.drafted) <= k and 0 <= r.accepted <= len(r.drafted) for r in run.rounds)
+
+
+def test_plain_decoding_times_each_later_token_with_its_choice_like_a_round(tiny, monkeypatch):
+    """``token_ms`` covers a token's decode pass and the choice of the token (as a round's draft and verify times do);
+    ``step_ms`` the pass alone. A slowed-down choice shows in the first, over the second."""
+    ids = _ids(tiny, PROMPTS[0])
+    choose = decode.choose
+
+    def slow_choose(*args, **kwargs):
+        time.sleep(0.02)
+        return choose(*args, **kwargs)
+
+    monkeypatch.setattr(decode, "choose", slow_choose)
+    plain = speculative.plain_decode(tiny, ids, 6, GREEDY)
+    assert len(plain.tokens) == 6 and len(plain.token_ms) == len(plain.step_ms) == 5  # the prefill's token: neither
+    assert all(t >= s + 20.0 for t, s in zip(plain.token_ms, plain.step_ms))
 
 
 def test_prompt_lookup_saves_passes_on_repetitive_output(tiny):

@@ -2,45 +2,113 @@
 every boundary; and the controller's validity checks and summaries."""
 from __future__ import annotations
 
+import random
+
+import pytest
+
 from autoreg_core.experiments import constrained_decoding as grammar
 from autoreg_core.experiments import speculative_math as spec_math
 from autoreg_core.experiments.constrained_decoding import Constrained, MaskStep
+from autoreg_core.experiments.speculative_decoding import Decoded, Round, Speculated
 from autoreg_ui.lessons.tricks import controller, text
 
 
 def test_best_k_sentence_on_both_sides_of_paying():
     pays = spec_math.best_k(0.9, 0.05)
-    said = text.best_k_sentence("A", 0.9, 0.05, pays.k, pays.speedup, pays.pays)
+    said = text.best_k_sentence("A", 0.9, 0.05, pays.k, pays.speedup, pays.pays, spec_math.MAX_K, pays.next_adds)
+    adds = 0.9 ** (pays.k + 1)
     assert said == (f"**A**: with α = 0.90 and c = 0.05, k = {pays.k} pays best ({pays.speedup:.2f}× plain "
-                    f"decoding); past k = {pays.k}, each extra guess costs more draft time than the tokens it adds.")
+                    f"decoding). Guess {pays.k + 1} would add α^{pays.k + 1} = {adds:.2f} tokens for 0.05 of a step, "
+                    f"{adds / 0.05:.2f} tokens per step of its cost, no more than the {pays.speedup:.2f} tokens per "
+                    f"step that k = {pays.k} already gives, so it would not raise the speed-up.")
+    assert adds / 0.05 <= pays.speedup < 0.9 ** pays.k / 0.05  # the rule, on each side of the best k
     never = spec_math.best_k(0.1, 0.5)
     said = text.best_k_sentence("B", 0.1, 0.5, never.k, never.speedup, never.pays)
     assert said.startswith("**B**: with α = 0.10 and c = 0.50, no draft length pays: the best, k = 1, gives a "
                            "speed-up of 0.73×, below plain decoding's 1×.")
 
 
+def test_best_k_sentence_when_the_best_is_exactly_plain_decodings_speed():
+    """α = 0 and c = 0 (both sliders at 0), or α = 1 and c = 1: the best speed-up is 1.00×, not below it."""
+    for alpha, c in [(0.0, 0.0), (1.0, 1.0)]:
+        flat = spec_math.best_k(alpha, c)
+        assert flat.speedup == 1.0 and not flat.pays
+        said = text.best_k_sentence("E", alpha, c, flat.k, flat.speedup, flat.pays, spec_math.MAX_K, flat.next_adds)
+        assert "gives a speed-up of 1.00×, no better than plain decoding's 1×." in said and "below" not in said
+
+
 def test_best_k_sentence_when_the_best_is_the_longest_draft_looked_at():
     free = spec_math.best_k(0.95, 0.0)
-    said = text.best_k_sentence("C", 0.95, 0.0, free.k, free.speedup, free.pays, spec_math.MAX_K)
+    said = text.best_k_sentence("C", 0.95, 0.0, free.k, free.speedup, free.pays, spec_math.MAX_K, free.next_adds)
     assert said.startswith(f"**C**: with α = 0.95 and c = 0.00, a longer draft still pays at k = {spec_math.MAX_K}, "
                            "the longest this chart looks at")
+    assert spec_math.next_guess_pays(0.95, spec_math.MAX_K, 0.0)
     inside = spec_math.best_k(0.9, 0.05)
     assert inside.k < spec_math.MAX_K and "pays best" in text.best_k_sentence(
-        "D", 0.9, 0.05, inside.k, inside.speedup, inside.pays, spec_math.MAX_K)
+        "D", 0.9, 0.05, inside.k, inside.speedup, inside.pays, spec_math.MAX_K, inside.next_adds)
 
 
-def test_rounds_sentence_both_ways():
-    assert text.rounds_sentence("p", "d", 3.05, 4.0) == (
-        "“p”, d: 4.00 tokens per round measured, 3.05 predicted from the measured α. More than predicted: kept "
-        "guesses come in runs (after one kept guess the next is more likely kept), while the formula takes each "
-        "guess as independent.")
-    assert text.rounds_sentence("p", "d", 2.0, 1.9).endswith("No more than predicted: here the kept guesses do not "
-                                                             "come in runs.")
+def _rounds(kept_per_round: list[int], k: int) -> list[Round]:
+    return [Round(list(range(k)), kept, 99, 1.0, 10.0) for kept in kept_per_round]
+
+
+def _independent(alpha: float, k: int, n: int, seed: int) -> list[Round]:
+    rng, kept = random.Random(seed), []
+    for _ in range(n):
+        a = 0
+        while a < k and rng.random() < alpha:
+            a += 1
+        kept.append(a)
+    return _rounds(kept, k)
+
+
+def _bursty(k: int, n: int, seed: int) -> list[Round]:
+    rng, kept = random.Random(seed), []
+    for _ in range(n):
+        alpha, a = (0.95 if rng.random() < 0.5 else 0.2), 0
+        while a < k and rng.random() < alpha:
+            a += 1
+        kept.append(a)
+    return _rounds(kept, k)
+
+
+def _sentence(rounds: list[Round], k: int) -> str:
+    plain = Decoded(tokens=list(range(10)), token_ms=[10.0] * 9)
+    m = spec_math.read_run(plain, Speculated(draft="d", k=k, rounds=rounds))
+    return text.rounds_sentence("p", "d", m.predicted_tokens, m.tokens_per_round, m.runs)
+
+
+@pytest.mark.parametrize("alpha,k,seed", [(0.5, 4, 1), (0.8, 4, 2), (0.9, 8, 3), (0.3, 2, 4)])
+def test_runs_sentence_does_not_print_for_independent_acceptance(alpha, k, seed):
+    said = _sentence(_independent(alpha, k, 2000, seed), k)
+    assert "kept guesses came in runs" not in said and "opposite of runs" not in said
+    assert said.endswith("within three standard errors of each other, too close for this run to show that kept "
+                         "guesses come in runs.")
+
+
+@pytest.mark.parametrize("k,seed", [(2, 1), (4, 2), (8, 3)])
+def test_runs_sentence_prints_for_bursty_acceptance(k, seed):
+    said = _sentence(_bursty(k, 2000, seed), k)
+    assert "Here kept guesses came in runs: a round's first guess was kept " in said
+    assert said.endswith("more than three standard errors apart. The formula takes every tested guess as kept "
+                         "with the same α, whatever came before.")
+
+
+def test_runs_sentence_in_its_other_two_states():
+    runs = spec_math.Runs(first_kept=900, first_tested=1000, later_kept=100, later_tested=900)
+    said = text.rounds_sentence("p", "d", 2.0, 1.9, runs)
+    assert said == ("“p”, d: 1.90 tokens per round measured, 2.00 predicted from the measured α. A guess right after "
+                    "a kept one was kept less often than a round's first guess, 11% (100 of 900) against 90% (900 of "
+                    "1000), more than three standard errors apart: the opposite of runs, and not what the formula "
+                    "assumes either.")
+    one_guess = _sentence(_rounds([1, 0, 1, 1], 1), 1)  # k = 1: no guess is ever tested after a kept one
+    assert one_guess.endswith("No guess was tested right after a kept one, so this run cannot show whether kept "
+                              "guesses come in runs.")
 
 
 def test_measured_sentence_says_whether_the_verify_cost_explains_the_gap():
     closer = text.measured_sentence("p", "d", 3.0, 1.2, 1.5, 2.0)
-    assert "took 2.00 decode steps' time, more than the one the formula assumes" in closer
+    assert "A verify pass took on average 2.00 decode steps' time, more than the one the formula assumes" in closer
     assert closer.endswith("counting it predicts 1.50×, closer to the measurement.")
     farther = text.measured_sentence("p", "d", 1.2, 1.25, 1.4, 0.9)
     assert "no more than the one the formula assumes" in farther
@@ -53,7 +121,7 @@ def test_prefix_sentence_both_ways():
                            "copies), 15.0× faster.")
     assert "1.00 MiB; every tab's logits and cache are bit for bit" in fast
     slow = text.prefix_sentence(2, 10.0, 12.0, False, 1024)
-    assert "no faster on this short prompt" in slow and "some tab's logits differ" in slow
+    assert "no faster here" in slow and "some tab's logits differ" in slow
 
 
 def test_prefix_stats_and_a_disabled_store():
@@ -90,3 +158,41 @@ def test_summary_finds_the_step_that_removed_most():
                              MaskStep(7, 1, 0.0, 7, True)])
     assert controller.summary(run) == (3, 13 / 3, 0.7, 2)
     assert controller.summary(Constrained(None, [1])) == (0, 0.0, 0.0, 1)
+
+
+def test_best_k_question_answers_by_the_rule_on_its_numbers():
+    """α = 0.7, c = 0.2: guess 4 adds 0.24 tokens for 0.2 of a step (more than it costs), yet the speed-up falls."""
+    from autoreg_ui.lessons.tricks import questions
+
+    checked = questions.spec_best(None)
+    assert checked.right == 1  # k = 3: "k = 2 to 4"
+    assert checked.answer == (
+        "**k = 3**, 1.58× plain decoding. Guess 4 would add 0.7^4 = 0.24 tokens for 0.2 of a step, 1.20 tokens per "
+        "step of its cost: more tokens than the steps it costs, yet below the 1.58 tokens per step that k = 3 already "
+        "gives, so the speed-up falls to 1.54×. A guess pays while α^(k+1) ÷ c exceeds the speed-up already reached.")
+    best = spec_math.best_k(questions.BEST_ALPHA, questions.BEST_C)
+    assert best.curve[best.k] < best.speedup and best.next_adds > questions.BEST_C  # "falls", "more than it costs"
+
+
+def test_prefix_bytes_answer_adds_up_to_what_the_store_holds(live):
+    """The formula the answer shows, its logits at 4 bytes each included, is the store's own count of bytes."""
+    from autoreg_core.runtime import prefix_cache
+    from autoreg_ui.lessons.tricks import questions
+
+    spec, ids = live.bundle.spec, list(live.session.prompt_ids)
+    store = prefix_cache.PrefixCache(2**30)
+    controller._cached_prefill(live.bundle, ids, store)
+    held = 2 * spec.n_layers * spec.n_kv_heads * spec.head_dim * len(ids) * spec.cache_bytes_per_element \
+        + spec.vocab * 4
+    assert store.stats().bytes == held
+    answer = questions.prefix_bytes(live).answer
+    assert f"× {len(ids)} positions × {spec.cache_bytes_per_element:g} bytes, plus {spec.vocab:,} logits × 4 bytes" \
+        in answer
+
+
+def test_a_cheap_drafts_cost_is_not_printed_as_zero():
+    """Prompt lookup costs a few thousandths of a step: two significant figures, not "c = 0.00"."""
+    best = spec_math.best_k(0.17, 0.0043)
+    said = text.best_k_sentence("L", 0.17, 0.0043, best.k, best.speedup, best.pays, spec_math.MAX_K, best.next_adds)
+    assert "with α = 0.17 and c = 0.0043, k = " in said and "0.00 " not in said
+    assert f"α^{best.k + 1} = {best.next_adds:.2g} tokens for 0.0043 of a step" in said

@@ -48,6 +48,11 @@ def test_each_measurement_runs_and_shows_its_numbers(page):
     assert list(table["prompt"]) == ["copying a text", "copying a text", "open-ended", "open-ended"]
     assert list(table["draft"]) == ["prompt lookup (2-gram)", "early exit after layer 1"] * 2  # of the tiny model's 2
     assert (table["tokens per round, measured"] >= 1).all() and (table["best k"] >= 1).all()
+    # α per tested guess is never below kept ÷ drafted (the untested guesses after a rejection only add drafted ones)
+    assert (table["α = kept ÷ tested"] >= table["kept ÷ drafted (draft acceptance rate)"]).all()
+    assert (table["rounds with all k guesses"] <= table["rounds"]).all()
+    said = " ".join(m.value for m in page.markdown)
+    assert said.count("tokens per round measured") == len(table)
     page.slider(key=tricks_keys.TRICKS_PREFIX_TABS).set_value(3)
     _click(page, tricks_keys.TRICKS_PREFIX.run)
     said = " ".join(m.value for m in page.markdown)
