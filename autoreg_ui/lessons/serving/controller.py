@@ -101,12 +101,12 @@ def speculative_rows(cases: list[SpecCase]) -> list[dict]:
         if case.plain is None:
             continue
         rows.append({"prompt": case.label, "decoding": "plain", "tokens": len(case.plain.tokens),
-                     "model passes": case.plain.forward_passes, "acceptance rate": None, "passes saved": 0,
+                     "model passes": case.plain.forward_passes, "draft acceptance rate": None, "passes saved": 0,
                      "time (s)": round(case.plain.ms / 1000, 2), "speedup": 1.0, "same tokens as plain": True})
         for run in case.runs or []:
             rows.append({"prompt": case.label, "decoding": f"{run.draft}, k = {run.k}", "tokens": len(run.tokens),
                          "model passes": run.forward_passes,
-                         "acceptance rate": f"{run.acceptance_rate:.0%}" if run.drafted else "no guesses",
+                         "draft acceptance rate": f"{run.acceptance_rate:.0%}" if run.drafted else "no guesses",
                          "passes saved": run.passes_saved, "time (s)": round(run.ms / 1000, 2),
                          "speedup": round(case.plain.ms / run.ms, 2),
                          "same tokens as plain": run.tokens == case.plain.tokens})

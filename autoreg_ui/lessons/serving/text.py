@@ -351,7 +351,8 @@ GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading o
         "A cheap draft proposes several tokens and the model checks them all in one pass; every token is still "
         "drawn from the model's own distribution (greedy: the same tokens unless rounding tips a near-tie), and "
         "the speed depends on how many drafted tokens are kept.",
-        "Change the draft and compare its acceptance rate with its speed-up: do the two move together?",
+        "Change the draft and compare its draft acceptance rate (kept ÷ drafted) with its speed-up: do the two move "
+        "together?",
         "Why can a bad draft make generation slower rather than wrong?"),
     "4 · Precision: fewer bytes per weight": (
         "Fewer bits per weight shrink memory and the bytes each step reads; the quality numbers show what "
