@@ -41,7 +41,7 @@ def test_page_measures_each_idea(page):
     assert columns[0] == ["batch", "ms per step", "tokens/s", "tokens/s ÷ batch 1", "MiB read per step",
                           "KV cache share of the bytes", "bandwidth floor (ms)"]
     assert columns[1][0] == "batching" and "mean time to first token (s)" in columns[1]
-    assert any("acceptance rate" in c for c in columns)
+    assert any("draft acceptance rate" in c for c in columns)
     assert any("KL from float32 (bits)" in c and "stored as" in c for c in columns)
     text = " ".join(m.value for m in page.markdown)
     assert "One row:" in text and "Continuous batching served the queue" in text and "top-1 agreement" in text
@@ -59,7 +59,9 @@ def test_the_live_panel_counts_this_servers_passes_and_this_tabs_last_step(page)
     now = batcher.server_now(session.bundle)
     assert now.passes >= 1 and now.tokens >= 1 and now.since_start.tokens >= now.tokens
     metrics = {m.label: m.value for m in page.metric}
-    assert int(metrics["Decode passes, last minute"].replace(",", "")) == now.passes
+    shown = int(metrics["Decode passes, last minute"].replace(",", ""))
+    # the page counted its minute a moment before this check: since then a pass can only have aged out of it
+    assert now.passes <= shown <= now.since_start.passes and shown >= 1
     assert metrics["Your last step rode with"] == ("alone" if session.records[-1].pass_rows == 1 else
                                                    f"{session.records[-1].pass_rows - 1} other tab"
                                                    + ("s" if session.records[-1].pass_rows > 2 else ""))
