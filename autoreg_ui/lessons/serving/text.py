@@ -143,8 +143,8 @@ def batching_sentences(sweep: batching.BatchSweep, spec, bandwidth: float, peak:
     second = min((p for p in sweep.points if p.batch > 1), key=lambda p: p.batch)
     if free is None or free <= 1:
         ratio = second.step_ms / one.step_ms
-        out.append(f"Already at batch {second.batch} a step took {batching.FREE_SLACK:g}× a single-row step or more: "
-                   f"{step_growth_reading(ratio, second.batch)} (likely other work on the cores, or products too small "
+        out.append(f"Already at batch {second.batch} {step_growth_reading(ratio, second.batch)}; that is not under "
+                   f"{batching.FREE_SLACK:g}× a single-row step (likely other work on the cores, or products too small "
                    "to run faster batched; not measured here).")
     else:
         at = sweep.point(free)
