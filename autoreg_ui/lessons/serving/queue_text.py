@@ -28,6 +28,8 @@ def _ttft_reason(sooner: bool, earlier: int, later: int, n: int) -> str:
                 "both ran the same model passes: the difference is timing noise")
     if not earlier:
         return f"no request joined the batch at an earlier step, and {later} of {n} at a later one"
+    if later:  # some joined earlier, some later: the steps alone do not say which way the mean should go
+        return f"{earlier} of {n} requests joined the batch at an earlier step and {later} at a later one"
     if sooner:
         return (f"{earlier} of {n} requests joined the batch at an earlier step: a queued request starts as soon as "
                 "any row frees up, not when the whole batch ahead of it is done")

@@ -67,6 +67,14 @@ def test_no_request_joined_earlier(ttft):
     assert "frees up" not in said[0] and len(said) == 1  # not slower in tokens/s: no second sentence
 
 
+@pytest.mark.parametrize("ttft", [[500, 800, 900], [500, 1500, 1500]])
+def test_some_joined_earlier_and_some_later(ttft):
+    said = _say(_run(scheduler.STATIC, tokens_per_s=20.0, joins=[0, 4, 4], ttft_ms=[500, 1000, 1000], passes=8),
+                _run(scheduler.CONTINUOUS, tokens_per_s=21.0, joins=[0, 2, 6], ttft_ms=ttft, passes=8))
+    assert ("1 of 3 requests joined the batch at an earlier step and 1 at a later one. Static batching") in said[0]
+    assert "frees up" not in said[0] and "took longer" not in said[0]
+
+
 def test_slower_with_more_passes_names_the_passes():
     static = _run(scheduler.STATIC, tokens_per_s=20.0, joins=[0, 5], ttft_ms=[1000, 3000], passes=8, wasted=6)
     sooner = _say(static, _run(scheduler.CONTINUOUS, tokens_per_s=15.0, joins=[0, 2], ttft_ms=[500, 1500],
