@@ -45,7 +45,8 @@ GROUPS: dict[str, tuple[Term, ...]] = {
         Term("Token", "A piece of text from the model's fixed vocabulary: a word, part of a word, a "
              "space plus a word, or a single byte. The model reads and writes token ids, not letters.", TOKENS),
         Term("Vocabulary", "Every token the model knows (the embedded SmolLM2: 49,152; the Tokens page reads the "
-             "loaded model's size from its tokenizer). The logits have one score per vocabulary entry.", TOKENS),
+             "loaded model's size from its tokenizer). The logits have at least one score per vocabulary entry: some "
+             "models pad the logits with entries no token uses (Qwen's models, for one, for efficiency).", TOKENS),
         Term("Byte-level BPE", "A tokenizer that merges frequent byte sequences into tokens; any text can "
              "still be written from single bytes, so no character is unknown.", TOKENS),
         Term("Autoregressive", "Each new token is predicted from all the tokens before it, then appended "
@@ -168,7 +169,7 @@ GROUPS: dict[str, tuple[Term, ...]] = {
              "first rejection, or a bonus token when all are kept), so every round yields at least one token.",
              SERVING),
         Term("Draft", "The cheap proposer in speculative decoding: a small model, a few layers of the "
-             "same model, or text looked up in the prompt.", SERVING),
+             "same model, or text looked up earlier in the context.", SERVING),
         Term("Verify", "The model's single pass over the drafted tokens; draft token x is accepted with "
              "probability min(1, p(x)/q(x)).", SERVING),
         Term("Acceptance rate", "α: the chance that the verify pass keeps a guess it tests, given that it kept the "
@@ -176,8 +177,8 @@ GROUPS: dict[str, tuple[Term, ...]] = {
              "÷ tested guesses, kept ÷ (kept + rounds that ended in a rejection). Guesses after the first rejection "
              "are never tested, so kept ÷ drafted, which vLLM logs as the draft acceptance rate, is lower: "
              "(α + α² + … + α^k) ÷ k when every tested guess is kept with the same α.", SERVING),
-        Term("Quantization", "Storing weights (or the cache) in fewer bits, with scales per block: less "
-             "memory to read per step, at some cost in accuracy.", SERVING),
+        Term("Quantization", "Storing weights (or the cache) in fewer bits, with a scale per block, row or "
+             "tensor: less memory to read per step, at some cost in accuracy.", SERVING),
         Term("KL divergence", "How far one distribution is from another (here: a quantized model's next-token "
              "distribution from float32's), in bits; 0 means identical.", SERVING),
         Term("Weight-only quantization", "Only the stored weights are rounded to few bits (GGUF's Q8_0, Q4_1: a "
@@ -221,7 +222,8 @@ GROUPS: dict[str, tuple[Term, ...]] = {
              "RadixAttention share the cached keys and values between requests by reference instead of copying them, "
              "matched by whole blocks (vLLM) or, by default, token by token (SGLang), and keep no logits.", TRICKS),
         Term("Constrained decoding", "Generation where a grammar (a JSON schema, a regular expression, a list of "
-             "choices) decides which tokens may come next, so the answer is valid by construction.", TRICKS),
+             "choices) decides which tokens may come next, so the answer is valid by construction, provided it is "
+             "complete within the token limit.", TRICKS),
         Term("Grammar mask", "The sampling stage of constrained decoding: every token the grammar cannot accept "
              "next gets a logit of −∞, before temperature and the other filters.", TRICKS),
         Term("Expected tokens per round", "What one draft-and-verify round of speculative decoding emits on "

@@ -161,3 +161,21 @@ def test_the_context_window_entry_gives_llama_cpps_own_rule_for_a_context_shift(
     assert ("llama.cpp's context shift, when turned on, keeps the BOS token, if there is one, and as many first tokens "
             "after it as its --keep setting says, meant for a system prompt, and by default drops the older half of "
             "the rest") in meaning
+
+
+def test_the_cold_reads_entries_say_no_more_than_the_code(tiny):
+    """Logits: config.vocab_size entries, at least the tokenizer's (Qwen's configs pad theirs: QwenLM/Qwen#419,
+    QwenLM/Qwen3#29); a draft looks up the whole context; int8 scales per row and per tensor, Q8_0 per block; a
+    grammar's answer is valid only if it finishes within the token limit."""
+    from autoreg_core.engine import decode
+
+    vocab = text.term_named("Vocabulary").meaning
+    assert "The logits have one score per vocabulary entry." not in vocab
+    assert ("The logits have at least one score per vocabulary entry: some models pad the logits with entries no "
+            "token uses") in vocab
+    width = decode.forward(tiny, [[1, 2]], decode.new_cache(tiny)).logits.shape[-1]
+    assert width == tiny.config.vocab_size >= len(tiny.tokenizer)  # "at least": the logits' width is the config's
+    assert text.term_named("Draft").meaning.endswith("or text looked up earlier in the context.")
+    assert "with a scale per block, row or tensor" in text.term_named("Quantization").meaning
+    assert text.term_named("Constrained decoding").meaning.endswith(
+        "so the answer is valid by construction, provided it is complete within the token limit.")

@@ -135,15 +135,19 @@ def round_rows(run: speculative.Speculated, tokenizer, limit: int = 60) -> list[
 
 
 def precision_rows(rows: list[precision.PrecisionRow], bandwidth: float, tokenizer) -> list[dict]:
-    """The precision table: memory measured from the tensors, the decode step against its floor, quality."""
+    """The precision table: memory measured from the tensors, the decode step against its floor, quality. The
+    weight-only int8 row has no bytes-read or floor figure: its step also writes and reads a float32 copy of every
+    weight, which the stored bytes leave out (``text.Q8_NO_FLOOR`` says so under the table)."""
     out = []
     for row in rows:
-        floor = row.step_bytes / bandwidth * 1000.0
+        copies = row.variant == precision.INT8_WEIGHTS
+        floor = None if copies else row.step_bytes / bandwidth * 1000.0
         out.append({"stored as": row.variant, "weights (MiB)": round(row.weight_bytes / 2**20, 1),
-                    "read per step (MiB)": round(row.step_weight_bytes / 2**20, 1),
+                    "read per step (MiB)": None if copies else round(row.step_weight_bytes / 2**20, 1),
                     f"KV cache at {row.cache_positions} positions (KiB)": round(row.cache_bytes / 1024, 1),
-                    "fastest decode step (ms)": round(row.step_ms, 1), "bandwidth floor (ms)": round(floor, 1),
-                    "measured ÷ floor": round(row.step_ms / floor, 1),
+                    "fastest decode step (ms)": round(row.step_ms, 1),
+                    "bandwidth floor (ms)": None if floor is None else round(floor, 1),
+                    "measured ÷ floor": None if floor is None else round(row.step_ms / floor, 1),
                     "KL from float32 (bits)": float(f"{row.quality.kl_bits:.3g}"),
                     "top-1 agreement": f"{row.quality.top1:.0%}", "perplexity": round(row.quality.perplexity, 2),
                     "greedy continuation": sequence_text(tokenizer, row.tokens)})

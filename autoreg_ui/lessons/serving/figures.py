@@ -115,13 +115,17 @@ def waits_figure(runs: dict[str, scheduler.ServeRun]) -> go.Figure:
 
 # ---------------------------------------------------------------- 3 · speculative decoding
 def rounds_figure(run: Speculated) -> go.Figure:
-    """Every round: guesses kept, guesses rejected, and the token the model adds itself."""
+    """Every round: guesses kept, the token the model adds itself, the guess it rejected (at most one: the round
+    ends there) and the guesses after it, never tested."""
     x = list(range(1, len(run.rounds) + 1))
+    rejected = [int(r.accepted < len(r.drafted)) for r in run.rounds]
     fig = go.Figure()
     for name, values, color in (
             ("guesses kept", [r.accepted for r in run.rounds], palette.GOOD),
             ("model's own token", [1] * len(run.rounds), palette.ACCENT),
-            ("guesses rejected", [len(r.drafted) - r.accepted for r in run.rounds], palette.FADED)):
+            ("guess rejected", rejected, palette.MUTED),
+            ("guesses never tested", [len(r.drafted) - r.accepted - no for r, no in zip(run.rounds, rejected)],
+             palette.FADED)):
         fig.add_trace(go.Bar(x=x, y=values, name=name, marker_color=color,
                              hovertemplate="round %{x}: %{y} " + name + "<extra></extra>"))
     fig.update_layout(barmode="stack")

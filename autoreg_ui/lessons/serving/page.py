@@ -17,7 +17,7 @@ from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE
 from autoreg_ui.lessons.serving import controller as serving
 from autoreg_ui.lessons.serving import figures as figs
-from autoreg_ui.lessons.serving import keys, questions, speculation_text, text
+from autoreg_ui.lessons.serving import keys, questions, queue_text, speculation_text, text
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import allowed_models, current_config, current_session, shared_bundle
 
@@ -96,7 +96,7 @@ def render() -> None:
             show_chart(figs.timeline_figure(run), key=f"{keys.SRV_CHART}_timeline_{policy}",
                        filename=f"serving-timeline-{policy}")
         st.dataframe(pd.DataFrame(serving.serving_rows(found.result)), hide_index=True, key=keys.SRV_QUEUE.table)
-        for line in text.serving_sentences(found.result):
+        for line in queue_text.serving_sentences(found.result):
             st.markdown(line)
         show_chart(figs.waits_figure(found.result), key=f"{keys.SRV_CHART}_waits", filename="serving-waits")
         with st.expander("Every request"):

@@ -5,18 +5,12 @@ Constants and functions of the measured results (no Streamlit, no controller): t
 """
 from __future__ import annotations
 
-from statistics import fmean
-
-from autoreg_core.experiments import continuous_batching as scheduler
 from autoreg_core.experiments import precision
 from autoreg_core.experiments import roofline as batching
 
 GROUPINGS = {f"blocks of {precision.GGUF_BLOCK} (as in GGUF files)": precision.GGUF_BLOCK, "one output row": None}
 COLLAPSE_TOP1 = 0.9  # quality has collapsed once fewer than this share of top-1 tokens agree with float32
 
-
-def _mean(values: list[float]) -> float:
-    return fmean(values) if values else float("nan")
 
 INTRO = (
     "A decode step reads every weight of the model to produce one token for one sequence, so on most hardware the "
@@ -99,7 +93,11 @@ EMBEDDED_WEIGHTS = (
 def precision_caption(cache_positions: int, quality_positions: int) -> str:
     return (f"Step time: the fastest of the decode steps that filled the cache to {cache_positions} positions. "
             "Bandwidth floor: bytes read by a decode step ÷ this machine's measured copy bandwidth. KL and top-1 "
-            f"over {quality_positions} positions of a fixed text.")
+            f"over {quality_positions} positions of a fixed text. {Q8_NO_FLOOR}")
+
+
+Q8_NO_FLOOR = (f"{precision.INT8_WEIGHTS} has no bytes-read or floor figure: its stored weights are in the weights "
+               "column, but this build also writes and reads a float32 copy of every weight at each step.")
 
 
 def dial_label(bits: tuple[int, ...]) -> str:
@@ -110,20 +108,24 @@ DIAL_KEEPS = ("The dial rounds the decoder layers' Linear weights only: the toke
               "tied matrix in SmolLM2) stay float32.")
 
 
-BARELY_SLOWER = 1.2  # a batched step under this many single-row steps "barely slowed"
+CHEAP_ROW = 0.25  # an extra row "cost little" while it adds less than this share of a single-row step
 
 
 def step_growth_reading(step_ratio: float, batch: int) -> str:
-    """A batched step's time against a single row's, in words, from the measured ratio."""
-    if step_ratio < BARELY_SLOWER:
-        return f"the step barely slowed (×{step_ratio:,.2f}) for {batch}× the rows"
-    if step_ratio < batching.FREE_SLACK:
-        return f"the step took ×{step_ratio:,.2f} the time for {batch}× the rows: the extra rows cost little"
-    if step_ratio < batch:
-        return (f"the step took ×{step_ratio:,.2f} the time for {batch}× the rows: each row cost less than alone, "
-                "but far from nothing")
-    return (f"the step took ×{step_ratio:,.2f} the time for {batch}× the rows: no gain, the rows cost as much "
-            "together as alone")
+    """A batched step's time against a single row's, in words, from what each extra row cost: (ratio − 1) ÷ (B − 1)
+    of a single-row step (at B = 2 a ratio of 1.9 is a second row costing 0.9 of a row; at B = 16, 0.06)."""
+    head = f"the step took ×{step_ratio:,.2f} the time for {batch}× the rows"
+    if batch <= 1:
+        return head
+    extra = (step_ratio - 1.0) / (batch - 1)
+    if extra <= 0:
+        return f"{head}: no slower, the extra rows took no time that this measurement could see"
+    each = f"each extra row cost {extra:,.2f} of a single-row step"
+    if extra < CHEAP_ROW:
+        return f"{head}: {each}, little"
+    if extra < 1:
+        return f"{head}: {each}, less than alone but far from nothing"
+    return f"{head}: {each}, no gain: the rows cost as much together as alone, or more"
 
 
 def batching_sentences(sweep: batching.BatchSweep, spec, bandwidth: float, peak: float) -> list[str]:
@@ -140,20 +142,21 @@ def batching_sentences(sweep: batching.BatchSweep, spec, bandwidth: float, peak:
     free = sweep.nearly_free_until()
     second = min((p for p in sweep.points if p.batch > 1), key=lambda p: p.batch)
     if free is None or free <= 1:
-        out.append(f"Already at batch {second.batch} a step took {second.step_ms / one.step_ms:,.2f}× a single-row "
-                   f"step, not less than {batching.FREE_SLACK:g}×: on this machine extra rows were not cheap (other "
-                   "work on the cores, or products too small to run faster batched).")
+        ratio = second.step_ms / one.step_ms
+        out.append(f"Already at batch {second.batch} {step_growth_reading(ratio, second.batch)}; that is not under "
+                   f"{batching.FREE_SLACK:g}× a single-row step (likely other work on the cores, or products too small "
+                   "to run faster batched; not measured here).")
     else:
         at = sweep.point(free)
-        out.append(f"Up to **batch {free}** a step took less than {batching.FREE_SLACK:g}× a single-row step "
-                   f"({at.step_ms / one.step_ms:,.2f}× at batch {free}): the extra rows rode along on the same "
-                   "weight read.")
+        out.append(f"The largest batch whose step took less than {batching.FREE_SLACK:g}× a single-row step was "
+                   f"**batch {free}**: {step_growth_reading(at.step_ms / one.step_ms, free)}.")
     ridge = batching.ridge_batch(spec, sweep.context, bandwidth, peak)
     if ridge < 10_000:
         out.append(f"By the counts, at this machine's measured bandwidth and matmul peak the arithmetic would take "
                    f"as long as the bytes at about **B ≈ {ridge:,.0f}**; beyond that every row costs its full "
-                   "share of FLOPs." + (" The measured curve bends earlier: a CPU gets nowhere near its matmul peak "
-                                       "on these small products." if (free or 1) < ridge else ""))
+                   "share of FLOPs." + (" The measured curve bends earlier, likely because products this small run "
+                                       "far below the measured matmul peak (not measured here)."
+                                       if (free or 1) < ridge else ""))
     best = max(sweep.points, key=lambda p: p.tokens_per_s)
     if best.batch < last.batch:
         out.append(f"Throughput peaked at batch {best.batch} ({best.tokens_per_s:,.0f} tokens/s) and fell to "
@@ -166,28 +169,6 @@ def batching_sentences(sweep: batching.BatchSweep, spec, bandwidth: float, peak:
 TTFT_PARTS = "waiting for a row, then its prefill, then the first choice"  # what the serving page's TTFT holds
 
 
-def serving_sentences(runs: dict[str, scheduler.ServeRun]) -> list[str]:
-    """The comparison in words, each direction ("faster", "sooner") read from the measured numbers."""
-    static, continuous = runs.get(scheduler.STATIC), runs.get(scheduler.CONTINUOUS)
-    if not (static and continuous and static.done and continuous.done):
-        return []
-    ttft = [_mean([s.first_token_ms for s in run.finished()]) for run in (static, continuous)]
-    sooner = ttft[1] < ttft[0]
-    why = ("a queued request starts as soon as any row frees up, not when the whole batch ahead of it is done"
-           if sooner else "here the waiting it saved did not pay for the prefills of requests joining the batch")
-    out = [f"Continuous batching served the queue at **{continuous.tokens_per_s:,.1f} tokens/s** against "
-           f"{static.tokens_per_s:,.1f} for static batches, and the first token came after **{ttft[1] / 1000:,.2f} s** "
-           f"on average instead of {ttft[0] / 1000:,.2f} s ({'sooner' if sooner else 'later'}; time to first token "
-           f"counts from the moment the queue arrived: {TTFT_PARTS}): {why}. Static batching spent "
-           f"{static.wasted_rows} row-steps computing for requests that had already finished."]
-    if continuous.tokens_per_s < static.tokens_per_s:
-        out.append(f"Here continuous batching was **slower** in tokens/s: it made {continuous.forward_passes} model "
-                   f"passes against {static.forward_passes}, one extra prefill pass each time requests joined, and "
-                   "on a CPU every pass carries a fixed cost. With few rows and short answers that outweighs the "
-                   "padding it saves" + ("; its win in waiting time stays." if sooner else "."))
-    return out
-
-
 SLOWER_BECAUSE = {
     precision.BF16: ("likely the products: without a bfloat16 matrix unit (AMX, AVX-512 BF16) a CPU converts to "
                      "float32 and back as it goes, half the bytes but more work per byte (this is inferred, not "
@@ -195,10 +176,10 @@ SLOWER_BECAUSE = {
     precision.INT8: ("dynamic quantization also rounds every activation to int8 at every step and small int8 "
                      "products have overheads of their own, so fewer weight bytes need not give proportionally less "
                      "time"),
-    precision.INT8_WEIGHTS: ("this build has no fused int8 kernel: each layer unpacks its int8 weight into a float32 "
-                             "copy at every step and multiplies that, so it reads the small weights and then a "
-                             "full-size copy (llama.cpp's CPU kernel builds no copy: it rounds the activations to 8 "
-                             "bits in blocks of 32 and multiplies the int8 values in integers)"),
+    precision.INT8_WEIGHTS: ("likely that copy: this build has no fused int8 kernel, and writing 4 bytes per weight "
+                             "and reading them back at every step moves more bytes than a float32 step reads "
+                             "(inferred, not measured here; llama.cpp's CPU kernel builds no copy: it rounds the "
+                             "activations to 8 bits in blocks of 32 and multiplies the int8 values in integers)"),
     precision.FP8_CACHE: "transformers' fp8 cache turns the whole cache back into float32 at every step",
 }
 
@@ -230,6 +211,9 @@ def precision_sentences(rows: list[precision.PrecisionRow]) -> list[str]:
             saved = (f"its cache takes {row.cache_bytes / base.cache_bytes:.0%} of float32's memory, but at "
                      f"{row.cache_positions} positions the cache is only {base.cache_bytes / base.step_bytes:.1%} of "
                      "the bytes a step reads, so it saves memory rather than time")
+        elif name == precision.INT8_WEIGHTS:
+            saved = (f"it stores {row.weight_bytes / base.weight_bytes:.0%} of float32's weight bytes; this build also "
+                     "writes and reads a full float32 copy of every weight at each step")
         else:
             saved = f"it reads {row.step_weight_bytes / base.step_weight_bytes:.0%} of float32's weight bytes per step"
         out.append(f"- **{name}**: {change:.2f}× the time of a float32 step; {saved}"
@@ -357,8 +341,9 @@ GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading o
     "4 · Precision: fewer bytes per weight": (
         "Fewer bits per weight shrink memory and the bytes each step reads; the quality numbers show what "
         "rounding costs, measured against full precision.",
-        "Turn the bit dial down until the top-1 agreement collapses.",
-        "Weight-only int8 and dynamic int8 both store 8 bits per weight. Which one changes the answers more, "
+        "Run the bit dial and find the width where the top-1 agreement collapses.",
+        "Weight-only int8 and dynamic int8 both store about 8 bits per weight (8.5 with Q8_0's block scales). "
+        "Which one changes the answers more, "
         "and what does it round that the other does not?"),
     LIVE_TITLE: (
         "The panel counts this server's forward passes over the last minute by how many rows (tabs' steps) each "

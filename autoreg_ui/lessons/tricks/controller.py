@@ -100,8 +100,11 @@ class PrefixDemo:
     plain_ms: float  # every tab's own prefill
     cached_ms: float  # one prefill, then a copy per tab
     identical: bool  # every tab's logits equal the fresh prefill's, bit for bit
-    held: int  # bytes the store holds for this prompt
+    held: int  # bytes the store holds for this prompt (0: its prefill was larger than the budget)
     max_diff: float
+    hits: int  # tabs that started from a copy out of the demonstration's store
+    misses: int  # tabs whose lookup found nothing, so they ran a prefill
+    budget: int  # the demonstration store's bytes
 
 
 def demo_prompt_ids(bundle, session) -> list[int]:
@@ -131,7 +134,9 @@ def prefix_work(bundle, ids: list[int], tabs: int, on_progress: Progress):
             logits = _cached_prefill(bundle, ids, store)
             cached_ms += (time.perf_counter() - t0) * 1000.0
             diff = max(diff, float((logits - fresh[0]).abs().max()))
-        found.result = PrefixDemo(tabs, len(ids), plain_ms, cached_ms, diff == 0.0, store.stats().bytes, diff)
+        stats = store.stats()
+        found.result = PrefixDemo(tabs, len(ids), plain_ms, cached_ms, diff == 0.0, stats.bytes, diff, stats.hits,
+                                  stats.misses, stats.budget)
         return True
     return work
 

@@ -86,8 +86,9 @@ def render() -> None:
                          lambda p: tricks.prefix_work(bundle, ids, tabs, p))
     if demo := measuring.show_kept(keys.TRICKS_PREFIX.kept, bundle.name):
         d = demo.result
-        st.markdown(text.prefix_sentence(d.tabs, d.plain_ms, d.cached_ms, d.identical, d.held))
-        show_chart(figs.prefix_figure(d.tabs, d.plain_ms, d.cached_ms), key=keys.TRICKS_PREFIX_FIG,
+        st.markdown(text.prefix_sentence(d.tabs, d.plain_ms, d.cached_ms, d.identical, d.held, d.hits, d.misses,
+                                         d.budget))
+        show_chart(figs.prefix_figure(d.tabs, d.plain_ms, d.cached_ms, d.hits, d.misses), key=keys.TRICKS_PREFIX_FIG,
                    filename="prefix-cache-many-tabs")
         st.caption(BYTE_UNITS_NOTE)
 

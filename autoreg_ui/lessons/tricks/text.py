@@ -34,10 +34,13 @@ SPEC_METHOD = ("Greedy decoding on two prompts: one whose answer copies its cont
                "servers such as vLLM log as the draft acceptance rate, counts the untested guesses after a rejection "
                "too, so it is never higher, and lower once a round rejects a guess before its last and some guess was "
                "kept. c is the draft's time "
-               "per guess over a plain decode step's time. Both sides are timed the same way (each decode step or "
-               "round with its choice of tokens, prefill left out) and every number covers all rounds: the "
-               "prediction adds up the formula round by round, each with its own number of guesses (fewer than k "
-               "where prompt lookup found a shorter match or nothing, or near the end of the run).")
+               "per guess over a plain decode step's time. Both sides are timed the same way, each decode step or "
+               "round with its choice of tokens and the model's prefill left out, with one exception: the early-exit "
+               "draft runs its layers over the whole prompt inside round 1's drafting, so its own prefill is counted "
+               "in its c and in the measured speed-up. Every number covers all rounds: the prediction adds up the "
+               "formula round by round, each with its own number of guesses (fewer than k where the match prompt "
+               "lookup took, the earliest, lay too near the end of the context to give k tokens, or it found none, "
+               "or near the end of the run).")
 SPEC_NOTHING = "Press the button to run both drafts and plain decoding; the chart above works from the sliders."
 
 
@@ -46,20 +49,25 @@ def _small(x: float) -> str:
     return f"{x:.2g}" if 0 < abs(x) < 0.1 else f"{x:.2f}"
 
 
+FORMULA = "the formula (verify counted as one decode step)"  # what every best-k figure comes from
+
+
 def best_k_sentence(label: str, alpha: float, c: float, k: int, speedup: float, pays: bool,
                     longest: int | None = None, next_adds: float | None = None) -> str:
-    """Where a longer draft stops paying, for one α and c (or that no draft pays at all, or that even the longest
-    draft the chart looks at, ``longest``, still pays). ``next_adds``: α^(k+1), the tokens one more guess would add
+    """Where a longer draft stops paying by the formula, verify as one step, for one α and c (or that no draft pays at
+    all, or that even the longest draft the chart looks at, ``longest``, still pays): a prediction, for measured
+    drafts too (the table beside it measures v). ``next_adds``: α^(k+1), the tokens one more guess would add
     (``BestK.next_adds``); a best k short of the longest with a speed-up above 1 implies c > 0."""
+    said = f"**{label}**: with α = {alpha:.2f} and c = {_small(c)}, {FORMULA}"
     if pays and longest is not None and k >= longest:
-        return (f"**{label}**: with α = {alpha:.2f} and c = {_small(c)}, a longer draft still pays at k = {k}, the "
-                f"longest this chart looks at ({speedup:.2f}× plain decoding): up to there, every guess added more "
-                "tokens per step of its cost (α^(k+1) ÷ c) than the speed-up already reached.")
+        return (f"{said} says a longer draft still pays at k = {k}, the longest this chart looks at ({speedup:.2f}× "
+                "plain decoding predicted): up to there, every guess added more tokens per step of its cost "
+                "(α^(k+1) ÷ c) than the speed-up already reached.")
     if not pays:
-        return (f"**{label}**: with α = {alpha:.2f} and c = {_small(c)}, no draft length pays: the best, k = {k}, "
-                f"gives a speed-up of {speedup:.2f}×, " + ("below" if speedup < 1.0 else "no better than")
+        return (f"{said} finds no draft length that pays: the best, k = {k}, is predicted at {speedup:.2f}×, "
+                + ("below" if speedup < 1.0 else "no better than")
                 + " plain decoding's 1×. A cheaper draft or more kept guesses would be needed.")
-    said = f"**{label}**: with α = {alpha:.2f} and c = {_small(c)}, k = {k} pays best ({speedup:.2f}× plain decoding)"
+    said += f" predicts k = {k} best ({speedup:.2f}× plain decoding)"
     if next_adds is None or c <= 0:
         return said + "."
     return (said + f". Guess {k + 1} would add α^{k + 1} = {_small(next_adds)} tokens for {_small(c)} of a step, "
@@ -117,9 +125,9 @@ PREFIX_STATS_CAPTION = ("This server's prefix cache, for every tab since it star
 PREFIX_TABS = "Tabs opening the prompt"
 PREFIX_RUN = "Open your prompt in that many tabs, with and without the cache"
 PREFIX_METHOD = ("Each tab is a fresh session on your prompt (the step page's, or a default one before you start). "
-                 "Without the cache every tab runs its own prefill; with it the first tab's prefill is stored and "
-                 "every other tab starts from a copy. The demonstration uses a cache of its own, so this server's "
-                 "numbers above stay the class's.")
+                 "Without the cache every tab runs its own prefill; with it the first tab's prefill is stored, if it "
+                 "fits the store's budget, and every other tab starts from a copy. The demonstration uses a cache of "
+                 "its own, so this server's numbers above stay the class's.")
 PREFIX_DEFAULT = "The history of the printing press begins in the fifteenth century, when Johannes Gutenberg"
 DISABLED = "off (budget 0)"
 
@@ -140,15 +148,28 @@ def prefix_budget(budget: int, entries: int) -> str:
             "kept now.")
 
 
-def prefix_sentence(tabs: int, plain_ms: float, cached_ms: float, identical: bool, held: int) -> str:
-    """The demonstration's result: time for every tab's prefill both ways, and whether the logits agree."""
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def prefix_sentence(tabs: int, plain_ms: float, cached_ms: float, identical: bool, held: int, hits: int,
+                    misses: int, budget: int) -> str:
+    """The demonstration's result: time for every tab's prefill both ways, what its store did (``hits`` copies handed
+    out, ``misses`` prefills run, ``held`` bytes kept: 0 when the prefill was larger than the ``budget``), and
+    whether every tab's logits equal a fresh prefill's."""
     faster = cached_ms < plain_ms
-    same = ("every tab's logits and cache are bit for bit those of a fresh prefill" if identical
-            else "some tab's logits differ from a fresh prefill's: the cache would change answers")
-    return (f"{tabs} tabs: {ms(plain_ms)} of prefills without the cache, {ms(cached_ms)} with it (one prefill and "
-            f"{tabs - 1} copies), " + (f"{plain_ms / max(cached_ms, 1e-9):.1f}× faster" if faster
-                                       else "no faster here") +
-            f". The stored prefill holds {human_bytes(held)}; {same}.")
+    if identical:
+        same = "every tab's logits are bit for bit a fresh prefill's" + (
+            " (a hit's cache is a copy of the stored one)" if hits else "")
+    else:
+        same = "some tab's logits differ from a fresh prefill's" + (
+            ": the cache would change answers" if hits else ", though none came from the store")
+    kept = (f"The stored prefill holds {human_bytes(held)}" if held else
+            f"The store kept nothing: this prompt's prefill is larger than its budget of {human_bytes(budget)}")
+    return (f"{tabs} tabs: {ms(plain_ms)} of prefills without the cache, {ms(cached_ms)} with it "
+            f"({_count(misses, 'prefill', 'prefills')} and {_count(hits, 'copy', 'copies')} from the store), "
+            + (f"{plain_ms / max(cached_ms, 1e-9):.1f}× faster" if faster else "no faster here")
+            + f". {kept}; {same}.")
 
 
 # ---------------------------------------------------------------- 3 · constrained decoding

@@ -11,7 +11,7 @@ from autoreg_core.experiments import speculative_decoding as speculative
 from autoreg_ui import measuring
 from autoreg_ui.lessons.serving import controller as serving
 from autoreg_ui.lessons.serving import figures as figs
-from autoreg_ui.lessons.serving import speculation_text
+from autoreg_ui.lessons.serving import queue_text, speculation_text
 from autoreg_ui.lessons.serving import text as serving_text
 
 
@@ -36,7 +36,7 @@ def test_serving_work_serves_both_ways_with_the_same_tokens(tiny):
     per_request = serving.request_rows(found.result, tiny.tokenizer)
     assert len(per_request) == 5 and all(r["same tokens both ways"] is True for r in per_request)
     assert progress == sorted(progress) and 0 < progress[-1] <= 1
-    assert serving_text.serving_sentences(found.result)[0].startswith("Continuous batching served the queue")
+    assert queue_text.serving_sentences(found.result)[0].startswith("Continuous batching served the queue")
     for run in found.result.values():
         assert len(figs.timeline_figure(run).data) == 3
     assert len(figs.waits_figure(found.result).data) == 4
@@ -58,7 +58,7 @@ def test_speculative_work_reports_every_draft_on_both_prompts(tiny):
         assert text.startswith(f"**{run.draft}** on “{case.label}”: ") and verdict in text
         assert ("faster**" in text) == (speedup >= 1) and ("slower**" in text) == (speedup < 1)
         assert len(serving.round_rows(run, tiny.tokenizer)) == len(run.rounds)
-        assert len(figs.rounds_figure(run).data) == 3
+        assert len(figs.rounds_figure(run).data) == 4
 
 
 def test_precision_and_dial_work(tiny):
@@ -68,6 +68,11 @@ def test_precision_and_dial_work(tiny):
     table = serving.precision_rows(found.result, 10e9, tiny.tokenizer)
     assert [r["stored as"] for r in table] == list(serving.precision.VARIANTS)
     assert table[0]["KL from float32 (bits)"] == 0.0
+    # the weight-only row builds a float32 copy at every step: no bytes-read or floor figure; the others have both
+    for row in table:
+        copies = row["stored as"] == serving.precision.INT8_WEIGHTS
+        assert (row["read per step (MiB)"] is None) == copies and (row["bandwidth floor (ms)"] is None) == copies
+        assert (row["measured ÷ floor"] is None) == copies and row["weights (MiB)"] > 0
     # one per path other than float32 (no collapse on the tiny model)
     assert len(serving_text.precision_sentences(found.result)) == 4
     dial = measuring.measure(state, "d", "dial", (), measurements.dial_work(tiny, 32, lambda f, t: None))
@@ -100,3 +105,18 @@ def test_the_live_panels_figure_counts_passes_by_rows():
     assert list(bar.x) == [1, 3, 8] and list(bar.y) == [5, 2, 1]
     assert fig.layout.title.text == "Decode passes in the last minute, by rows"
     assert fig.layout.xaxis.title.text == "rows (tabs' steps) in one pass" and fig.layout.xaxis.dtick == 1
+
+
+def test_a_round_rejects_at_most_one_guess_and_never_tests_the_rest():
+    """k = 4: all kept; one kept then a rejection (two never tested); the first rejected (three never tested); no
+    guess at all."""
+    rounds = [speculative.Round([1, 2, 3, 4], 4, 9, 1.0, 2.0), speculative.Round([1, 2, 3, 4], 1, 9, 1.0, 2.0),
+              speculative.Round([1, 2, 3, 4], 0, 9, 1.0, 2.0), speculative.Round([], 0, 9, 1.0, 2.0)]
+    run = speculative.Speculated(tokens=[0] * 9, draft="d", k=4, rounds=rounds, forward_passes=5)
+    series = {bar.name: list(bar.y) for bar in figs.rounds_figure(run).data}
+    assert series == {"guesses kept": [4, 1, 0, 0], "model's own token": [1, 1, 1, 1], "guess rejected": [0, 1, 1, 0],
+                      "guesses never tested": [0, 2, 3, 0]}
+    assert "guesses rejected" not in series
+    drafted = [len(r.drafted) for r in rounds]
+    assert [a + b + c for a, b, c in zip(series["guesses kept"], series["guess rejected"],
+                                         series["guesses never tested"])] == drafted

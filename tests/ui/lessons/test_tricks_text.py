@@ -17,15 +17,18 @@ def test_best_k_sentence_on_both_sides_of_paying():
     pays = spec_math.best_k(0.9, 0.05)
     said = text.best_k_sentence("A", 0.9, 0.05, pays.k, pays.speedup, pays.pays, spec_math.MAX_K, pays.next_adds)
     adds = 0.9 ** (pays.k + 1)
-    assert said == (f"**A**: with α = 0.90 and c = 0.05, k = {pays.k} pays best ({pays.speedup:.2f}× plain "
-                    f"decoding). Guess {pays.k + 1} would add α^{pays.k + 1} = {adds:.2f} tokens for 0.05 of a step, "
+    assert said == (f"**A**: with α = 0.90 and c = 0.05, the formula (verify counted as one decode step) predicts "
+                    f"k = {pays.k} best ({pays.speedup:.2f}× plain decoding). Guess {pays.k + 1} would add "
+                    f"α^{pays.k + 1} = {adds:.2f} tokens for 0.05 of a step, "
                     f"{adds / 0.05:.2f} tokens per step of its cost, no more than the {pays.speedup:.2f} tokens per "
                     f"step that k = {pays.k} already gives, so it would not raise the speed-up.")
     assert adds / 0.05 <= pays.speedup < 0.9 ** pays.k / 0.05  # the rule, on each side of the best k
     never = spec_math.best_k(0.1, 0.5)
     said = text.best_k_sentence("B", 0.1, 0.5, never.k, never.speedup, never.pays)
-    assert said.startswith("**B**: with α = 0.10 and c = 0.50, no draft length pays: the best, k = 1, gives a "
-                           "speed-up of 0.73×, below plain decoding's 1×.")
+    assert said.startswith("**B**: with α = 0.10 and c = 0.50, the formula (verify counted as one decode step) finds "
+                           "no draft length that pays: the best, k = 1, is predicted at 0.73×, below plain decoding's "
+                           "1×.")
+    assert "pays best" not in said  # a prediction, not a measurement (the table beside it measures v)
 
 
 def test_best_k_sentence_when_the_best_is_exactly_plain_decodings_speed():
@@ -34,17 +37,18 @@ def test_best_k_sentence_when_the_best_is_exactly_plain_decodings_speed():
         flat = spec_math.best_k(alpha, c)
         assert flat.speedup == 1.0 and not flat.pays
         said = text.best_k_sentence("E", alpha, c, flat.k, flat.speedup, flat.pays, spec_math.MAX_K, flat.next_adds)
-        assert "gives a speed-up of 1.00×, no better than plain decoding's 1×." in said and "below" not in said
+        assert "is predicted at 1.00×, no better than plain decoding's 1×." in said and "below" not in said
 
 
 def test_best_k_sentence_when_the_best_is_the_longest_draft_looked_at():
     free = spec_math.best_k(0.95, 0.0)
     said = text.best_k_sentence("C", 0.95, 0.0, free.k, free.speedup, free.pays, spec_math.MAX_K, free.next_adds)
-    assert said.startswith(f"**C**: with α = 0.95 and c = 0.00, a longer draft still pays at k = {spec_math.MAX_K}, "
-                           "the longest this chart looks at")
+    assert said.startswith(f"**C**: with α = 0.95 and c = 0.00, the formula (verify counted as one decode step) says "
+                           f"a longer draft still pays at k = {spec_math.MAX_K}, the longest this chart looks at "
+                           f"({free.speedup:.2f}× plain decoding predicted)")
     assert spec_math.next_guess_pays(0.95, spec_math.MAX_K, 0.0)
     inside = spec_math.best_k(0.9, 0.05)
-    assert inside.k < spec_math.MAX_K and "pays best" in text.best_k_sentence(
+    assert inside.k < spec_math.MAX_K and f"predicts k = {inside.k} best" in text.best_k_sentence(
         "D", 0.9, 0.05, inside.k, inside.speedup, inside.pays, spec_math.MAX_K, inside.next_adds)
 
 
@@ -115,13 +119,46 @@ def test_measured_sentence_says_whether_the_verify_cost_explains_the_gap():
     assert farther.endswith("no closer to the measurement.")
 
 
-def test_prefix_sentence_both_ways():
-    fast = text.prefix_sentence(30, 3000.0, 200.0, True, 2**20)
-    assert fast.startswith("30 tabs: 3.00 s of prefills without the cache, 200 ms with it (one prefill and 29 "
-                           "copies), 15.0× faster.")
-    assert "1.00 MiB; every tab's logits and cache are bit for bit" in fast
-    slow = text.prefix_sentence(2, 10.0, 12.0, False, 1024)
-    assert "no faster here" in slow and "some tab's logits differ" in slow
+def test_prefix_sentence_says_what_the_store_did():
+    fast = text.prefix_sentence(30, 3000.0, 200.0, True, 2**20, hits=29, misses=1, budget=2**26)
+    assert fast == ("30 tabs: 3.00 s of prefills without the cache, 200 ms with it (1 prefill and 29 copies from the "
+                    "store), 15.0× faster. The stored prefill holds 1.00 MiB; every tab's logits are bit for bit a "
+                    "fresh prefill's (a hit's cache is a copy of the stored one).")
+    assert "logits and cache are bit for bit" not in fast  # the demonstration compares the logits only
+    two = text.prefix_sentence(2, 10.0, 6.0, True, 1024, hits=1, misses=1, budget=2**26)
+    assert "(1 prefill and 1 copy from the store)" in two
+    slow = text.prefix_sentence(2, 10.0, 12.0, False, 1024, hits=1, misses=1, budget=2**26)
+    assert "no faster here" in slow and slow.endswith("some tab's logits differ from a fresh prefill's: the cache "
+                                                      "would change answers.")
+    # the store refused the prompt (its prefill over the budget): every tab a miss, nothing held, no copies claimed
+    refused = text.prefix_sentence(3, 30.0, 31.0, True, 0, hits=0, misses=3, budget=2**20)
+    assert refused == ("3 tabs: 30 ms of prefills without the cache, 31 ms with it (3 prefills and 0 copies from "
+                       "the store), no faster here. The store kept nothing: this prompt's prefill is larger than its "
+                       "budget of 1.00 MiB; every tab's logits are bit for bit a fresh prefill's.")
+    differ = text.prefix_sentence(3, 30.0, 31.0, False, 0, hits=0, misses=3, budget=2**20)
+    assert differ.endswith("some tab's logits differ from a fresh prefill's, though none came from the store.")
+
+
+@pytest.mark.parametrize("budget_mb, stored", [(0.0001, False), (64, True)])
+def test_the_prefix_demonstration_counts_its_stores_hits_and_misses(tiny, monkeypatch, budget_mb, stored):
+    """A budget smaller than the prompt's prefill: the store refuses it, every tab prefills; a large one: one prefill,
+    then copies."""
+    from autoreg_server import settings
+    from autoreg_ui import measuring
+
+    monkeypatch.setenv("AUTOREG_PREFIX_CACHE_MB", str(budget_mb))
+    settings.reset_for_tests()
+    try:
+        ids = controller.demo_prompt_ids(tiny, None)
+        found = measuring.measure({}, "x", "prefix", (), controller.prefix_work(tiny, ids, 3, lambda f, t: None))
+    finally:
+        monkeypatch.delenv("AUTOREG_PREFIX_CACHE_MB")
+        settings.reset_for_tests()
+    d = found.result
+    assert (d.hits, d.misses) == ((2, 1) if stored else (0, 3)) and (d.held > 0) == stored and d.identical
+    said = text.prefix_sentence(d.tabs, d.plain_ms, d.cached_ms, d.identical, d.held, d.hits, d.misses, d.budget)
+    assert ("(1 prefill and 2 copies from the store)" in said) == stored
+    assert ("The store kept nothing" in said) == (not stored)
 
 
 def test_prefix_stats_and_a_disabled_store():
@@ -194,5 +231,50 @@ def test_a_cheap_drafts_cost_is_not_printed_as_zero():
     """Prompt lookup costs a few thousandths of a step: two significant figures, not "c = 0.00"."""
     best = spec_math.best_k(0.17, 0.0043)
     said = text.best_k_sentence("L", 0.17, 0.0043, best.k, best.speedup, best.pays, spec_math.MAX_K, best.next_adds)
-    assert "with α = 0.17 and c = 0.0043, k = " in said and "0.00 " not in said
+    assert "with α = 0.17 and c = 0.0043, the formula (verify counted as one decode step) predicts k = " in said
+    assert "0.00 " not in said
     assert f"α^{best.k + 1} = {best.next_adds:.2g} tokens for 0.0043 of a step" in said
+
+
+def test_the_method_says_what_is_timed_and_why_a_draft_is_short():
+    said = text.SPEC_METHOD
+    assert "prefill left out)" not in said
+    assert ("with one exception: the early-exit draft runs its layers over the whole prompt inside round 1's "
+            "drafting, so its own prefill is counted in its c and in the measured speed-up") in said
+    assert "found a shorter match" not in said
+    assert ("fewer than k where the match prompt lookup took, the earliest, lay too near the end of the context to "
+            "give k tokens, or it found none, or near the end of the run") in said
+
+
+def test_the_early_exit_drafts_first_round_runs_over_the_whole_prompt(tiny):
+    """What the method says, against the code: a fresh early-exit draft's cache is empty, so its first proposal feeds
+    the whole context; later ones feed only what was added."""
+    from autoreg_core.engine.config import SamplingConfig
+    from autoreg_core.experiments import speculative_decoding as speculative
+
+    draft = speculative.early_exit(tiny, 1)
+    context = list(tiny.tokenizer("The cat sat on the mat")["input_ids"])
+    assert draft.cache.get_seq_length() == 0
+    draft.propose(context, 2, SamplingConfig(temperature=0.0), None)
+    assert draft.cache.get_seq_length() == len(context) + 1  # the prompt, then one guess fed after it
+
+
+@pytest.mark.parametrize("context, k, guesses", [
+    ([1, 2, 3, 4, 5, 6, 7, 8, 1, 2], 3, [3, 4, 5]),  # the earliest match has k tokens after it
+    ([5, 1, 2, 1, 2], 3, [1, 2]),  # the earliest match of (1, 2) ends 2 tokens from the end: only 2
+    ([5, 6, 7, 8], 3, []),  # no match at all: no guess
+])
+def test_prompt_lookup_drafts_fewer_than_k_only_near_the_end_of_the_context_or_with_no_match(context, k, guesses):
+    from autoreg_core.engine.config import SamplingConfig
+    from autoreg_core.experiments import speculative_decoding as speculative
+
+    assert speculative.PromptLookup(2).propose(context, k, SamplingConfig(temperature=0.0), None).tokens == guesses
+
+
+def test_the_prefix_figure_names_what_the_store_did():
+    from autoreg_ui.lessons.tricks import figures
+
+    assert list(figures.prefix_figure(30, 3000.0, 200.0, 29, 1).data[0].x) == [
+        "every tab prefills", "through the store: 1 prefill, 29 copies"]
+    assert list(figures.prefix_figure(3, 30.0, 31.0, 0, 3).data[0].x)[1] == "through the store: 3 prefills, 0 copies"
+    assert list(figures.prefix_figure(2, 30.0, 20.0, 1, 1).data[0].x)[1] == "through the store: 1 prefill, 1 copy"

@@ -30,7 +30,8 @@ def test_page_before_any_measurement(page):
     labels = [m.label for m in page.metric]
     assert labels == list(text.prefix_stat_labels())
     said = " ".join(m.value for m in page.markdown)
-    assert "**What if**: with α = 0.70 and c = 0.10, k = " in said  # the what-if sentence from the sliders
+    assert ("**What if**: with α = 0.70 and c = 0.10, the formula (verify counted as one decode step) predicts k = "
+            in said)  # the what-if sentence from the sliders
 
 
 def test_the_what_if_sliders_move_the_best_k(page):
@@ -38,7 +39,7 @@ def test_the_what_if_sliders_move_the_best_k(page):
     page.slider(key=tricks_keys.TRICKS_WHATIF_C).set_value(0.5)
     page.run()
     said = " ".join(m.value for m in page.markdown)
-    assert "no draft length pays: the best, k = 1, gives a speed-up of 0.73×" in said
+    assert "finds no draft length that pays: the best, k = 1, is predicted at 0.73×" in said
 
 
 def test_each_measurement_runs_and_shows_its_numbers(page):
@@ -56,7 +57,8 @@ def test_each_measurement_runs_and_shows_its_numbers(page):
     page.slider(key=tricks_keys.TRICKS_PREFIX_TABS).set_value(3)
     _click(page, tricks_keys.TRICKS_PREFIX.run)
     said = " ".join(m.value for m in page.markdown)
-    assert "3 tabs:" in said and "every tab's logits and cache are bit for bit" in said
+    assert "3 tabs:" in said and "(1 prefill and 2 copies from the store)" in said
+    assert "every tab's logits are bit for bit a fresh prefill's (a hit's cache is a copy of the stored one)" in said
     page.radio(key=tricks_keys.TRICKS_GRAMMAR_KIND).set_value(grammar.CHOICE)
     page.run()
     _click(page, tricks_keys.TRICKS_GRAMMAR.run)
