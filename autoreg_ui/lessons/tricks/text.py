@@ -209,8 +209,8 @@ GUIDES: dict[str, tuple[str, str, str]] = {
         "speed-up already reached, then falls: its top is the best draft length for that α and c.",
         "Set α near a measured one and make c larger: watch the best k move left and the best speed-up fall to "
         "plain decoding's 1× or below by c = 1.",
-        "Which costs of a round does E / (k·c + 1) leave out on a CPU? Find the column of the table that measures "
-        "one of them."),
+        "Which costs of a round does E / (k·c + 1) leave out on a CPU, and which column of the table measures one "
+        "of them?"),
     PREFIX_TITLE: (
         "A hit copies keys and values instead of computing them: the copy's cost is bytes moved, the prefill's is "
         "arithmetic over every prompt token.",
