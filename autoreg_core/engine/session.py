@@ -56,6 +56,7 @@ class PrefillRecord:
     time_ms: float
     cache_bytes: int  # measured: bytes of every K and V tensor in the cache after prefill
     attention: torch.Tensor | None = None  # float16 [layers, heads, P, P] when captured
+    copied: bool = False  # the cache was copied from another tab's prefill of this prompt: time_ms is that pass's
 
 
 @dataclass
@@ -230,7 +231,7 @@ class Session:
                 if shared is not None:
                     shared.remember(self.bundle, self.prompt_ids, self.cache, self.pending_logits, ms)
             self.prefill_record = PrefillRecord(n_tokens=self.prompt_len, time_ms=ms,
-                                                cache_bytes=self.cache_bytes, attention=att)
+                                                cache_bytes=self.cache_bytes, attention=att, copied=hit is not None)
             self.version += 1
             return self.prefill_record
 

@@ -26,12 +26,14 @@ def generate_kwargs(config: SamplingConfig, bundle: ModelBundle) -> dict:
 
 
 def _encode_lines(prompt: str, chat: bool) -> str:
-    """Source that turns the prompt into ``ids`` as the session does (chat template in chat mode)."""
+    """Source that turns the prompt into ``ids`` as the session does (chat template in chat mode), on the model's
+    device: the loop feeds them to the model and appends its tokens to them, so on a GPU they must live there too
+    (a no-op on a CPU)."""
     if chat:
         return (f"text = tok.apply_chat_template([{{'role': 'user', 'content': {prompt!r}}}],\n"
                 "                               add_generation_prompt=True, tokenize=False)\n"
-                "ids = tok(text, add_special_tokens=False, return_tensors='pt').input_ids")
-    return f"ids = tok({prompt!r}, return_tensors='pt').input_ids"
+                "ids = tok(text, add_special_tokens=False, return_tensors='pt').input_ids.to(model.device)")
+    return f"ids = tok({prompt!r}, return_tensors='pt').input_ids.to(model.device)"
 
 
 def generate_snippet(config: SamplingConfig, bundle: ModelBundle, prompt: str, chat: bool) -> str:

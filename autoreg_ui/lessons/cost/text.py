@@ -89,8 +89,9 @@ def naive_growth_sentence(measured: float, short: int, long: int, counted: float
     return (f"One naive step's time grew **{growth_reading(measured)}** from L = {short:,} to {long:,}, measured. "
             f"By the counts it grows {growth_reading(counted)}: at L = {long:,} causal attention is "
             f"{attention_share:.0%} of a naive step's FLOPs, and the rest is mostly its 2·N_body·L weight FLOPs. "
-            r"What is quadratic is the total over T tokens, $\frac{T(T+1)}{2}$ positions, because every one of the "
-            "T steps is that long.")
+            r"Over T tokens the naive steps push $1 + 2 + \dots + T = \frac{T(T+1)}{2}$ positions through the layers "
+            r"(quadratic), and their causal attention grows with T³: $\frac{T(T+1)(T+2)}{6}$ scores per head and "
+            "layer.")
 
 
 def attention_share(length: int, share: float, crossover: int) -> str:

@@ -43,18 +43,37 @@ def other_rows(bundle) -> list[list[int]]:
     return [[int(i) for i in r] for r in rows if len(r) >= 2]
 
 
+def step_text(session) -> list[int]:
+    """The text whose last token the learner's last step fed (the step that chose the last generated token read
+    ``ids[:context_len]``); without steps, the whole text (the next step)."""
+    return list(session.ids[:session.records[-1].context_len] if session.records else session.ids)
+
+
+def step_cut(session) -> int:
+    """The tokens section 3 recomputes the last step on when its text is longer than one pass reads, else 0 (it
+    measures the step itself, at its own positions)."""
+    return MAX_READ if len(step_text(session)) > MAX_READ else 0
+
+
 def last_step(session) -> tuple[list[int], int | None]:
-    """The text whose last token the learner's last step fed (the step that chose the last generated token
-    read ``ids[:context_len]``), and that step's index; without steps, the whole text (the next step)."""
-    if session.records:
-        record = session.records[-1]
-        ids = list(session.ids[:record.context_len])
-        index = record.index
-    else:
-        ids, index = list(session.ids), None
+    """The last step's text, cut to the last ``MAX_READ`` tokens (``step_cut`` says when), and that step's index;
+    without steps, the whole text (the next step) and None."""
+    ids = step_text(session)
     if len(ids) < 2:
         raise ValueError(text.NOTHING_CACHED)
-    return ids[-MAX_READ:], index
+    return ids[-MAX_READ:], session.records[-1].index if session.records else None
+
+
+def prompt_fills(total: int, scored: loss.TextLoss) -> int:
+    """The tokens one pass read when the prompt alone filled them, so that none of the text's ``total`` tokens
+    added after the prompt is scored; else 0."""
+    return len(scored.ids) if not scored.generated_losses and total > len(scored.ids) else 0
+
+
+def picks(records) -> tuple[int, int]:
+    """Of these steps' tokens: how many were forced, and how many drawn below the model's top token (rank > 1)."""
+    records = list(records)
+    return sum(r.forced for r in records), sum(1 for r in records if not r.forced and r.rank > 1)
 
 
 def recorded_gap(session) -> float:

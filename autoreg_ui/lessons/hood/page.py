@@ -93,9 +93,11 @@ def draw_loss(bundle, session) -> None:
     cols[3].metric("Largest gap to the records", f"{max(gaps):.1e} nats" if gaps else "—",
                    help="|one-pass term + recorded log-prob| over the generated tokens.")
     st.markdown(text.loss_sentence(len(scored.ids), scored.loss, scored.perplexity, scored.hits))
+    filled = hood.prompt_fills(len(session.ids), scored)
     st.markdown(text.parts_sentence(hood.mean_or_nan(scored.prompt_losses), hood.mean_or_nan(scored.generated_losses),
-                                    len(scored.generated_losses)))
-    st.markdown(text.records_sentence(max(gaps, default=0.0), len(gaps), loss.shared_pass_steps(records[:len(gaps)])))
+                                    len(scored.generated_losses), *hood.picks(records), filled=filled))
+    st.markdown(text.records_sentence(max(gaps, default=0.0), len(gaps), loss.shared_pass_steps(records[:len(gaps)]),
+                                      filled=filled))
     if not chart_first:
         chart()
     st.dataframe(hood.loss_rows(bundle.tokenizer, scored, records), hide_index=True, key=keys.HOOD_LOSS.table)
@@ -120,7 +122,10 @@ def draw_positions(bundle, session) -> None:
     show_chart(figs.angles_figure([max(a, 1e-12) for a in angles], pos), key=keys.HOOD_ANGLE_FIG,
                filename=f"rope-angles-{pos}")
 
+    cut = text.cut_note(len(ids), len(session.ids))  # the three checks below read ``ids``, from position 0
     st.subheader(text.KEY_TITLE)
+    if cut:
+        st.caption(cut)
     left, right = st.columns(2)
     # a middle position by default: at position 0 the rotation is the identity and the check shows nothing
     at = int(left.number_input(text.KEY_POSITION, 0, len(ids) - 1, len(ids) // 2, key=keys.HOOD_KEY_POS))
@@ -133,6 +138,8 @@ def draw_positions(bundle, session) -> None:
                    filename=f"cached-key-layer{layer}-pos{at}")
 
     st.subheader(text.SHIFT_TITLE)
+    if cut:
+        st.caption(cut)
     shifted = run_and_keep(st.session_state, keys.HOOD_SHIFT, measuring.stamp(bundle, tuple(ids)), text.SHIFT_RUN,
                            text.SHIFT_RUN, lambda: positions.shifted_step(bundle, ids), disabled=len(ids) < 2)
     if shifted is not None:
@@ -141,6 +148,8 @@ def draw_positions(bundle, session) -> None:
         st.dataframe(hood.shift_rows(bundle.tokenizer, shifted), hide_index=True, key=keys.HOOD_SHIFT.table)
 
     st.subheader(text.PAD_TITLE)
+    if cut:
+        st.caption(cut)
     longer = hood.longer_row(bundle, ids)
     padded = run_and_keep(st.session_state, keys.HOOD_PAD, measuring.stamp(bundle, tuple(ids)), text.PAD_RUN,
                           text.PAD_RUN, lambda: positions.padded_positions(bundle, ids, longer), disabled=len(ids) < 2)
@@ -161,9 +170,9 @@ def draw_determinism(bundle, session) -> None:
     found = run_and_keep(st.session_state, keys.HOOD_BATCH, measuring.stamp(bundle, tuple(ids)), text.BATCH_RUN,
                          text.SEARCH_SPINNER, lambda: invariance.step_invariance(bundle, ids, others))
     if found is not None:
-        which = text.step_label(index is not None, index or 0)
+        which = text.step_label(index is not None, index or 0, hood.step_cut(session))
         st.markdown(text.batch_sentence(which, found.max_delta, found.gap, [s.rows for s in found.sizes]))
-        st.markdown(text.flip_sentence(found.gap, found.max_delta))
+        st.markdown(text.flip_sentence(found.gap, found.max_delta, [f.rows for f in found.flipped]))
         st.markdown(text.api_sentence(found.max_delta, found.gap, text.machine_label(str(bundle.device),
                                                                                      dtype_name(bundle.dtype))))
         show_chart(figs.batch_figure([s.rows for s in found.sizes], [s.max_delta for s in found.sizes], found.gap),

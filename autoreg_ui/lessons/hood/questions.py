@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import math
 
-from autoreg_core.experiments.batch_invariance import BATCH_SIZES, step_invariance
+from autoreg_core.engine.model_spec import dtype_name
+from autoreg_core.experiments.batch_invariance import BATCH_SIZES, float_spacing, significant_bits, step_invariance
 from autoreg_core.experiments.rope import shifted_step
 from autoreg_core.experiments.training_loss import text_loss
 from autoreg_ui.lessons.hood import controller as hood
@@ -51,23 +52,27 @@ def _read(live: Live) -> tuple[int, int]:
 
 
 def _loss_fill(live: Live) -> dict:
+    """The prompt's scored tokens (all but its first: nothing comes before it) and the tokens added after it."""
     read, total = _read(live)
     prompt = min(live.session.prompt_len, read) if live.session is not None else 0
-    return {"part": text.text_part(read, total, "first"), "prompt": prompt, "generated": read - prompt}
+    return {"part": text.text_part(read, total, "first"), "prompt": max(0, prompt - 1), "generated": read - prompt}
 
 
 def loss_parts(live: Live) -> Checked:
     s = live.session
     scored = text_loss(live.bundle, _first_ids(live), s.prompt_len)
     prompt, generated = hood.mean_or_nan(scored.prompt_losses), hood.mean_or_nan(scored.generated_losses)
-    if not scored.generated_losses and len(s.ids) > len(scored.ids):
+    if hood.prompt_fills(len(s.ids), scored):
         raise ValueError(text.PROMPT_FILLS_PASS.format(n=len(scored.ids)))
-    if not scored.generated_losses or math.isnan(prompt):
+    if math.isnan(prompt):
+        raise ValueError(text.ONE_TOKEN_PROMPT)
+    if not scored.generated_losses:
         raise ValueError(text.NEED_STEP)
     right = parts_choice(prompt, generated)
     close = text.LOSS_CLOSE if right == 2 else ""
+    forced, below = hood.picks(s.records[:len(scored.generated_losses)])
     return Checked(right, answer(text.Q_LOSS_PARTS, sentence=close + text.parts_sentence(
-        prompt, generated, len(scored.generated_losses))))
+        prompt, generated, len(scored.generated_losses), forced, below)))
 
 
 def perplexity(live: Live) -> Checked:
@@ -98,29 +103,49 @@ def next_position(live: Live) -> Checked:
 
 def whole_shift(live: Live) -> Checked:
     shifted = shifted_step(live.bundle, _ids(live))
+    dtype = live.bundle.dtype
     return Checked(diff_choice(shifted.max_delta_all) // 2,  # below 0.001 (or 0) → "hardly at all"
-                   answer(text.Q_WHOLE_SHIFT, delta=shifted.max_delta_all, kl=shifted.kl_all_bits))
+                   answer(text.Q_WHOLE_SHIFT, delta=shifted.max_delta_all, kl=shifted.kl_all_bits,
+                          dtype=dtype_name(dtype), bits=significant_bits(dtype)))
+
+
+def diff_reading(delta: float, dtype, top_logit: float) -> str:
+    """What a solo-vs-shared difference says, for a model computing in ``dtype``."""
+    right = diff_choice(delta)
+    if right < 2:
+        return (text.DIFF_ZERO, text.DIFF_SMALL)[right]
+    return text.diff_large(dtype_name(dtype), significant_bits(dtype), top_logit, float_spacing(top_logit, dtype),
+                           delta)
+
+
+def _batch_fill(live: Live) -> dict:
+    cut = hood.step_cut(live.session) if live.session is not None else 0
+    return {"which": f"Your last step, {text.RECOMPUTED.format(n=cut)}," if cut else "Your last step"}
 
 
 def batch_diff(live: Live) -> Checked:
     ids, _ = hood.last_step(live.session)
     found = step_invariance(live.bundle, ids, hood.other_rows(live.bundle))
     delta = found.max_delta
-    right = diff_choice(delta)
-    reading = (text.DIFF_ZERO, text.DIFF_SMALL, text.DIFF_LARGE)[right]
-    return Checked(right, answer(text.Q_BATCH_DIFF, delta=delta, rows=len(found.sizes), reading=reading))
+    return Checked(diff_choice(delta), answer(text.Q_BATCH_DIFF, delta=delta, rows=len(found.sizes),
+                                              reading=diff_reading(delta, live.bundle.dtype, found.top_logit)))
 
 
 def _flip_fill(live: Live) -> dict:
-    gap = hood.recorded_gap(live.session) if live.session is not None else math.nan
-    return {"gap": "…" if math.isnan(gap) else f"{gap:.3g}", "sizes": text.sizes_list(BATCH_SIZES)}
+    """The question's opening: the recorded gap, which is the measured step's only when its text is not cut."""
+    s = live.session
+    which = "…" if s is None else text.step_question(bool(s.records), hood.step_cut(s), hood.recorded_gap(s))
+    return {"which": which, "sizes": text.sizes_list(BATCH_SIZES)}
 
 
 def could_flip(live: Live) -> Checked:
+    """Yes when a shared pass measured here picked another top token; the bound (a gap within twice the largest
+    difference) only says what other companions could do."""
     ids, _ = hood.last_step(live.session)
     found = step_invariance(live.bundle, ids, hood.other_rows(live.bundle))
-    return Checked(0 if found.could_flip else 1,
-                   answer(text.Q_FLIP, sentence=text.flip_sentence(found.gap, found.max_delta)))
+    sentence = text.flip_sentence(found.gap, found.max_delta, [f.rows for f in found.flipped])
+    return Checked(0 if found.flipped else 1,
+                   answer(text.Q_FLIP, sentence=text.flip_answer(found.gap, hood.step_cut(live.session), sentence)))
 
 
 QUESTIONS: tuple[Question, ...] = (
@@ -128,6 +153,6 @@ QUESTIONS: tuple[Question, ...] = (
     Question("perplexity", text.Q_PERPLEXITY, perplexity, fill=_loss_fill),
     Question("position", text.Q_POSITION, next_position, fill=_position_fill),
     Question("whole_shift", text.Q_WHOLE_SHIFT, whole_shift, fill=_shift_fill),
-    Question("batch_diff", text.Q_BATCH_DIFF, batch_diff),
+    Question("batch_diff", text.Q_BATCH_DIFF, batch_diff, fill=_batch_fill),
     Question("flip", text.Q_FLIP, could_flip, fill=_flip_fill),
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 TITLE = "Under the hood"
-INTRO = ("Three things the model does on every pass that no step shows: the number training makes small, how it "
+INTRO = ("Three things behind every pass that no step shows: the number training makes small, how the model "
          "knows where each token sits, and why the same step can give slightly different numbers in a shared pass. "
          "Each is computed here, on the loaded model, from the text of this tab.")
 LOSS, POSITIONS, DETERMINISM = "1 · The training loss", "2 · Positions: rotary embeddings and the cache", \
@@ -43,28 +43,51 @@ def loss_sentence(tokens: int, loss: float, perplexity: float, hits: int) -> str
             f"at {hits:,} of the {terms:,} positions.")
 
 
-def parts_sentence(prompt_loss: float, generated_loss: float, n_generated: int) -> str:
-    """The prompt's terms against the generated ones (each a mean, nats)."""
+def prompt_fills(read: int) -> str:
+    """Why no generated token is scored although some were generated: the prompt alone fills the ``read`` tokens."""
+    return f"The prompt fills the {read:,} tokens one pass reads here, so no generated token is scored."
+
+
+def parts_sentence(prompt_loss: float, generated_loss: float, n_generated: int, forced: int = 0, below: int = 0,
+                   filled: int = 0) -> str:
+    """The prompt's terms against those of the tokens added after it (each a mean, nats); ``forced`` and ``below``:
+    how many of those were forced, and sampled below the model's top token (from their records); ``filled``: the
+    tokens one pass read when the prompt alone filled them (0: it did not)."""
     if n_generated == 0 or math.isnan(generated_loss):
-        return "Nothing generated yet: every term is a prompt token. Generate a few tokens and compute again."
+        return prompt_fills(filled) if filled else ("Nothing generated yet: every term is a prompt token. Generate a "
+                                                    "few tokens and compute again.")
     if math.isnan(prompt_loss):
-        return f"The prompt is one token, so every term is generated: mean {generated_loss:.3f} nats."
-    lower = "lower" if generated_loss < prompt_loss else "higher"
-    why = (" The model wrote those tokens itself, mostly from the top of its own distribution, so they surprise "
-           "it less than text a person chose." if lower == "lower" else
-           " Sampling picked tokens the model found unlikely, or tokens were forced: its own text can surprise "
-           "it more than the prompt did.")
-    return (f"The {n_generated:,} generated tokens have a mean loss of **{generated_loss:.3f} nats**, {lower} than "
-            f"the prompt's **{prompt_loss:.3f}**.{why}")
+        return f"The prompt is one token, so every term is an added token's: mean {generated_loss:.3f} nats."
+    odd = " and ".join(part for part in (f"{forced:,} forced" if forced else "",
+                                         f"{below:,} sampled below the model's top token" if below else "") if part)
+    top = n_generated - forced - below
+    if generated_loss < prompt_loss:
+        share = f"All {top:,}" if top == n_generated else f"{top:,} of the {n_generated:,}"
+        why = (f" {share} were the model's own top token{f' ({odd})' if odd else ''}: text the model picks itself "
+               "tends to surprise it less than text it was given.")
+    elif generated_loss == prompt_loss:
+        why = ""
+    elif odd:
+        why = (f" Here the added tokens surprise the model more than the prompt did: {odd}, which adds surprise, "
+               "and a prompt it predicts easily (a list, a well-known passage) scores low.")
+    else:
+        why = (f" Each was the model's own top token, yet their geometric-mean probability is only "
+               f"e^(−{generated_loss:.3f}) = {math.exp(-generated_loss):.3f}: the model hesitated at those steps, and "
+               "a prompt it predicts easily (a list, a well-known passage) scores low.")
+    than = ("lower than" if generated_loss < prompt_loss else
+            "higher than" if generated_loss > prompt_loss else "the same as")
+    return (f"The {n_generated:,} tokens added after the prompt have a mean loss of **{generated_loss:.3f} nats**, "
+            f"{than} the prompt's **{prompt_loss:.3f}**.{why}")
 
 
-def records_sentence(gap: float, compared: int, shared: int) -> str:
+def records_sentence(gap: float, compared: int, shared: int, filled: int = 0) -> str:
     """The one-pass loss of each generated token against −log p the step recorded while generating; ``shared``: how
     many of those steps chose from logits of a pass shared with other tabs' steps (``shared_pass_steps``).
 
-    The result is stamped with the text, so the tokens are the ones the steps chose: a gap is arithmetic."""
+    The result is stamped with the text, so the tokens are the ones the steps chose: a gap is arithmetic. ``filled``:
+    the tokens one pass read when the prompt alone filled them (0: it did not)."""
     if compared == 0:
-        return "No generated token to compare with the steps yet."
+        return prompt_fills(filled) if filled else "No generated token to compare with the steps yet."
     if gap < AGREE:
         return (f"For the {compared:,} generated tokens, each one-pass term equals −(the log-prob the step "
                 f"recorded) to **{gap:.1e} nats**: the loss is built from the very numbers the steps produced.")
@@ -174,10 +197,16 @@ BATCH_RUN = "Compute my last step alone and in shared passes"
 SEARCH_RUN = "Search for a prompt where the batch flips a greedy token"
 SEARCH_SPINNER = "Comparing solo and shared passes…"
 NOTHING_CACHED = "This text has one token: a decode step needs one token cached and one fed."
+RECOMPUTED = "recomputed on its last {n:,} tokens read as a text of their own"  # a step past what one pass reads
 
 
-def step_label(has_records: bool, index: int) -> str:
-    return f"step {index} (the one that chose its token)" if has_records else "the next step (nothing generated yet)"
+def step_label(has_records: bool, index: int, cut_to: int = 0) -> str:
+    """Which step section 3 measured; ``cut_to``: the tokens it was recomputed on when its text is longer than one
+    pass reads (0: not cut, so it is the step itself)."""
+    which = f"step {index}" if has_records else "the next step (nothing generated yet)"
+    if cut_to:
+        return f"{which}, {RECOMPUTED.format(n=cut_to)}"
+    return f"{which} (the one that chose its token)" if has_records else which
 
 
 def batch_sentence(which: str, max_delta: float, gap: float, rows: list[int]) -> str:
@@ -187,15 +216,22 @@ def batch_sentence(which: str, max_delta: float, gap: float, rows: list[int]) ->
             f"**{max_delta:.1e}**{zero}. The top two logits are **{gap:.3g}** apart.")
 
 
-def flip_sentence(gap: float, max_delta: float) -> str:
-    """Could a difference this size swap the top two? Only if the gap is at most twice it."""
+def flip_sentence(gap: float, max_delta: float, flipped: list[int] = ()) -> str:
+    """Did a shared pass measured here change the greedy token (``flipped``: the sizes, in rows, whose top token
+    differs from the solo pass's), and could a difference this size swap the top two (a gap at most twice it)?"""
     need = 2 * max_delta
+    if flipped:
+        rows = ", ".join(str(r) for r in flipped)
+        return (f"The {rows}-row pass{'es' if len(flipped) > 1 else ''} picked a top token other than the solo "
+                f"pass's (gap {gap:.2e}, difference up to {max_delta:.2e}): which batch this step lands in changes "
+                "its greedy token.")
     if max_delta == 0:
         return ("The shared passes measured here gave exactly the solo numbers, so none of them changed this "
                 "choice.")
     if gap <= need:
-        return (f"The gap ({gap:.2e}) is within twice the difference ({need:.2e}): the top two could swap, so "
-                "which batch this step lands in can change the greedy token.")
+        return (f"None of the shared passes measured here changed the greedy token, but the gap ({gap:.2e}) is "
+                f"within twice the difference ({need:.2e}): other companions that moved each of the two by as much, "
+                "in opposite directions, could swap them.")
     return (f"To flip, the top two would have to be within twice the difference, **{need:.1e}**; here they are "
             f"{gap / need:,.0f}× further apart, so none of the shared passes measured here changes this greedy "
             "token. Other companions move the logits by other amounts.")
@@ -251,11 +287,12 @@ def search_none(texts: int, steps: int, passes: int, stopped: bool, gap: float, 
 # ---------------------------------------------------------------- predict, then check (questions.py)
 LOSS_CLOSE = "**About the same**: the two means are within 10% of each other. "
 NEED_TOKENS = "this text needs at least two tokens."
-NEED_STEP = "press Next token first: the question is about the last generated step."
+NEED_STEP = "press Next token first: the question compares the tokens added after the prompt with the prompt."
+ONE_TOKEN_PROMPT = "the prompt is one token, so it has no term of its own to compare."
 PROMPT_FILLS_PASS = "the prompt fills the {n:,} tokens one pass reads here, so no generated token is scored."
-Q_LOSS_PARTS = ("In {part}, which tokens have the higher mean loss (−log p): the {prompt:,} prompt tokens or "
-                "the {generated:,} the model generated?",
-                ("the prompt's", "the generated ones", "about the same (within 10%)"),
+Q_LOSS_PARTS = ("In {part}, which tokens have the higher mean loss (−log p): the prompt's {prompt:,} scored tokens "
+                "(all but its first) or the {generated:,} added after it (generated or forced)?",
+                ("the prompt's", "the added ones", "about the same (within 10%)"),
                 "{sentence}")
 Q_PERPLEXITY = ("The loss of {part}, as a perplexity: the model was as unsure as a fair choice among how "
                 "many tokens?", ("fewer than 10", "10 to 100", "more than 100"),
@@ -267,17 +304,51 @@ Q_POSITION = ("The text has {n:,} tokens, all in the cache. At which position id
 Q_WHOLE_SHIFT = ("Shift every position of {part} by one (1 … {n:,} instead of 0 … {before:,}). How much do the "
                  "next-token logits change?", ("hardly at all (below 0.001)", "noticeably (0.001 or more)"),
                  "Max |Δ logit| **{delta:.1e}** (KL {kl:.1e} bits): rotary positions encode the distance between "
-                 "tokens, and shifting everything keeps every distance.")
-Q_BATCH_DIFF = ("Your last step computed alone, then as one row of a shared pass with other texts: how large is the "
+                 "tokens, and shifting everything keeps every distance, so in exact arithmetic nothing would move. "
+                 "What moves is rounding: the shifted angles have other sines and cosines, and the model computes in "
+                 "{dtype}, which keeps {bits} significant bits.")
+Q_BATCH_DIFF = ("{which} computed alone, then as one row of a shared pass with other texts: how large is the "
                 "largest difference between the two sets of logits?",
                 ("exactly 0", "above 0 but below 0.001", "0.001 or more"),
                 "Computed now: at most **{delta:.1e}** over {rows} pass sizes. {reading}")
-Q_FLIP = ("Your last step's top two logits are {gap} apart. Could one of the shared passes this page measures "
-          "({sizes} rows, the app's example texts as the other tabs) change its greedy token?", ("yes", "no"),
+Q_FLIP = ("{which} Could one of the shared passes this page measures ({sizes} rows, the app's example texts as the "
+          "other tabs) change its greedy token?", ("yes", "no"),
           "{sentence}")
 DIFF_ZERO = "The shared passes happened to add in the same order as the solo one."
 DIFF_SMALL = "Float rounding: the same sums, added in another order."
-DIFF_LARGE = "More than rounding usually gives: a busy machine does not change arithmetic, so look again."
+DIFF_FLOAT32 = ("In float32 that is more than the shared passes measured on the embedded model gave (about 1e-4 at "
+                "most, on a CPU: `python -m bench.batch_exactness`): worth a second look.")
+
+
+def diff_large(dtype: str, bits: int, top_logit: float, spacing: float, delta: float) -> str:
+    """The reading of a solo-vs-shared difference of 0.001 or more: rounding at 16 bits, unusual at 32."""
+    if bits >= 24:
+        return DIFF_FLOAT32
+    return (f"In {dtype}, which keeps {bits} significant bits, neighbouring numbers near this step's top logit "
+            f"({top_logit:.1f}) are {spacing:.3g} apart, so the difference is {delta / spacing:,.1f} of those steps: "
+            "the same sums added in another order round to other numbers at this precision.")
+
+
+def step_question(has_records: bool, cut_to: int, gap: float) -> str:
+    """The flip question's opening: the recorded gap, unless the step is recomputed on a cut text (the recorded gap
+    is then another step's) or nothing is generated."""
+    if cut_to:
+        return f"Your last step, {RECOMPUTED.format(n=cut_to)} (as many as one pass reads here)."
+    if not has_records or math.isnan(gap):
+        return "Nothing is generated yet, so this is about the next step."
+    return f"Your last step's top two logits are {gap:.3g} apart."
+
+
+def flip_answer(gap: float, cut_to: int, sentence: str) -> str:
+    """The flip question's answer: the gap computed now (the one a flip turns on), then the reading."""
+    where = f" on its last {cut_to:,} tokens, read as a text of their own" if cut_to else ""
+    return f"Computed now{where}: its top two logits are **{gap:.3g}** apart. {sentence}"
+
+
+def cut_note(read: int, total: int) -> str:
+    """Section 2's caption past the most one pass reads: which tokens, at which positions ("" when not cut)."""
+    return "" if read >= total else (f"On the last {read:,} tokens, read as a text of their own (positions 0 … "
+                                     f"{read - 1:,}): one pass reads at most {read:,} here.")
 
 
 def text_part(read: int, total: int, end: str) -> str:

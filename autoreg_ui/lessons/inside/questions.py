@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from autoreg_core.engine.kv_cache import solo_phase_times
 from autoreg_core.experiments.logit_lens import logit_lens
-from autoreg_core.experiments.teacher_forcing import teacher_forced
+from autoreg_core.experiments.teacher_forcing import MAX_TOKENS, teacher_forced
 from autoreg_core.experiments.training_loss import shared_pass_steps
 from autoreg_ui.lessons.inside import text
 from autoreg_ui.predict import Checked, Live, Question, answer, token_label
@@ -17,10 +17,13 @@ def inside_passes(live: Live) -> Checked:
     s = live.session
     if not s.records:
         raise ValueError(text.NOTHING_TO_SCORE)
+    if s.prompt_len >= MAX_TOKENS:
+        raise ValueError(text.PROMPT_FILLS_PASS.format(n=MAX_TOKENS))
     read = teacher_forced(live.bundle, s.ids, s.prompt_len)
     records = s.records[:len(read.logprobs)]
     gap = max(abs(a - r.logprob) for a, r in zip(read.logprobs, records))
     return Checked(0, answer(text.INSIDE_PASSES, ms=read.ms, gap=gap,
+                             read=text.passes_read(len(read.ids), len(s.ids), len(read.logprobs)),
                              why=text.passes_why(gap, shared_pass_steps(records))))
 
 
@@ -35,7 +38,9 @@ def inside_phases(live: Live) -> Checked:
     right = 2 if max(prefill, decode) <= 1.25 * min(prefill, decode) else (0 if prefill > decode else 1)
     per_token = (text.PROMPT_TOKEN_CHEAPER.format(ratio=times.ratio) if times.ratio >= 1
                  else text.PROMPT_TOKEN_DEARER.format(ratio=1 / times.ratio))
-    return Checked(right, answer(text.INSIDE_PHASES, prompt=times.prefill_tokens, prefill=prefill, decode=decode,
+    timed = text.PREFILL_TIMED[int(s.prefill_record.copied)]
+    return Checked(right, answer(text.INSIDE_PHASES, timed=timed, prompt=times.prefill_tokens, prefill=prefill,
+                                 decode=decode,
                                  per_token=times.prefill_ms_per_token, steps=times.decode_steps,
                                  left_out=text.phases_left_out(len(s.records) - times.decode_steps),
                                  per_token_reading=per_token))

@@ -169,6 +169,7 @@ def unembed_sentence(u, text_tokens: int) -> str:
 # ---------------------------------------------------------------- predict, then check (questions.py)
 # Each question: (ask, choices, answer template). The answer names the right choice itself.
 NOTHING_TO_SCORE = "press Next token a few times first: there is nothing generated to score yet."
+PROMPT_FILLS_PASS = "the prompt fills the {n:,} tokens one pass reads here, so no generated token is scored."
 NOTHING_TO_LENS = "press Next token first: the lens reads the last generated step."
 NO_DECODE_STEP = "press Next token a few times first: there is no decode step to compare yet."
 NO_SOLO_STEP = ("every decode step of this tab so far shared its pass with other tabs' steps, so none times one step "
@@ -176,7 +177,7 @@ NO_SOLO_STEP = ("every decode step of this tab so far shared its pass with other
 INSIDE_PASSES = ("This text has {n:,} generated tokens. How many forward passes does teacher forcing need to score "
                  "every one of them?",
                  ("1", "{n:,}", "{n_plus:,}"),
-                 "**One** pass over the whole text scores every position at once (ran it now: {ms:.0f} ms). Its "
+                 "**One** pass over the whole text scores every position at once (ran it now{read}: {ms:.0f} ms). Its "
                  "log-probs match the stepped ones to **{gap:.1e}** nats. {why}")
 INSIDE_LENS = ("At the last step, the model's own top token was “{label}”. In which part of the {layers} layers does "
                "the logit lens first rank it first?",
@@ -185,15 +186,25 @@ INSIDE_LENS = ("At the last step, the model's own top token was “{label}”. I
 INSIDE_PHASES = ("In this session, which took longer: the prefill over the {prompt:,}-token prompt, or one decode "
                  "step?",
                  ("the prefill", "one decode step", "about the same (within 25%)"),
-                 "Timed in this session: the prefill took **{prefill:.1f} ms** for {prompt:,} tokens "
+                 "{timed} **{prefill:.1f} ms** for {prompt:,} tokens "
                  "({per_token:.2f} ms per token); a decode step **{decode:.1f} ms** (median of the {steps:,} this "
                  "tab ran alone{left_out}). {per_token_reading}")
+PREFILL_TIMED = ("Timed in this session: the prefill took",
+                 "Timed on this server: the prefill (timed when another tab first read this prompt; this tab copied "
+                 "its cache) took")  # by ``PrefillRecord.copied``
 PROMPT_TOKEN_CHEAPER = "One prompt token inside the prefill cost {ratio:.1f}× less than a decode step."
 PROMPT_TOKEN_DEARER = "One prompt token inside the prefill cost {ratio:.1f}× more than a decode step."
 THIRDS = ("the first third", "the middle third", "the last third")
 LENS_EARLY = ("An easy continuation: the guess is already there in the first third of the layers (the next step "
               "may differ: early layers often just echo the input token).")
 LENS_LATE = "The guess forms late: the early layers mostly carry the input token, the last ones commit to an answer."
+
+
+def passes_read(read: int, total: int, scored: int) -> str:
+    """Which tokens the check's one pass read: "" for the whole text, else its first ``read`` (``scored`` of them
+    generated)."""
+    return "" if read >= total else (f" on the first {read:,} tokens, as many as one pass reads here, so on "
+                                     f"{scored:,} of the generated ones")
 
 
 def passes_why(gap: float, shared: int) -> str:

@@ -16,20 +16,25 @@ NEAR_TIE = ("rounding tips a near-tie: when other tabs step at the same moment, 
             f"yours as one batch, and {BATCHED_GAP}")
 
 
+SAME_RUN = ("as long as the sidebar's settings and seed are the ones of this tab's first step and no token was "
+            "forced (the code uses the settings shown now; the tab fixed its seed at its first step)")
+
+
 def same_tokens(device: str, code: str, checked: str, near_tie: str = NEAR_TIE) -> str:
     """Whether ``code`` (run by the learner) gives this page's tokens, for a server whose model runs on ``device``
-    (``torch.device.type``). The app draws on the CPU; ``generate`` and the hand-written loop draw on the model's
-    device, so with the same seed they give the app's tokens on a CPU, and elsewhere at best when greedy."""
+    (``torch.device.type``). The app draws on the CPU; the snippets put the ids on the model's device, so
+    ``generate`` and the hand-written loop draw there: with the same seed they give the app's tokens on a CPU, and
+    elsewhere at best when greedy. Either way only for the settings and seed shown now (``SAME_RUN``)."""
     if device == "cpu":
-        return (f"Run on a CPU, as this server runs it, with the same seed {code} gives the tokens you get here by "
-                f"clicking **Next token** ({checked}), unless {near_tie}. On a GPU, {code} draws its random numbers "
+        return (f"Run on a CPU, as this server runs it, {code} gives the tokens you get here by clicking **Next "
+                f"token** ({checked}) {SAME_RUN}, unless {near_tie}. On a GPU, {code} draws its random numbers "
                 "from the GPU's own generator, which the same seed starts on another sequence than the CPU's, so "
                 "there only greedy runs (temperature 0) can give these tokens, and the bfloat16 or float16 that "
                 "`load_model` picks on a GPU tips near-ties more easily.")
     return (f"This server runs the model on {device} but draws each token on the CPU, while {code}, run on {device}, "
             "draws from that device's own generator, which the same seed starts on another sequence: only greedy "
             "runs (temperature 0), on this model, device and dtype, give the tokens you get here by clicking "
-            f"**Next token** (the tests check this on a CPU only), unless {near_tie}.")
+            f"**Next token** (the tests check this on a CPU only), {SAME_RUN}, unless {near_tie}.")
 
 
 GENERATE_ARGUMENTS = (

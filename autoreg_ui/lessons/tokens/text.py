@@ -90,17 +90,19 @@ def script_rows(rows) -> list[dict]:
 
 # ---------------------------------------------------------------- vocabulary sizes, with sources
 VOCABS_TITLE = "How big are vocabularies?"
-VOCABS_INTRO = ("Every logit vector has one entry per vocabulary token, so the vocabulary size is also the width of "
-                "the last matrix product of every step. This model's row is read from its tokenizer now; the "
-                "others are the published sizes.")
+VOCABS_INTRO = ("Every logit vector has one entry per row of the model's output matrix, one per vocabulary token "
+                "(some models add a few unused rows as padding), so the vocabulary size sets the width of the last "
+                "matrix product of every step. This model's row is read from its tokenizer now; the others are the "
+                "published tokenizer sizes (GPT-4o's output width is not published).")
 # (model, vocabulary size, where the number is published)
 PUBLISHED_VOCABS = (
     ("GPT-2 (2019)", 50_257, "Radford et al. 2019, and the released tokenizer"),
     ("Llama 2 (2023)", 32_000, "Touvron et al. 2023, Llama 2 paper"),
     ("Llama 3 (2024)", 128_256, "Meta, Llama 3 model card and tokenizer config"),
-    ("GPT-4o (2024)", 200_019,
-     "OpenAI tiktoken, o200k_base encoding: n_vocab 200,019, the largest id + 1 (about 200,000 byte-level pieces, "
-     "and two special tokens at ids 199,999 and 200,018)"),
+    ("GPT-4o (2024)", 200_000,
+     "OpenAI tiktoken, o200k_base encoding: about 200,000 tokens. Its n_vocab, 200,019, is the largest id + 1: the "
+     "special tokens sit at ids 199,999 and 200,018, and the ids between them are unassigned. GPT-4o's output width "
+     "(its number of logits) is not published"),
 )
 
 

@@ -310,6 +310,7 @@ def test_an_injected_step_pass_and_prefill_cache_are_the_ones_used(tiny):
     other.generate(2, GREEDY)
     assert store.looked == [tuple(s.prompt_ids)] * 2 and other.generated_ids == s.generated_ids
     assert other.prefill_record.time_ms == s.prefill_record.time_ms  # started from the stored prefill
+    assert other.prefill_record.copied and not s.prefill_record.copied  # so its time is the first tab's pass
 
 
 def test_the_version_grows_by_one_with_each_change_and_not_with_reads(tiny):

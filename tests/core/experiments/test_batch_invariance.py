@@ -83,3 +83,25 @@ def test_on_the_embedded_model_a_shared_pass_is_within_the_benchs_tolerance(embe
     found = invariance.step_invariance(embedded, ids("The capital of France is Paris, and"), others, sizes=(2, 4))
     assert [s.rows for s in found.sizes] == [2, 4]
     assert 0 <= found.max_delta < TOLERANCE and found.gap > 0
+
+
+def test_the_step_keeps_its_solo_top_logit():
+    bundle = varied_bundle()
+    found = invariance.step_invariance(bundle, TEXT, OTHERS, sizes=(2,))
+    from autoreg_core.engine import decode
+
+    cache = decode.new_cache(bundle)
+    decode.forward(bundle, TEXT[:-1], cache)
+    solo = decode.forward(bundle, [TEXT[-1:]], cache).logits[0]
+    assert found.top_logit == pytest.approx(float(solo.max()), abs=1e-6)
+
+
+def test_significant_bits_and_the_spacing_of_neighbouring_floats():
+    assert [invariance.significant_bits(d) for d in (torch.float32, torch.bfloat16, torch.float16)] == [24, 8, 11]
+    for value in (20.0, -20.0, 16.0, 15.5, 0.75, 1024.0):  # each exact in all three types
+        for dtype in (torch.float32, torch.bfloat16, torch.float16):
+            x = torch.tensor(abs(value), dtype=dtype)
+            up = torch.nextafter(x, torch.tensor(float("inf"), dtype=dtype)) - x
+            assert invariance.float_spacing(value, dtype) == float(up), (value, dtype)
+    assert invariance.float_spacing(16.0, torch.bfloat16) == 0.125 and invariance.float_spacing(15.99, torch.bfloat16) \
+        == 0.0625

@@ -60,8 +60,9 @@ def test_naive_growth_sentence_says_the_step_is_linear_and_the_total_quadratic()
     assert text.naive_growth_sentence(1.97, 512, 1024, 2.29, 0.143) == (
         "One naive step's time grew **about linear (×1.97 per doubling)** from L = 512 to 1,024, measured. By the "
         "counts it grows about linear (×2.29 per doubling): at L = 1,024 causal attention is 14% of a naive step's "
-        "FLOPs, and the rest is mostly its 2·N_body·L weight FLOPs. What is quadratic is the total over T tokens, "
-        r"$\frac{T(T+1)}{2}$ positions, because every one of the T steps is that long.")
+        "FLOPs, and the rest is mostly its 2·N_body·L weight FLOPs. Over T tokens the naive steps push "
+        r"$1 + 2 + \dots + T = \frac{T(T+1)}{2}$ positions through the layers (quadratic), and their causal attention "
+        r"grows with T³: $\frac{T(T+1)(T+2)}{6}$ scores per head and layer.")
     assert "**about quadratic (×3.90 per doubling)**" in text.naive_growth_sentence(3.9, 512, 1024, 2.29, 0.143)
     assert "square" not in text.MAX_LENGTH_HELP and "four times" not in text.MAX_LENGTH_HELP
 
@@ -131,3 +132,17 @@ def test_run_prompt_and_the_device_paragraph_follow_what_was_measured():
             "to the cached total too, and a T³ one to the naive), so the cache's advantage keeps growing with "
             "length.") in cpu
     assert gpu.startswith("Running on CUDA") and "Here the cache wins" not in gpu
+
+
+def test_the_naive_totals_the_sentence_names_are_the_models_counts(tiny):
+    """1 + … + T positions (steps of 1 … T positions), and Σ L(L+1)/2 = T(T+1)(T+2)/6 causal scores per head and
+    layer: the total attention is cubic, not quadratic."""
+    spec = tiny.spec
+    for T in (1, 2, 7, 100):
+        assert spec.positions_total(T, cached=False) == sum(range(1, T + 1)) == T * (T + 1) // 2
+        per = spec.n_layers * spec.n_heads
+        assert spec.dot_products_total(T, cached=False) == per * sum(spec.dot_products_step(L, False) // per
+                                                                     for L in range(1, T + 1))
+        assert spec.dot_products_total(T, cached=False) == per * T * (T + 1) * (T + 2) // 6
+    said = text.naive_growth_sentence(1.97, 512, 1024, 2.29, 0.143)
+    assert "What is quadratic is the total" not in said and "every one of the T steps is that long" not in said

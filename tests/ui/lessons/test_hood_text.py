@@ -14,12 +14,40 @@ def test_loss_sentence_says_terms_loss_and_perplexity():
 
 
 def test_parts_sentence_both_directions_and_the_empty_cases():
-    assert "lower than the prompt's **6.455**" in text.parts_sentence(6.455, 1.073, 12)
-    assert "surprise it less" in text.parts_sentence(6.455, 1.073, 12)
+    lower = text.parts_sentence(6.455, 1.073, 12, 1, 3)
+    assert "The 12 tokens added after the prompt have a mean loss of **1.073 nats**, lower than the prompt's " \
+           "**6.455**." in lower
+    assert "8 of the 12 were the model's own top token (1 forced and 3 sampled below the model's top token)" in lower
+    assert "All 8 were the model's own top token: text the model picks itself" in text.parts_sentence(6.455, 1.073, 8)
+    assert "7 of the 8 were the model's own top token (1 sampled below" in text.parts_sentence(6.455, 1.073, 8, 0, 1)
     assert "higher than the prompt's **1.000**" in text.parts_sentence(1.0, 2.0, 3)
-    assert "can surprise it more" in text.parts_sentence(1.0, 2.0, 3)
+    assert text.parts_sentence(1.0, 1.0, 3).endswith("**1.000 nats**, the same as the prompt's **1.000**.")
     assert text.parts_sentence(2.0, math.nan, 0).startswith("Nothing generated yet")
     assert text.parts_sentence(math.nan, 1.5, 4).startswith("The prompt is one token")
+
+
+def test_a_higher_generated_loss_names_only_causes_its_records_show():
+    """Greedy and nothing forced: no sampling or forcing to blame (seen: a list prompt, generated 1.491 vs 1.076)."""
+    greedy = text.parts_sentence(1.076, 1.491, 12)
+    assert "Sampling" not in greedy and "forced" not in greedy
+    assert ("Each was the model's own top token, yet their geometric-mean probability is only e^(−1.491) = 0.225: "
+            "the model hesitated at those steps") in greedy and "(a list, a well-known passage)" in greedy
+    forced = text.parts_sentence(1.076, 1.491, 12, forced=2)
+    assert "Here the added tokens surprise the model more than the prompt did: 2 forced, which adds" in forced
+    assert "sampled below" not in forced and "Each was" not in forced
+    sampled = text.parts_sentence(1.076, 1.491, 12, below=5)
+    assert "did: 5 sampled below the model's top token, which adds surprise" in sampled and "forced" not in sampled
+    both = text.parts_sentence(1.076, 1.491, 12, 1, 5)
+    assert "1 forced and 5 sampled below the model's top token" in both
+
+
+def test_a_prompt_that_fills_the_pass_is_not_called_nothing_generated():
+    """A prompt of 512 tokens or more: generating cannot give the one pass a generated term."""
+    said = "The prompt fills the 512 tokens one pass reads here, so no generated token is scored."
+    assert text.parts_sentence(2.0, math.nan, 0, filled=512) == said
+    assert text.records_sentence(0.0, 0, 0, filled=512) == said
+    assert text.parts_sentence(2.0, math.nan, 0, filled=0).startswith("Nothing generated yet")
+    assert text.records_sentence(0.0, 0, 0, filled=0).startswith("No generated token")
 
 
 def test_records_sentence_agrees_only_below_the_tolerance():
@@ -92,6 +120,19 @@ def test_pad_sentence_positions_and_both_readings():
 def test_flip_sentence_on_both_sides_of_twice_the_difference():
     assert "could swap" in text.flip_sentence(2e-4, 1e-4)
     assert "could swap" not in text.flip_sentence(2.0001e-4, 1e-4)
+    within = text.flip_sentence(2e-4, 1e-4)
+    assert within.startswith("None of the shared passes measured here changed the greedy token, but the gap")
+    assert "which batch this step lands in can change" not in within
+
+
+def test_flip_sentence_says_a_flip_only_when_a_measured_pass_flipped():
+    one = text.flip_sentence(1e-5, 3e-5, [4])
+    assert one.startswith("The 4-row pass picked a top token other than the solo pass's (gap 1.00e-05")
+    assert "changes its greedy token" in one
+    assert text.flip_sentence(1e-5, 3e-5, [2, 8]).startswith("The 2, 8-row passes picked")
+    for gap, delta in ((1e-5, 3e-5), (0.0, 0.0), (2.0, 1e-4)):
+        assert "picked a top token other" not in text.flip_sentence(gap, delta, [])
+    assert text.flip_sentence(0.0, 0.0, []).startswith("The shared passes measured here gave exactly")
     far = text.flip_sentence(2.0, 1e-4)
     assert "**2.0e-04**" in far and "10,000× further apart" in far
     assert text.flip_sentence(0.5, 0.0).startswith("The shared passes measured here gave exactly")
@@ -129,6 +170,43 @@ def test_batch_and_search_sentences():
     assert "2, 4 and 8 rows" in text.search_bounds(6, 8, 48, 90, (2, 4, 8)) and "of 2 rows" in text.search_bounds(
         6, 8, 48, 90, (2,))
     assert text.step_label(False, 0).startswith("the next step")
+    assert text.step_label(True, 3) == "step 3 (the one that chose its token)"
+
+
+def test_a_step_past_one_pass_is_named_as_recomputed_in_label_question_and_answer():
+    """On a text over 512 tokens section 3 re-runs the last 512 from position 0: not the step that chose the token,
+    and its gap is not the recorded one."""
+    assert text.step_label(True, 5, 512) == "step 5, recomputed on its last 512 tokens read as a text of their own"
+    assert "the one that chose" not in text.step_label(True, 5, 512)
+    assert text.step_label(False, 0, 512).startswith("the next step (nothing generated yet), recomputed on")
+    assert text.step_question(True, 0, 0.579) == "Your last step's top two logits are 0.579 apart."
+    cut = text.step_question(True, 512, 0.579)
+    assert "0.579" not in cut and "recomputed on its last 512 tokens read as a text of their own" in cut
+    assert text.step_question(False, 0, math.nan) == "Nothing is generated yet, so this is about the next step."
+    assert text.flip_answer(0.341, 512, "S.") == ("Computed now on its last 512 tokens, read as a text of their own: "
+                                                  "its top two logits are **0.341** apart. S.")
+    assert text.flip_answer(0.341, 0, "S.") == "Computed now: its top two logits are **0.341** apart. S."
+
+
+def test_a_large_solo_vs_shared_difference_is_read_by_the_precision():
+    bf16 = text.diff_large("bfloat16", 8, 20.3, 0.125, 0.344)
+    assert bf16.startswith("In bfloat16, which keeps 8 significant bits, neighbouring numbers near this step's top "
+                           "logit (20.3) are 0.125 apart, so the difference is 2.8 of those steps")
+    assert "look" not in bf16
+    assert "In float16, which keeps 11" in text.diff_large("float16", 11, 20.3, 0.0156, 0.01)
+    assert text.diff_large("float32", 24, 20.3, 1.9e-6, 2e-3) == text.DIFF_FLOAT32
+    assert "about 1e-4 at most" in text.DIFF_FLOAT32 and "busy machine" not in text.DIFF_FLOAT32
+
+
+def test_section_two_names_its_cut_only_past_one_pass():
+    assert text.cut_note(40, 40) == "" and text.cut_note(512, 512) == ""
+    assert text.cut_note(512, 513) == ("On the last 512 tokens, read as a text of their own (positions 0 … 511): "
+                                       "one pass reads at most 512 here.")
+
+
+def test_the_intro_does_not_say_a_pass_computes_a_loss():
+    assert text.INTRO.startswith("Three things behind every pass that no step shows")
+    assert "the model does on every pass" not in text.INTRO
 
 
 def test_the_position_check_says_which_tokens_it_ran_on():

@@ -125,3 +125,54 @@ def test_the_passes_answer_says_why_the_gap_is_not_zero(tiny):
     said = questions.inside_passes(Live(tiny, s, SamplingConfig())).answer
     assert "same arithmetic" not in said
     assert "1 of the steps chose from logits of a decode pass shared with other tabs' steps" in said
+
+
+def test_the_phases_answer_says_whose_pass_timed_a_copied_prefill(tiny):
+    """A prefill copied from the shared store keeps the first tab's time: the answer says so, not "in this session"."""
+    from types import SimpleNamespace
+
+    from autoreg_core.engine import decode
+
+    class Store:
+        def __init__(self):
+            self.kept = {}
+
+        def lookup(self, bundle, ids):
+            return self.kept.get(tuple(ids))
+
+        def remember(self, bundle, ids, cache, logits, ms):
+            self.kept[tuple(ids)] = SimpleNamespace(cache=decode.copy_cache(cache, bundle), logits=logits.clone(),
+                                                    prefill_ms=ms)
+
+    store = Store()
+    first, second = (Session(tiny, "The cat sat", prefill_cache=store) for _ in range(2))
+    for s in (first, second):
+        s.step(SamplingConfig(temperature=0))
+    own = questions.inside_phases(Live(tiny, first, SamplingConfig())).answer
+    copied = questions.inside_phases(Live(tiny, second, SamplingConfig())).answer
+    assert own.startswith("Timed in this session: the prefill took **") and "another tab" not in own
+    assert copied.startswith("Timed on this server: the prefill (timed when another tab first read this prompt; this "
+                             "tab copied its cache) took **") and "Timed in this session" not in copied
+
+
+def test_the_passes_check_says_which_tokens_its_one_pass_read(tiny, monkeypatch):
+    """Past the most one pass reads: the run is named as the first tokens, and a prompt that fills them has no
+    generated token to score (not "Nothing to score: 512 tokens, scoring from position 697")."""
+    s = Session(tiny, "The cat sat on the")
+    for _ in range(4):
+        s.step(SamplingConfig(temperature=0))
+    live = Live(tiny, s, SamplingConfig())
+    whole = questions.inside_passes(live).answer
+    assert "(ran it now: " in whole and "as many as one pass reads" not in whole
+    from autoreg_core.experiments import teacher_forcing
+
+    p = s.prompt_len
+    monkeypatch.setattr(teacher_forcing, "MAX_TOKENS", p + 2)
+    monkeypatch.setattr(questions, "MAX_TOKENS", p + 2)
+    cut = questions.inside_passes(live).answer
+    assert f"(ran it now on the first {p + 2} tokens, as many as one pass reads here, so on 2 of the generated ones: " \
+        in cut
+    monkeypatch.setattr(teacher_forcing, "MAX_TOKENS", p)
+    monkeypatch.setattr(questions, "MAX_TOKENS", p)
+    with pytest.raises(ValueError, match=f"the prompt fills the {p} tokens one pass reads here, so no generated token"):
+        questions.inside_passes(live)

@@ -65,7 +65,7 @@ def test_the_same_seed_gives_the_pages_tokens_on_a_cpu_and_only_greedy_ones_else
     for note in (step_text.generate_call, step_text.loop_code):
         cpu, gpu = note("cpu"), note("cuda")
         assert "exactly the tokens" not in cpu + gpu
-        assert "Run on a CPU, as this server runs it, with the same seed this " in cpu
+        assert "Run on a CPU, as this server runs it, this " in cpu
         assert ("draws its random numbers from the GPU's own generator, which the same seed starts on another "
                 "sequence than the CPU's, so there only greedy runs (temperature 0) can give these tokens, and the "
                 "bfloat16 or float16 that `load_model` picks on a GPU tips near-ties more easily.") in cpu
@@ -99,3 +99,28 @@ def test_the_metric_help_reads_perplexity_as_surprise_and_entropy_as_hesitation(
     assert "For greedy text it understates the model's uncertainty" in step_text.PERPLEXITY_HELP
     assert step_text.ENTROPY_HELP.endswith("its hesitation, in bits.")
     assert "carried their rows too" in step_text.LAST_STEP_HELP
+
+
+def test_the_same_tokens_only_for_the_first_steps_settings_and_seed_and_nothing_forced():
+    """The snippets use the settings shown now; the session fixed its seed at its first step and may hold forced
+    tokens: both notes say so, on every device."""
+    assert ("as long as the sidebar's settings and seed are the ones of this tab's first step and no token was forced "
+            "(the code uses the settings shown now; the tab fixed its seed at its first step)") == step_text.SAME_RUN
+    for note in (step_text.generate_call, step_text.loop_code):
+        for device in ("cpu", "cuda", "mps"):
+            assert note(device).count(step_text.SAME_RUN) == 1, (note, device)
+    assert "(a test checks it) as long as the sidebar's settings" in step_text.generate_call("cpu")
+
+
+def test_the_snippets_put_the_ids_on_the_models_device(tiny):
+    """On a GPU the loop feeds ids to the model and appends its tokens to them; generate then draws on the model's
+    device too, as the notes say (transformers 5.23 draws on the ids' device)."""
+    from autoreg_core import SamplingConfig
+    from autoreg_core.experiments.generate_call import generate_snippet, loop_snippet
+
+    for chat in (False, True):
+        for make in (generate_snippet, loop_snippet):
+            code = make(SamplingConfig(temperature=0.8, seed=7), tiny, "Hi", chat=chat)
+            lines = [line for line in code.splitlines() if line.startswith("ids = ")]
+            assert len(lines) == 1 and lines[0].endswith(".input_ids.to(model.device)"), (make, chat)
+            assert code.index("model, tok") < code.index("ids = ")  # model exists before the ids move to it

@@ -49,10 +49,14 @@ def test_count_sentence():
 
 def test_vocabulary_table_puts_the_running_model_among_published_sizes_in_order():
     rows = text.vocab_rows("SmolLM2", 49_152)
-    assert [r["vocabulary"] for r in rows] == [32_000, 49_152, 50_257, 128_256, 200_019]
-    # o200k_base: special tokens at 199,999 and 200,018, so n_vocab = 200,019; its pieces are about 200,000, not
-    # exactly
+    assert [r["vocabulary"] for r in rows] == [32_000, 49_152, 50_257, 128_256, 200_000]
+    # o200k_base (tiktoken): special tokens at 199,999 and 200,018, so n_vocab = 200,019 counts the unassigned ids
+    # 200,000 … 200,017 between them; about 200,000 tokens, and GPT-4o's logit width is not published
     gpt4o = next(r for r in rows if r["model"].startswith("GPT-4o"))
-    assert gpt4o["vocabulary"] == 200_018 + 1 and "n_vocab 200,019" in gpt4o["source"]
-    assert "200,000 merged pieces" not in gpt4o["source"] and "about 200,000 byte-level pieces" in gpt4o["source"]
+    assert gpt4o["vocabulary"] == 200_000 and "about 200,000 tokens" in gpt4o["source"]
+    assert ("Its n_vocab, 200,019, is the largest id + 1: the special tokens sit at ids 199,999 and 200,018, and the "
+            "ids between them are unassigned.") in gpt4o["source"]
+    assert "output width (its number of logits) is not published" in gpt4o["source"]
+    assert "GPT-4o's output width is not published" in text.VOCABS_INTRO
+    assert "one entry per vocabulary token, so the vocabulary size is also the width" not in text.VOCABS_INTRO
     assert rows[1]["model"] == "SmolLM2 (running here)" and all(r["source"] for r in rows)
