@@ -32,7 +32,7 @@ from autoreg_ui import keys as site_keys
 from autoreg_ui import measuring
 from autoreg_ui.app_files import app_folder
 from autoreg_ui.format import human_bytes, human_count, ms, ratio
-from autoreg_ui.lessons.inside import keys
+from autoreg_ui.lessons.inside import keys, text
 from autoreg_ui.lessons.inside.text import WORKED_PROMPT
 
 Metric = tuple[str, str, str]  # label, value, what it means
@@ -130,7 +130,7 @@ def teacher_numbers(session, scored: TeacherForced) -> list[Metric]:
     return [(f"One pass over {len(scored.ids)} tokens", ms(scored.ms), "Teacher forcing: every position at once."),
             (f"Prefill + {len(records) - 1} decode passes", ms(stepped_forward_ms(session)),
              "The passes whose logits the recorded log-probs came from, one after the other."),
-            ("Largest difference", f"{gap:.1e} nats", "Float rounding: both ways compute the same numbers.")]
+            ("Largest difference", f"{gap:.1e} nats", text.LARGEST_GAP_HELP)]
 
 
 @dataclass

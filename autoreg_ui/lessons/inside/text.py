@@ -284,3 +284,7 @@ GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading o
         "Step once on the step page and come back: does the winning token also have the largest cos θ?",
         "Why can a token with a long row (large |W_t|) win even when h points less directly at it?"),
 }
+
+# The help of the teacher-forcing check's "Largest difference" metric
+LARGEST_GAP_HELP = ("Float rounding: one pass and the steps compute the same sums, but in other shapes and another "
+                    "order (and a step that shared a pass with other tabs in another batch), so not bit for bit.")

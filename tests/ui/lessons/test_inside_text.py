@@ -102,3 +102,8 @@ def test_the_page_lens_summary_does_not_say_stays_on_top_when_it_does_not(tiny):
     kept = LensReading(3, 5, None, None, [0.1, 0.5, 0.6], [3, 1, 1])
     assert "stays on top from layer 1 of 2 on" in text.lens_summary(tiny.tokenizer, kept)
     assert "is never the top guess" in text.lens_summary(tiny.tokenizer, LensReading(3, 5, None, None, [0.1], [2]))
+
+
+def test_the_largest_gap_help_does_not_say_both_ways_compute_the_same_numbers():
+    assert "same numbers" not in text.LARGEST_GAP_HELP
+    assert "not bit for bit" in text.LARGEST_GAP_HELP and "another order" in text.LARGEST_GAP_HELP
