@@ -120,7 +120,8 @@ def diff_reading(delta: float, dtype, top_logit: float) -> str:
 
 def _batch_fill(live: Live) -> dict:
     cut = hood.step_cut(live.session) if live.session is not None else 0
-    return {"which": f"Your last step, {text.RECOMPUTED.format(n=cut)}," if cut else "Your last step"}
+    step = "Your last step" if live.session is not None and live.session.records else "The next step"
+    return {"which": f"{step}, {text.RECOMPUTED.format(n=cut)}," if cut else step}
 
 
 def batch_diff(live: Live) -> Checked:

@@ -61,10 +61,14 @@ def parts_sentence(prompt_loss: float, generated_loss: float, n_generated: int, 
     odd = " and ".join(part for part in (f"{forced:,} forced" if forced else "",
                                          f"{below:,} sampled below the model's top token" if below else "") if part)
     top = n_generated - forced - below
-    if generated_loss < prompt_loss:
+    if generated_loss < prompt_loss and 2 * top > n_generated:
         share = f"All {top:,}" if top == n_generated else f"{top:,} of the {n_generated:,}"
         why = (f" {share} were the model's own top token{f' ({odd})' if odd else ''}: text the model picks itself "
                "tends to surprise it less than text it was given.")
+    elif generated_loss < prompt_loss:
+        share = "None" if top == 0 else f"Only {top:,} of the {n_generated:,}"
+        why = (f" {share} were the model's own top token ({odd}): the added text was simply easier for the model "
+               "to predict than the prompt.")
     elif generated_loss == prompt_loss:
         why = ""
     elif odd:
@@ -324,18 +328,19 @@ def diff_large(dtype: str, bits: int, top_logit: float, spacing: float, delta: f
     """The reading of a solo-vs-shared difference of 0.001 or more: rounding at 16 bits, unusual at 32."""
     if bits >= 24:
         return DIFF_FLOAT32
-    return (f"In {dtype}, which keeps {bits} significant bits, neighbouring numbers near this step's top logit "
-            f"({top_logit:.1f}) are {spacing:.3g} apart, so the difference is {delta / spacing:,.1f} of those steps: "
-            "the same sums added in another order round to other numbers at this precision.")
+    return (f"In {dtype}, which keeps {bits} significant bits, neighbouring numbers near logits this size (the "
+            f"top one is {top_logit:.1f}) are {spacing:.3g} apart, so the difference is {delta / spacing:,.1f} of "
+            "those steps: the same sums added in another order round to other numbers at this precision.")
 
 
 def step_question(has_records: bool, cut_to: int, gap: float) -> str:
     """The flip question's opening: the recorded gap, unless the step is recomputed on a cut text (the recorded gap
     is then another step's) or nothing is generated."""
+    if not has_records or math.isnan(gap):
+        recomputed = f", {RECOMPUTED.format(n=cut_to)}" if cut_to else ""
+        return f"Nothing is generated yet, so this is about the next step{recomputed}."
     if cut_to:
         return f"Your last step, {RECOMPUTED.format(n=cut_to)} (as many as one pass reads here)."
-    if not has_records or math.isnan(gap):
-        return "Nothing is generated yet, so this is about the next step."
     return f"Your last step's top two logits are {gap:.3g} apart."
 
 

@@ -177,7 +177,7 @@ NO_SOLO_STEP = ("every decode step of this tab so far shared its pass with other
 INSIDE_PASSES = ("This text has {n:,} generated tokens. How many forward passes does teacher forcing need to score "
                  "every one of them?",
                  ("1", "{n:,}", "{n_plus:,}"),
-                 "**One** pass over the whole text scores every position at once (ran it now{read}: {ms:.0f} ms). Its "
+                 "**One** pass over the text scores every position at once (ran it now{read}: {ms:.0f} ms). Its "
                  "log-probs match the stepped ones to **{gap:.1e}** nats. {why}")
 INSIDE_LENS = ("At the last step, the model's own top token was “{label}”. In which part of the {layers} layers does "
                "the logit lens first rank it first?",
@@ -287,4 +287,5 @@ GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading o
 
 # The help of the teacher-forcing check's "Largest difference" metric
 LARGEST_GAP_HELP = ("Float rounding: one pass and the steps compute the same sums, but in other shapes and another "
-                    "order (and a step that shared a pass with other tabs in another batch), so not bit for bit.")
+                    "order (a step that shared a pass with other tabs in still other shapes), so not necessarily bit "
+                    "for bit.")

@@ -97,7 +97,8 @@ def precision_caption(cache_positions: int, quality_positions: int) -> str:
 
 
 Q8_NO_FLOOR = (f"{precision.INT8_WEIGHTS} has no bytes-read or floor figure: its stored weights are in the weights "
-               "column, but this build also writes and reads a float32 copy of every weight at each step.")
+               "column, but this build also unpacks every Linear weight into float32 at each step (writing and "
+               "reading at least one full float32 copy of it).")
 
 
 def dial_label(bits: tuple[int, ...]) -> str:
@@ -213,7 +214,8 @@ def precision_sentences(rows: list[precision.PrecisionRow]) -> list[str]:
                      "the bytes a step reads, so it saves memory rather than time")
         elif name == precision.INT8_WEIGHTS:
             saved = (f"it stores {row.weight_bytes / base.weight_bytes:.0%} of float32's weight bytes; this build also "
-                     "writes and reads a full float32 copy of every weight at each step")
+                     "unpacks every Linear weight into float32 at each step (writing and reading at least one full "
+                     "float32 copy of it)")
         else:
             saved = f"it reads {row.step_weight_bytes / base.step_weight_bytes:.0%} of float32's weight bytes per step"
         out.append(f"- **{name}**: {change:.2f}× the time of a float32 step; {saved}"

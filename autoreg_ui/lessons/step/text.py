@@ -16,8 +16,8 @@ NEAR_TIE = ("rounding tips a near-tie: when other tabs step at the same moment, 
             f"yours as one batch, and {BATCHED_GAP}")
 
 
-SAME_RUN = ("as long as the sidebar's settings and seed are the ones of this tab's first step and no token was "
-            "forced (the code uses the settings shown now; the tab fixed its seed at its first step)")
+SAME_RUN = ("as long as every step of this tab used the sidebar's current settings, the seed is the one this tab "
+            "fixed at its first step, and no token was forced (the code uses the settings shown now)")
 
 
 def same_tokens(device: str, code: str, checked: str, near_tie: str = NEAR_TIE) -> str:

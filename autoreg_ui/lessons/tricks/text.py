@@ -125,8 +125,9 @@ PREFIX_STATS_CAPTION = ("This server's prefix cache, for every tab since it star
 PREFIX_TABS = "Tabs opening the prompt"
 PREFIX_RUN = "Open your prompt in that many tabs, with and without the cache"
 PREFIX_METHOD = ("Each tab is a fresh session on your prompt (the step page's, or a default one before you start). "
-                 "Without the cache every tab runs its own prefill; with it the first tab's prefill is stored, if it "
-                 "fits the store's budget, and every other tab starts from a copy. The demonstration uses a cache of "
+                 "Without the cache every tab runs its own prefill; with it the first tab's prefill is stored and "
+                 "every other tab starts from a copy, if the prefill fits the store's budget (if not, every tab runs "
+                 "its own prefill). The demonstration uses a cache of "
                  "its own, so this server's numbers above stay the class's.")
 PREFIX_DEFAULT = "The history of the printing press begins in the fifteenth century, when Johannes Gutenberg"
 DISABLED = "off (budget 0)"
@@ -162,8 +163,8 @@ def prefix_sentence(tabs: int, plain_ms: float, cached_ms: float, identical: boo
         same = "every tab's logits are bit for bit a fresh prefill's" + (
             " (a hit's cache is a copy of the stored one)" if hits else "")
     else:
-        same = "some tab's logits differ from a fresh prefill's" + (
-            ": the cache would change answers" if hits else ", though none came from the store")
+        same = "some tab's logits differ from the first fresh prefill's" + (
+            ": either two fresh prefills disagree, or a copy does" if hits else ", though none came from the store")
     kept = (f"The stored prefill holds {human_bytes(held)}" if held else
             f"The store kept nothing: this prompt's prefill is larger than its budget of {human_bytes(budget)}")
     return (f"{tabs} tabs: {ms(plain_ms)} of prefills without the cache, {ms(cached_ms)} with it "

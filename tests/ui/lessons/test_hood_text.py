@@ -190,8 +190,8 @@ def test_a_step_past_one_pass_is_named_as_recomputed_in_label_question_and_answe
 
 def test_a_large_solo_vs_shared_difference_is_read_by_the_precision():
     bf16 = text.diff_large("bfloat16", 8, 20.3, 0.125, 0.344)
-    assert bf16.startswith("In bfloat16, which keeps 8 significant bits, neighbouring numbers near this step's top "
-                           "logit (20.3) are 0.125 apart, so the difference is 2.8 of those steps")
+    assert bf16.startswith("In bfloat16, which keeps 8 significant bits, neighbouring numbers near logits this size "
+                           "(the top one is 20.3) are 0.125 apart, so the difference is 2.8 of those steps")
     assert "look" not in bf16
     assert "In float16, which keeps 11" in text.diff_large("float16", 11, 20.3, 0.0156, 0.01)
     assert text.diff_large("float32", 24, 20.3, 1.9e-6, 2e-3) == text.DIFF_FLOAT32

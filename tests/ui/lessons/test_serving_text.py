@@ -318,8 +318,8 @@ def test_the_q8_row_stores_its_bytes_and_says_it_also_moves_a_float32_copy():
         said = text.precision_sentences([base, q8])
         assert len(said) == 1 and said[0].startswith(f"- **{precision.INT8_WEIGHTS}**: {step_ms / 10:.2f}× the time "
                                                      "of a float32 step; it stores 47% of float32's weight bytes; this "
-                                                     "build also writes and reads a full float32 copy of every weight "
-                                                     "at each step")
+                                                     "build also unpacks every Linear weight into float32 at each step "
+                                                     "(writing and reading at least one full float32 copy of it)")
         assert "reads 27%" not in said[0] and "it reads" not in said[0]
         assert ("Slower, because likely that copy" in said[0]) == slower
     int8 = _precision_row(precision.INT8, weights=120, step_weights=108, step_ms=12.0)

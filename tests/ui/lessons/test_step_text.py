@@ -104,12 +104,13 @@ def test_the_metric_help_reads_perplexity_as_surprise_and_entropy_as_hesitation(
 def test_the_same_tokens_only_for_the_first_steps_settings_and_seed_and_nothing_forced():
     """The snippets use the settings shown now; the session fixed its seed at its first step and may hold forced
     tokens: both notes say so, on every device."""
-    assert ("as long as the sidebar's settings and seed are the ones of this tab's first step and no token was forced "
-            "(the code uses the settings shown now; the tab fixed its seed at its first step)") == step_text.SAME_RUN
+    assert ("as long as every step of this tab used the sidebar's current settings, the seed is the one this tab fixed "
+            "at its first step, and no token was forced (the code uses the settings shown now)") == step_text.SAME_RUN
     for note in (step_text.generate_call, step_text.loop_code):
         for device in ("cpu", "cuda", "mps"):
             assert note(device).count(step_text.SAME_RUN) == 1, (note, device)
-    assert "(a test checks it) as long as the sidebar's settings" in step_text.generate_call("cpu")
+    said = step_text.generate_call("cpu")
+    assert "(a test checks it) as long as every step of this tab used the sidebar's current settings" in said
 
 
 def test_the_snippets_put_the_ids_on_the_models_device(tiny):

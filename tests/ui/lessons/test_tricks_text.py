@@ -128,15 +128,15 @@ def test_prefix_sentence_says_what_the_store_did():
     two = text.prefix_sentence(2, 10.0, 6.0, True, 1024, hits=1, misses=1, budget=2**26)
     assert "(1 prefill and 1 copy from the store)" in two
     slow = text.prefix_sentence(2, 10.0, 12.0, False, 1024, hits=1, misses=1, budget=2**26)
-    assert "no faster here" in slow and slow.endswith("some tab's logits differ from a fresh prefill's: the cache "
-                                                      "would change answers.")
+    assert "no faster here" in slow and slow.endswith("some tab's logits differ from the first fresh prefill's: "
+                                                      "either two fresh prefills disagree, or a copy does.")
     # the store refused the prompt (its prefill over the budget): every tab a miss, nothing held, no copies claimed
     refused = text.prefix_sentence(3, 30.0, 31.0, True, 0, hits=0, misses=3, budget=2**20)
     assert refused == ("3 tabs: 30 ms of prefills without the cache, 31 ms with it (3 prefills and 0 copies from "
                        "the store), no faster here. The store kept nothing: this prompt's prefill is larger than its "
                        "budget of 1.00 MiB; every tab's logits are bit for bit a fresh prefill's.")
     differ = text.prefix_sentence(3, 30.0, 31.0, False, 0, hits=0, misses=3, budget=2**20)
-    assert differ.endswith("some tab's logits differ from a fresh prefill's, though none came from the store.")
+    assert differ.endswith("some tab's logits differ from the first fresh prefill's, though none came from the store.")
 
 
 @pytest.mark.parametrize("budget_mb, stored", [(0.0001, False), (64, True)])
