@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from autoreg_server import settings
 from autoreg_server.class_store import ClassStore, default_path
+from autoreg_server.once import Once
 
 if TYPE_CHECKING:
     from autoreg_core.engine.prefix import Prefix
@@ -165,25 +166,15 @@ class LiveClasses:
 
 
 # ---------------------------------------------------------------- the server's one instance
-_shared: LiveClasses | None = None
-_shared_lock = threading.Lock()
+_shared: Once[LiveClasses] = Once(lambda: LiveClasses())
 
 
 def shared() -> LiveClasses:
     """The process's live classes, made on first call (the server's start, or the first tab)."""
-    global _shared
-    found = _shared
-    if found is None:
-        with _shared_lock:
-            if _shared is None:
-                _shared = LiveClasses()
-            found = _shared
-    return found
+    return _shared.get()
 
 
 def reset_for_tests() -> None:
     """Forget the live classes, so the next ``shared()`` starts empty and opens the store again (a test changed
     ``AUTOREG_CLASS_DB``)."""
-    global _shared
-    with _shared_lock:
-        _shared = None
+    _shared.reset()

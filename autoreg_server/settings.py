@@ -18,10 +18,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from autoreg_server.once import Once
 
 PREFIX = "AUTOREG_"
 
@@ -205,27 +206,17 @@ def variable(name: str) -> str:
 
 
 # ---------------------------------------------------------------- the process's one instance
-_current: Settings | None = None
-_current_lock = threading.Lock()
+_current: Once[Settings] = Once(lambda: Settings.from_environ(os.environ))
 
 
 def current() -> Settings:
     """This process's settings, read from the environment on the first call (thread-safe)."""
-    global _current
-    found = _current
-    if found is None:
-        with _current_lock:
-            if _current is None:
-                _current = Settings.from_environ(os.environ)
-            found = _current
-    return found
+    return _current.get()
 
 
 def reset_for_tests() -> None:
     """Forget the settings read, so the next ``current()`` reads the environment again (a test changed it)."""
-    global _current
-    with _current_lock:
-        _current = None
+    _current.reset()
 
 
 # ---------------------------------------------------------------- the operators' table

@@ -5,6 +5,7 @@ import time
 
 from autoreg_server import live_classes
 from autoreg_server.live_classes import LiveClasses
+from autoreg_server.once import Once
 
 
 def test_the_store_is_opened_once_and_again_after_a_failed_opening():
@@ -75,7 +76,7 @@ def test_the_memo_keeps_the_newest_pieces():
 
 
 def test_one_instance_per_process_made_on_first_use(monkeypatch):
-    monkeypatch.setattr(live_classes, "_shared", None)
+    monkeypatch.setattr(live_classes, "_shared", Once(live_classes.LiveClasses))
     got: list = []
     threads = [threading.Thread(target=lambda: got.append(live_classes.shared())) for _ in range(8)]
     for thread in threads:

@@ -1,5 +1,6 @@
 """What a class's tabs share in the process: roles read from the tab's state, leaving, the kept round prefixes."""
 from autoreg_server import live_classes
+from autoreg_server.once import Once
 from autoreg_ui import keys
 from autoreg_ui.classroom import live as class_live
 
@@ -22,7 +23,7 @@ def test_leaving_forgets_the_class_in_state_and_address():
 
 def test_round_prefixes_are_bounded_newest_kept(monkeypatch):
     live = live_classes.LiveClasses()
-    monkeypatch.setattr(live_classes, "_shared", live)
+    monkeypatch.setattr(live_classes, "_shared", Once(lambda: live))
     for rid in range(live_classes.KEPT_PREFIXES + 3):
         class_live.keep_prefix(rid, f"prefix {rid}")
     assert live.kept_rounds() == list(range(3, live_classes.KEPT_PREFIXES + 3))
@@ -33,7 +34,7 @@ def test_round_prefixes_are_bounded_newest_kept(monkeypatch):
 
 def test_a_class_that_ended_drops_its_live_text(monkeypatch):
     live = live_classes.LiveClasses()
-    monkeypatch.setattr(live_classes, "_shared", live)
+    monkeypatch.setattr(live_classes, "_shared", Once(lambda: live))
     live.set_text("ABC234", {}, None)
     live.set_text("XYZ789", {}, None)
     class_live.forget("ABC234")

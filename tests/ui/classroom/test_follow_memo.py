@@ -2,6 +2,7 @@
 from autoreg_core import SamplingConfig, Session
 from autoreg_core.engine.replay import recipe_of, recipe_to_dict
 from autoreg_server import live_classes
+from autoreg_server.once import Once
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import mode as class_mode
 
@@ -40,7 +41,7 @@ def test_every_change_of_the_teachers_text_is_a_new_memo_key(tiny):
 
 def test_a_piece_is_built_once_per_text_and_the_oldest_go_first(monkeypatch):
     live = live_classes.LiveClasses(memo_kept=2)
-    monkeypatch.setattr(live_classes, "_shared", live)
+    monkeypatch.setattr(live_classes, "_shared", Once(lambda: live))
     built = []
 
     def build(name):
