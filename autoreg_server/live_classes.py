@@ -41,9 +41,7 @@ class LiveClasses:
                  memo_kept: int = MEMO_KEPT):
         self.kept_prefixes = kept_prefixes
         self.memo_kept = memo_kept
-        self._opener = opener
-        self._store: ClassStore | None = None
-        self._store_lock = threading.Lock()  # opening the store may be slow: it holds up no reader of the texts
+        self._store: Once[ClassStore] = Once(opener)  # its own lock: a slow opening holds up no reader of the texts
         self._lock = threading.Lock()
         self._texts: dict[str, tuple[dict, SessionSnapshot]] = {}  # code → (recipe, the teacher's session at it)
         self._leaders: dict[str, str] = {}  # code → the teacher tab that last changed the class's text
@@ -54,13 +52,7 @@ class LiveClasses:
     # ------------------------------------------------------------ the store
     def store(self) -> ClassStore:
         """The process's class store, opened on first use (an opening that fails is tried again next time)."""
-        found = self._store
-        if found is None:
-            with self._store_lock:
-                if self._store is None:
-                    self._store = self._opener()
-                found = self._store
-        return found
+        return self._store.get()
 
     # ------------------------------------------------------------ each class's live text and its leader
     def text(self, code: str) -> tuple[dict, SessionSnapshot] | None:
