@@ -61,9 +61,45 @@ def new_cache(bundle) -> DynamicCache:
 
 
 def copy_cache(cache: DynamicCache, bundle) -> DynamicCache:
-    """A deep copy of a cache's K and V tensors, so a side computation never touches a session's cache."""
+    """A deep copy of a cache's K and V tensors, so a side computation never touches a session's cache.
+
+    A sliding layer holds only its window's keys but counts every position it has seen; the copy counts
+    the same, or the next token would be given the wrong position."""
     data = [(layer.keys.clone(), layer.values.clone()) for layer in cache.layers]
-    return DynamicCache(data, config=bundle.config)
+    copy = DynamicCache(data, config=bundle.config)
+    for mine, theirs in zip(copy.layers, cache.layers, strict=True):
+        if hasattr(theirs, "cumulative_length"):
+            mine.cumulative_length = theirs.cumulative_length
+    return copy
+
+
+def can_crop(cache: DynamicCache, n: int) -> bool:
+    """Whether ``cache.crop(-n)`` can drop the last ``n`` positions: a sliding-window layer that has
+    reached its window has already thrown away the older keys it would need to go back."""
+    for layer in cache.layers:
+        window = getattr(layer, "sliding_window", None)
+        if window is not None and n > 0 and int(layer.get_seq_length()) >= int(window):
+            return False
+    return True
+
+
+def crop_to(bundle, cache: DynamicCache, ids) -> torch.Tensor | None:
+    """Shorten ``cache`` in place so that it holds exactly ``ids`` (a prefix of what it holds).
+
+    Cropped when every layer can go back (``can_crop``); otherwise rebuilt with one prefill pass over
+    ``ids``, the same keys and values up to rounding, since a sliding layer past its window no longer holds
+    the positions it would need. Returns the logits after ``ids`` when a pass ran (None when only cropped).
+    """
+    extra = int(cache.get_seq_length()) - len(ids)
+    if extra <= 0:
+        return None
+    if can_crop(cache, extra):
+        cache.crop(-extra)
+        return None
+    fresh = new_cache(bundle)
+    fwd = forward(bundle, list(ids), fresh)
+    cache.layers[:] = fresh.layers
+    return fwd.logits[0]
 
 
 @functools.lru_cache(maxsize=8)

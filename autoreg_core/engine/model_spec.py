@@ -56,6 +56,55 @@ def _body_params(model) -> int:
 
 
 
+ROTARY, LEARNED, NO_POSITIONS = "rotary", "learned", "none"
+
+# transformers' model_type → the family's name as its authors write it (the zoo tests each of these)
+FAMILY_NAMES: dict[str, str] = {
+    "gpt2": "GPT-2", "gpt_neox": "GPT-NeoX", "opt": "OPT", "phi3": "Phi-3", "llama": "Llama",
+    "qwen2": "Qwen2", "qwen3": "Qwen3", "mistral": "Mistral", "gemma2": "Gemma 2",
+}
+
+
+def _positions(model) -> tuple[str, float]:
+    """How the model knows where a token is: rotated queries and keys (with the rotated share of each head)
+    or a learned vector added to the embedding (GPT-2's ``wpe``, OPT's ``embed_positions``)."""
+    body = getattr(model, "base_model", model)
+    body = getattr(body, "decoder", body)
+    if getattr(body, "rotary_emb", None) is not None:
+        rope = getattr(model.config, "rope_parameters", None) or {}
+        fraction = rope.get("partial_rotary_factor", None) if isinstance(rope, dict) else None
+        fraction = fraction or getattr(model.config, "partial_rotary_factor", None) or 1.0
+        return ROTARY, float(fraction)
+    if any(getattr(body, name, None) is not None for name in ("wpe", "embed_positions")):
+        return LEARNED, 0.0
+    return NO_POSITIONS, 0.0
+
+
+def _tied(model) -> bool:
+    head, embedding = model.get_output_embeddings(), model.get_input_embeddings()
+    return head is not None and embedding is not None and head.weight is embedding.weight
+
+
+def _parallel(cfg) -> bool:
+    """Attention and MLP side by side on the same normalised input (GPT-NeoX, GPT-J, Phi-1/2, Falcon)."""
+    if getattr(cfg, "use_parallel_residual", None) is not None:
+        return bool(cfg.use_parallel_residual)
+    if getattr(cfg, "parallel_attn", None) is not None:
+        return bool(cfg.parallel_attn)
+    return getattr(cfg, "model_type", "") in ("gptj", "phi", "codegen")
+
+
+def layer_windows(config) -> tuple[int | None, ...]:
+    """Each layer's sliding window as transformers' own ``DynamicCache`` decides it for this config
+    (None: the layer keeps and sees every position)."""
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicSlidingWindowLayer
+
+    cache = DynamicCache(config=config)
+    return tuple(int(layer.sliding_window) if isinstance(layer, DynamicSlidingWindowLayer) else None
+                 for layer in cache.layers)
+
+
 def gqa_group(n_heads: int, n_kv_heads: int) -> int:
     """Query heads that share one cached K/V head under grouped-query attention (1 = plain multi-head)."""
     return max(1, n_heads // max(1, n_kv_heads))
@@ -80,6 +129,16 @@ class ModelSpec:
     seq_len: int = 0  # a calculator preset's sequence length (0: the full context)
     batch: int = 1
     note: str = ""
+    # -- what makes this family differ from Llama (read from the loaded model; defaults: a Llama-shaped one)
+    family: str = ""  # transformers' model_type: "llama", "gpt2", "gpt_neox", "opt", "gemma2" …
+    layer_windows: tuple[int | None, ...] = ()  # each layer's sliding window, None = sees every position
+    tied: bool = True  # the LM head is the token embedding matrix
+    positions: str = ROTARY  # ROTARY (keys and queries rotated) or LEARNED (a position vector added)
+    rotary_fraction: float = 1.0  # share of each head's dimensions that is rotated (GPT-NeoX: 0.25)
+    parallel_attention: bool = False  # attention and MLP read the same input and are added together
+    attn_softcap: float | None = None  # Gemma 2: scores become cap · tanh(scores / cap)
+    final_softcap: float | None = None  # Gemma 2: the logits, likewise
+    has_chat_template: bool = False  # the tokenizer can format a conversation (set by the bundle)
 
     # -------------------------------------------- building one
     @classmethod
@@ -89,13 +148,19 @@ class ModelSpec:
         dtype = dtype or next(model.parameters()).dtype
         size = dtype_bytes(dtype)
         n_params = int(model.num_parameters())  # tied embedding and LM head counted once
+        positions, rotary_fraction = _positions(model)
         return cls(name=name, n_layers=int(cfg.num_hidden_layers), n_heads=n_heads,
                    n_kv_heads=int(getattr(cfg, "num_key_value_heads", None) or n_heads),
                    head_dim=int(getattr(cfg, "head_dim", None) or cfg.hidden_size // n_heads),
                    hidden=int(cfg.hidden_size), vocab=int(cfg.vocab_size), n_params=int(n_params),
                    body_params=_body_params(model),
                    max_positions=int(getattr(cfg, "max_position_embeddings", 0) or 2048),
-                   weight_bytes_per_param=size, cache_bytes_per_element=size)
+                   weight_bytes_per_param=size, cache_bytes_per_element=size,
+                   family=str(getattr(cfg, "model_type", "") or ""), layer_windows=layer_windows(cfg),
+                   tied=_tied(model), positions=positions, rotary_fraction=rotary_fraction,
+                   parallel_attention=_parallel(cfg),
+                   attn_softcap=getattr(cfg, "attn_logit_softcapping", None) or None,
+                   final_softcap=getattr(cfg, "final_logit_softcapping", None) or None)
 
     @classmethod
     def preset(cls, name: str, *, n_layers: int, n_heads: int, n_kv_heads: int, head_dim: int, hidden: int,
@@ -126,14 +191,31 @@ class ModelSpec:
 
     @property
     def cache_bytes_per_position(self) -> float:
-        """What one more token adds to the cache: K and V in every layer."""
+        """What one more token adds to the cache: K and V in every layer (while no sliding layer is full)."""
         return 2 * self.n_layers * self.n_kv_heads * self.head_dim * self.cache_bytes_per_element
 
+    @property
+    def sliding_layers(self) -> tuple[int, ...]:
+        """The layers that see (and keep) only a window of recent positions."""
+        return tuple(i for i, window in enumerate(self.layer_windows) if window is not None)
+
+    def positions_kept(self, layer: int, positions: int) -> int:
+        """Positions layer ``layer`` holds in its cache after ``positions`` tokens: all of them, or in a
+        sliding layer at most window − 1 (transformers' ``DynamicSlidingWindowLayer``: the next token's
+        own key completes the window it attends to)."""
+        window = self.layer_windows[layer] if layer < len(self.layer_windows) else None
+        return positions if window is None else min(positions, window - 1)
+
     def cache_bytes(self, positions: int | None = None, batch: int | None = None) -> int:
-        """2 × layers × batch × kv_heads × head_dim × positions × bytes per element."""
+        """2 × layers × batch × kv_heads × head_dim × positions × bytes per element; a sliding layer counts
+        the positions it keeps (``positions_kept``) instead of all of them."""
         positions = _whole("positions", self.seq_len if positions is None else positions)
         batch = _whole("batch", self.batch if batch is None else batch)
-        return int(round(self.cache_bytes_per_position * positions * batch))
+        if not self.sliding_layers:
+            return int(round(self.cache_bytes_per_position * positions * batch))
+        kept = sum(self.positions_kept(layer, positions) for layer in range(self.n_layers))
+        per_layer_position = 2 * self.n_kv_heads * self.head_dim * self.cache_bytes_per_element
+        return int(round(per_layer_position * kept * batch))
 
     # -------------------------------------------- weights
     @property

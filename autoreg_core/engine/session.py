@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import torch
 
 from autoreg_core.engine import decode, stopping
-from autoreg_core.engine.attention import attention_weights, supports_attention
+from autoreg_core.engine.attention import attention_weights, past_keys, supports_attention
 from autoreg_core.engine.config import SamplingConfig
 from autoreg_core.engine.kv_cache import measured_bytes
 from autoreg_core.engine.loading import ModelBundle
@@ -203,11 +203,12 @@ class Session:
             done = self.step_pass(self.cache, ids[0], owner=self)  # this tab, not this cache
             return done.logits, done.ms, None, done.rows
         start = self.cache_len
+        past = past_keys(self.cache) if capture else None  # a sliding layer drops its oldest key in the pass
         fwd = decode.forward(self.bundle, ids, self.cache, hidden_states=capture)
         att = None
         if capture:
             with torch.inference_mode():
-                att = attention_weights(self.bundle.model, fwd.hidden_states, self.cache, q_start=start)
+                att = attention_weights(self.bundle.model, fwd.hidden_states, self.cache, q_start=start, past=past)
             att = att.to(torch.float16).cpu()
         return fwd.logits[0], fwd.ms, att, 1
 
@@ -324,18 +325,24 @@ class Session:
         """Drop the last token: crop one row off the cache and restore the logits and RNG state.
 
         A recent step's logits are kept, so nothing is recomputed; past that window, the logits of the
-        new last position are recomputed with one decode step on the cropped cache.
+        new last position are recomputed with one decode step on the cropped cache. A sliding-window
+        model past its window no longer holds the keys that going back needs, so its cache is rebuilt
+        with one prefill pass over the kept tokens (``decode.crop_to``).
         """
         with self._lock:
             if not self.records:
                 return None
             record = self.records.pop()
             self.ids.pop()
-            self.cache.crop(-1)
-            if record.logits is not None:
+            if not decode.can_crop(self.cache, 1 if record.logits is not None else 2):
+                # A sliding window already dropped the keys going back needs: one pass rebuilds the cache.
+                rebuilt = decode.crop_to(self.bundle, self.cache, self.ids)
+                self.pending_logits = record.logits if record.logits is not None else rebuilt
+            elif record.logits is not None:
+                self.cache.crop(-1)
                 self.pending_logits = record.logits
             else:
-                self.cache.crop(-1)
+                self.cache.crop(-2)
                 self.pending_logits = self._feed(self.ids[-1:], False)[0]
             if record.generator_state is not None:
                 self.generator.set_state(record.generator_state)
