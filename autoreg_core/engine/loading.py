@@ -260,6 +260,11 @@ def check_fits(name: str, device: torch.device, dtype: torch.dtype, **kw) -> Non
             f"{free / 2**30:.1f} GiB free.")
 
 
+def _looks_like_a_path(name: str) -> bool:
+    """A folder on this machine rather than a Hub id ("org/name")."""
+    return name.startswith(("/", ".", "~")) or "\\" in name
+
+
 def _causes(exc: BaseException):
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
@@ -328,6 +333,8 @@ def load_model(name: str | None = None, device: str | None = None, dtype: str | 
             model, tokenizer = _from_folder(str(target), dev, dt)
             source = str(target)
         else:
+            if _looks_like_a_path(name) and not Path(name).expanduser().exists():
+                raise ModelLoadError(f"Could not load {name!r}: there is no such folder on this machine.")
             check_fits(name, dev, dt)
             model, tokenizer = _from_folder(name, dev, dt)
             source = name
