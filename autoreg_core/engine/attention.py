@@ -177,6 +177,16 @@ def projected(model, layer_idx: int, hidden: torch.Tensor,
     return _rotate(model, parts, q, k, x, position_ids)
 
 
+def key_states(model, layer_idx: int, hidden: torch.Tensor,
+               position_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Keys of one layer as projected, and after the family's rotation at ``position_ids`` (the same
+    tensor twice for learned positions): [batch, kv_heads, q_len, head_dim] each."""
+    parts = _parts(model, _layers(model)[layer_idx])
+    x = parts.norm(hidden)
+    q, k = _project(model, parts, x)
+    return k, _rotate(model, parts, q, k, x, position_ids)[1]
+
+
 def query_states(model, layer_idx: int, hidden: torch.Tensor, position_ids: torch.Tensor) -> torch.Tensor:
     """Queries of one layer after the family's rotation: [batch, heads, q_len, head_dim]."""
     return projected(model, layer_idx, hidden, position_ids)[0]

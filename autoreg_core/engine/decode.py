@@ -73,14 +73,25 @@ def copy_cache(cache: DynamicCache, bundle) -> DynamicCache:
     return copy
 
 
-def can_crop(cache: DynamicCache, n: int) -> bool:
-    """Whether ``cache.crop(-n)`` can drop the last ``n`` positions: a sliding-window layer that has
-    reached its window has already thrown away the older keys it would need to go back."""
+def can_crop(cache: DynamicCache, n: int, adding: int = 0) -> bool:
+    """Whether ``cache.crop(-n)`` can drop the last ``n`` positions (once ``adding`` more are fed): a
+    sliding-window layer that has reached its window has already thrown away the older keys it would
+    need to go back."""
     for layer in cache.layers:
         window = getattr(layer, "sliding_window", None)
-        if window is not None and n > 0 and int(layer.get_seq_length()) >= int(window):
+        if window is not None and n > 0 and int(layer.get_seq_length()) + adding >= int(window):
             return False
     return True
+
+
+def step_and_back_ms(bundle, tokens, cache: DynamicCache) -> float:
+    """The ms of one decode step on ``cache``, which is left as it was: cropped back, or, where a sliding
+    window could not go back, the step runs on a copy (the copy is made before the timed pass)."""
+    if can_crop(cache, 1, adding=1):
+        ms = forward(bundle, tokens, cache).ms
+        cache.crop(-1)
+        return ms
+    return forward(bundle, tokens, copy_cache(cache, bundle)).ms
 
 
 def crop_to(bundle, cache: DynamicCache, ids) -> torch.Tensor | None:

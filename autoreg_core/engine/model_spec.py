@@ -82,7 +82,8 @@ def _positions(model) -> tuple[str, float]:
 
 def _tied(model) -> bool:
     head, embedding = model.get_output_embeddings(), model.get_input_embeddings()
-    return head is not None and embedding is not None and head.weight is embedding.weight
+    weight = getattr(head, "weight", None)  # a quantised head (precision's variants) may hold no plain weight
+    return weight is not None and weight is getattr(embedding, "weight", None)
 
 
 def _parallel(cfg) -> bool:

@@ -131,9 +131,7 @@ def _measure(bundle: ModelBundle, cache, ids: torch.Tensor, L: int, cached_repea
     new_token = ids[:, L - 1:L]
 
     def cached_step() -> float:
-        ms = decode.forward(bundle, new_token, cache).ms
-        cache.crop(-1)  # back to L − 1 tokens for the next repeat
-        return ms
+        return decode.step_and_back_ms(bundle, new_token, cache)  # back to L − 1 tokens for the next repeat
 
     cached_ms, cached_n = fastest_ms(cached_step, *cached_repeats, min_seconds=0.1)
     naive_ms, naive_n = fastest_ms(lambda: decode.forward(bundle, ids[:, :L]).ms, *naive_repeats, min_seconds=0.3)

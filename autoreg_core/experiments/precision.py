@@ -102,8 +102,17 @@ def variant_bundle(bundle, variant: str):
     return dataclasses.replace(bundle, model=model, name=f"{bundle.name} · {INT8}")
 
 
+def variants_for(bundle) -> tuple[str, ...]:
+    """The variants this model can be measured in: all, but the fp8 cache only without sliding-window layers
+    (transformers' quantized cache keeps every position of every layer)."""
+    return tuple(v for v in VARIANTS if not (v == FP8_CACHE and bundle.spec.sliding_layers))
+
+
 def new_cache(bundle, variant: str):
     """The KV cache a variant decodes with: fp8 for ``FP8_CACHE``, else a plain DynamicCache."""
+    if variant == FP8_CACHE and bundle.spec.sliding_layers:
+        raise ValueError(f"transformers' quantized KV cache keeps every position of every layer, and "
+                         f"{bundle.name} has sliding-window layers, so its fp8 cache cannot be measured here.")
     return QuantizedCache(backend="fp8", config=bundle.config) if variant == FP8_CACHE else decode.new_cache(bundle)
 
 

@@ -163,9 +163,7 @@ def time_step(bundle, cache, batch: int, token_id: int, repeats: int) -> float:
     tokens = torch.full((batch, 1), int(token_id), dtype=torch.long)
 
     def one() -> float:
-        ms = decode.forward(bundle, tokens, cache).ms
-        cache.crop(-1)
-        return ms
+        return decode.step_and_back_ms(bundle, tokens, cache)
 
     return fastest_ms(one, repeats)[0]
 

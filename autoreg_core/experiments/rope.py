@@ -20,8 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+from transformers import DynamicCache
 
 from autoreg_core.engine import decode
+from autoreg_core.engine.attention import key_states
+from autoreg_core.engine.model_spec import ROTARY
 from autoreg_core.engine.padding import left_padded_cache
 
 
@@ -91,18 +94,23 @@ def check_cached_key(bundle, ids: list[int], position: int, layer: int = 0, kv_h
     ids = [int(i) for i in ids]
     if not 0 <= position < len(ids):
         raise ValueError(f"Position {position} is outside the text (0–{len(ids) - 1}).")
-    model, rope = bundle.model, rope_of(bundle.config)
-    cache = decode.new_cache(bundle)
+    if bundle.spec.positions != ROTARY:
+        raise ValueError(f"{bundle.name} adds a learned position vector to each token's embedding instead of "
+                         "rotating its keys, so there is no rotation to check.")
+    model = bundle.model
+    cache = DynamicCache()  # without the config: a sliding layer keeps every position too, so any can be read
     fwd = decode.forward(bundle, ids, cache, hidden_states=True)
-    block = model.model.layers[layer]
-    with torch.inference_mode():
-        x = block.input_layernorm(fwd.hidden_states[layer][:, position:position + 1])
-        k = block.self_attn.k_proj(x).view(1, 1, -1, rope.head_dim).transpose(1, 2)[0, kv_head]  # [1, d]
-        if hasattr(block.self_attn, "k_norm"):
-            k = block.self_attn.k_norm(k)
-        turned = rotate(k, [position], rope)[0]
-        elsewhere = rotate(k, [len(ids) - 1 if position != len(ids) - 1 else 0], rope)[0]
-        cached = cache.layers[layer].keys[0, kv_head, position].float()
+    held, first = cache.layers[layer], 0
+    other = len(ids) - 1 if position != len(ids) - 1 else 0
+    h = fwd.hidden_states[layer][:, position:position + 1]
+    with torch.inference_mode():  # the family's own projection (fused or not)
+        k, turned = (t[0, kv_head] for t in key_states(model, layer, h, torch.tensor([[position]])))  # [1, d]
+        elsewhere = key_states(model, layer, h, torch.tensor([[other]]))[1][0, kv_head]
+        if bundle.spec.rotary_fraction == 1.0:  # the whole head turns: the rotation written out here
+            rope = rope_of(bundle.config)
+            turned, elsewhere = rotate(k, [position], rope), rotate(k, [other], rope)
+        cached = held.keys[0, kv_head, position - first].float()
+    turned, elsewhere = turned[0], elsewhere[0]  # else the family's own rotation of part of each head
     k = k[0].float()
     return KeyCheck(layer, position, cached.tolist(), turned.float().tolist(), k.tolist(),
                     float((cached - turned.float()).abs().max()), float((cached - k).abs().max()),

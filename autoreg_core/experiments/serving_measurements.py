@@ -165,10 +165,11 @@ def precision_work(bundle, on_progress: Progress):
         prompt_ids, text_ids = _precision_inputs(bundle)
         reference = precision.text_logits(bundle, text_ids)
         found.result = []
-        for i, variant in enumerate(precision.VARIANTS):
+        variants = precision.variants_for(bundle)
+        for i, variant in enumerate(variants):
             if should_stop():
                 return False
-            on_progress(i / len(precision.VARIANTS), f"building and measuring {variant}…")
+            on_progress(i / len(variants), f"building and measuring {variant}…")
             found.result.append(precision.measure(bundle, variant, prompt_ids, text_ids, reference))
             gc.collect()
         return True

@@ -118,6 +118,7 @@ class ModelDraft:
     def __init__(self, bundle, name: str):
         self.bundle, self.name = bundle, name
         self.cache = decode.new_cache(bundle)
+        self.fed: list[int] = []  # the ids the draft's cache holds, to rebuild it where it cannot be cropped
 
     def propose(self, context: list[int], k: int, config: SamplingConfig,
                 generator: torch.Generator | None) -> Proposal:
@@ -125,6 +126,7 @@ class ModelDraft:
         feed, ctx = context[seen:], list(context)
         tokens, probs = [], []
         for _ in range(k):
+            self.fed = ctx[:self.cache.get_seq_length()] + feed
             logits = decode.forward(self.bundle, [feed], self.cache).logits[0]
             choice = decode.choose(logits, ctx, config, generator)
             tokens.append(int(choice.token_id))
@@ -135,9 +137,9 @@ class ModelDraft:
 
     def keep(self, length: int) -> None:
         """Forget cached positions past ``length`` (the rejected guesses)."""
-        extra = self.cache.get_seq_length() - length
-        if extra > 0:
-            self.cache.crop(-extra)
+        if self.cache.get_seq_length() > length:
+            decode.crop_to(self.bundle, self.cache, self.fed[:length])  # a sliding window may need a rebuild
+            self.fed = self.fed[:length]
 
 
 def early_exit_bundle(bundle, layers: int):
@@ -145,7 +147,8 @@ def early_exit_bundle(bundle, layers: int):
 
     Nothing is copied: the view shares every weight. Llama-style models loop over
     ``layers[: config.num_hidden_layers]``, so a view with its own config holding ``layers`` runs
-    only those (transformers' early-exit assisted generation relies on the same loop).
+    only those (transformers' early-exit assisted generation relies on the same loop); GPT-2, GPT-NeoX
+    and OPT loop over every layer they hold, so the view also holds only the first ``layers``.
     """
     total = bundle.spec.n_layers
     if not 1 <= layers < total:
@@ -155,13 +158,29 @@ def early_exit_bundle(bundle, layers: int):
     if getattr(config, "layer_types", None):
         config.layer_types = list(config.layer_types)[:layers]
     prefix = bundle.model.base_model_prefix
-    body = copy.copy(getattr(bundle.model, prefix))
-    body.config = config
+    body = _shallow(getattr(bundle.model, prefix), config)
+    owner = body
+    if isinstance(body._modules.get("decoder"), torch.nn.Module):  # OPT keeps its layers in its decoder
+        owner = body._modules["decoder"] = _shallow(body._modules["decoder"], config)
+    # GPT-2, GPT-NeoX and OPT loop over every layer they hold (not over config.num_hidden_layers): hand
+    # the view a list of the first ``layers`` only (the same modules, nothing copied).
+    for name in ("layers", "h"):
+        if isinstance(owner._modules.get(name), torch.nn.ModuleList):
+            owner._modules[name] = torch.nn.ModuleList(list(owner._modules[name])[:layers])
     view = copy.copy(bundle.model)
     view._modules = dict(bundle.model._modules)  # a shallow copy shares this dict: give the view its own
     view._modules[prefix] = body
     view.config = config
     return dataclasses.replace(bundle, model=view, name=f"{bundle.name}, first {layers} of {total} layers")
+
+
+def _shallow(module: torch.nn.Module, config) -> torch.nn.Module:
+    """A copy of ``module`` sharing every weight, with its own child dict (so swapping a child leaves the
+    original alone) and ``config``."""
+    view = copy.copy(module)
+    view._modules = dict(module._modules)
+    view.config = config
+    return view
 
 
 def same_tokenizer(target, draft_bundle):
@@ -300,7 +319,7 @@ def verify(bundle, cache, context: list[int], proposal: Proposal, config: Sampli
         q = proposal.probs[i] if proposal.probs is not None else one_hot(guess, vocab)
         token, kept = speculative_token(probs, q, guess, generator)
         if not kept:
-            cache.crop(-(len(guesses) - i))
+            decode.crop_to(bundle, cache, context + guesses[:i])  # a sliding window may need a rebuild
             return i, token
     bonus = decode.choose(logits[len(guesses)], context + guesses, config, generator)
     return len(guesses), int(bonus.token_id)

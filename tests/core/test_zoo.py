@@ -13,7 +13,10 @@ import zoo
 from autoreg_core import SamplingConfig, Session
 from autoreg_core.engine import decode, prefix
 from autoreg_core.engine.attention import supports_attention, unsupported_reason
+from autoreg_core.engine.model_spec import ROTARY
 from autoreg_core.experiments import attention_rows as rows
+from autoreg_core.experiments import kv_exactness, logit_lens, precision, rope
+from autoreg_core.experiments import speculative_decoding as sd
 from autoreg_core.experiments.beam_search import BeamSettings, beam_search
 from autoreg_core.runtime.batcher import batched_decode
 
@@ -239,3 +242,50 @@ def test_crop_to_crops_when_it_can_and_rebuilds_when_it_cannot():
     assert decode.can_crop(short, 1)  # below the window: nothing dropped yet
     decode.forward(mistral, ids[zoo.WINDOW - 1:zoo.WINDOW], short)
     assert not decode.can_crop(short, 1)  # at the window: the oldest key is gone
+
+
+# ---------------------------------------------------------------- the lessons' computations on every family
+@FAMILIES
+def test_speculation_with_an_early_exit_draft_writes_greedy_text(name):
+    bundle = zoo.bundle(name)
+    ids = _prompt_ids(bundle)
+    draft = sd.early_exit(bundle, 1)
+    out = sd.speculate(bundle, ids, draft, 3, N, GREEDY)
+    plain = bundle.model.generate(torch.tensor([ids]), max_new_tokens=N, do_sample=False, pad_token_id=bundle.pad_id)
+    assert out.tokens == plain[0, len(ids):].tolist()
+    assert 0 < sum(r.accepted for r in out.rounds) < sum(len(r.drafted) for r in out.rounds)  # not the full model
+
+
+@FAMILIES
+def test_an_early_exit_runs_only_its_first_layers(name):
+    """The view's logits are the logit lens's reading after layer 1 (the final norm and LM head on it)."""
+    bundle = zoo.bundle(name)
+    ids = _prompt_ids(bundle)
+    view = sd.early_exit_bundle(bundle, 1)
+    fwd = decode.forward(bundle, ids, decode.new_cache(bundle), hidden_states=True)
+    lens = logit_lens.layer_logits(bundle, fwd.hidden_states)
+    early = decode.forward(view, ids, decode.new_cache(view)).logits[0]
+    torch.testing.assert_close(early, lens[1], atol=1e-4, rtol=1e-4)
+    assert not torch.allclose(early, fwd.logits[0], atol=1e-2)
+
+
+@FAMILIES
+def test_the_cached_keys_are_exact_and_rotated_where_the_family_rotates(name):
+    bundle = zoo.bundle(name)
+    s = Session(bundle, PROMPT)
+    s.generate(N, GREEDY)
+    check = kv_exactness.recompute_check(bundle, s)
+    assert check.layers == bundle.spec.n_layers and check.relative < 1e-5
+    ids = s.ids[:20]
+    if bundle.spec.positions == ROTARY:
+        key = rope.check_cached_key(bundle, ids, 5, layer=bundle.spec.n_layers - 1)
+        assert key.gap < 1e-5 < key.gap_unrotated and key.gap_other_position > 1e-5
+    else:
+        with pytest.raises(ValueError, match="learned position vector"):
+            rope.check_cached_key(bundle, ids, 5)
+
+
+def test_the_fp8_cache_row_is_left_out_only_for_sliding_models():
+    for name in zoo.FAMILIES:
+        has_fp8 = precision.FP8_CACHE in precision.variants_for(zoo.bundle(name))
+        assert has_fp8 == (name not in zoo.SLIDING), name
