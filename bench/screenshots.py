@@ -2,9 +2,10 @@
 
 The pictures in the docs go stale each time a page changes; this script makes all of them again from the
 running app, the way a visitor sees it: every page of ``site_pages.SITE_PAGES`` at 1280×800 on one replayed
-session, the step page in presenter mode at 1280×720 (a projector), and a class seen from both sides: the
-teacher's desk at 1280×800 and a student's phone at 390×844. It starts its own server on a free port with a
-throwaway class file and stops it at the end. PNG at 1x, so the pictures stay small.
+session (and the step page at 1280×1000 for the README), the step page in presenter mode at 1280×720 (a
+projector), and a class seen from both sides: the teacher's desk at 1280×800 and a student's phone at 390×844.
+It starts its own server on a free port with a throwaway class file and stops it at the end. PNG at 1x, so
+the pictures stay small.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from bench.lib.servers import ROOT, free_port, local_url, start_server, stop_ser
 OUT = ROOT / "docs" / "img"
 DESK = {"width": 1280, "height": 800}
 PROJECTOR = {"width": 1280, "height": 720}
+README_PICTURE = {"width": 1280, "height": 1000}
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True,
          "device_scale_factor": 1,
          "user_agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
@@ -31,6 +33,7 @@ PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touc
 SESSION = "prompt=The+capital+of+France+is&cfg_temperature=0&steps=5"
 IDLE = "document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
 SETTLE_S = 1.5  # plotly draws its charts after the script run ends
+CHARTS_DRAWN = "[...document.querySelectorAll('[data-testid=stPlotlyChart]')].every(c => c.querySelector('.main-svg'))"
 
 
 def _settle(page) -> None:
@@ -40,6 +43,7 @@ def _settle(page) -> None:
     page.wait_for_load_state("networkidle")
     time.sleep(SETTLE_S)
     page.wait_for_function(IDLE)
+    page.wait_for_function(CHARTS_DRAWN)
     for close in page.locator("[data-testid=stToast] button").all():
         close.click()
     if page.locator("[data-testid=stToast]").count():
@@ -62,11 +66,13 @@ def every_page(browser, url: str, out: Path) -> list[Path]:
         page.goto(f"{url}/{site_page.url_path}?{SESSION}")
         _settle(page)
         shots.append(_shot(page, out, f"page-{site_page.url_path}.png"))
-    # the README's picture: the step page scrolled to its step row, the token strip under it
+    # the README's picture: the step page from its step row down to this step's chart, on a taller window
+    page.set_viewport_size(README_PICTURE)
     page.goto(f"{url}/step?{SESSION}")
     _settle(page)
     page.get_by_role("button", name="Next token").first.evaluate("button => button.scrollIntoView({block: 'start'})")
-    time.sleep(SETTLE_S)
+    page.get_by_text("Notice · Try · Ask").first.click()  # fold the guide, so the chart fits
+    _settle(page)
     shots.append(_shot(page, out, "step-after-five-tokens.png"))
     ctx.close()
     return shots
@@ -114,6 +120,7 @@ def a_class(browser, url: str, out: Path) -> list[Path]:
     shots = [_shot(student, out, "class-student-join-phone.png")]
     student.get_by_role("button", name="Join").click()
     student.get_by_text(f"You are in class {code}").wait_for()
+    student.locator("[data-testid=stPlotlyChart]").first.wait_for()  # the teacher's last step, drawn
     _settle(student)
     shots.append(_shot(student, out, "class-student-phone.png"))
 

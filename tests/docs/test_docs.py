@@ -129,3 +129,21 @@ def test_the_path_check_catches_a_missing_file_and_a_missing_test():
     paths = tree_paths("`tests/test_architecture.py::test_no_such_rule`, `bench/no_such.py`, `bench/lib/goals.py`")
     assert missing_paths(paths, ROOT) == ["bench/no_such.py (no such file)",
                                           "tests/test_architecture.py::test_no_such_rule (no such test)"]
+
+
+# ---------------------------------------------------------------- the pictures (made by make screenshots)
+IMG = ROOT / "docs" / "img"
+MAX_PICTURE_BYTES = 3 * 2**20
+
+
+def test_every_page_of_the_registry_has_its_picture_and_every_picture_is_shown():
+    from autoreg_ui.site_pages import SITE_PAGES
+
+    pictures = {p.name for p in IMG.glob("*.png")}
+    assert {f"page-{page.url_path}.png" for page in SITE_PAGES} <= pictures, "run: make screenshots"
+    shown = "\n".join(_text(page) for page in DOCS)
+    assert sorted(name for name in pictures if f"img/{name}" not in shown) == []
+
+
+def test_the_pictures_stay_small():
+    assert sum(p.stat().st_size for p in IMG.glob("*.png")) < MAX_PICTURE_BYTES
