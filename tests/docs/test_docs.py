@@ -37,7 +37,7 @@ def _text(page) -> str:
 
 def test_the_docs_are_there():
     names = {page.name for page in DOCS}
-    assert {"README.md", "teachers.md", "class-security.md", "operators.md", "settings.md", "deploying.md",
+    assert {"README.md", "pages.md", "teachers.md", "class-security.md", "operators.md", "settings.md", "deploying.md",
             "architecture.md", "measurements.md", "decisions.md"} <= names
 
 
