@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import signal
 import sys
 import tempfile
 import time
@@ -93,7 +94,8 @@ def presenter(browser, url: str, out: Path) -> list[Path]:
 
 
 def a_class(browser, url: str, out: Path) -> list[Path]:
-    """A teacher starts a class and takes three steps; a student joins on a phone and follows."""
+    """A teacher starts a class and takes three steps; a student joins on a phone and follows; the teacher asks
+    the class to guess the next token."""
     teacher_ctx = browser.new_context(viewport=DESK)
     teacher = teacher_ctx.new_page()
     teacher.set_default_timeout(120_000)
@@ -128,6 +130,12 @@ def a_class(browser, url: str, out: Path) -> list[Path]:
     teacher.get_by_role("heading", name="Your class").wait_for()
     _settle(teacher)
     shots.append(_shot(teacher, out, "class-teacher.png"))
+
+    # the teacher asks the class to predict the next token: the student's phone shows the guess box
+    teacher.get_by_role("button", name="Ask the class").click()
+    student.locator("input[aria-label='Your guess']").wait_for()
+    _settle(student)
+    shots.append(_shot(student, out, "class-student-guess-phone.png"))
     teacher_ctx.close()
     student_ctx.close()
     return shots
@@ -141,6 +149,7 @@ def main(argv: list[str] | None = None) -> None:
     from playwright.sync_api import sync_playwright
 
     args.out.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stopped run still stops its server (finally)
     with tempfile.TemporaryDirectory(prefix="autoreg-screenshots-") as tmp:
         env = {"AUTOREG_CLASS_DB": str(Path(tmp) / "classes.sqlite3")}
         proc = start_server(ROOT / "app.py", args.port or free_port(), env=env)
