@@ -64,5 +64,10 @@ test: install lint chromium haproxy axe postgres
 bench: install
 	$(PY) -m bench
 
+# The README's and docs/'s pictures, made again from the running app (bench/screenshots.py, into docs/img/).
+.PHONY: screenshots
+screenshots: install chromium
+	$(PY) -m bench.screenshots
+
 clean:
 	rm -rf $(VENV) .pytest_cache test-artifacts node_modules

@@ -2,7 +2,7 @@
 
 A server is configured by its environment (a container recipe, a compose file, a shell). Each variable is one
 field of ``Settings`` below, with its default, what it does, its unit and what it accepts: the operators' table
-(``docs/operators.md``) is generated from these fields (``python -m autoreg_server.settings --markdown``).
+(``docs/settings.md``) is generated from these fields (``python -m autoreg_server.settings --markdown``).
 
 Two kinds of bad value: most settings keep their default when a value cannot be read or is out of range (a
 typo in one tuning knob should not keep a class from starting); the few whose wrong value the server cannot
@@ -221,7 +221,7 @@ def reset_for_tests() -> None:
 
 # ---------------------------------------------------------------- the operators' table
 def markdown() -> str:
-    """The operators' table, generated from the fields (``docs/operators.md`` holds it)."""
+    """The operators' table, generated from the fields (``docs/settings.md`` holds it)."""
     lines = ["# Operator settings", "",
              "Every setting is an environment variable, read once when the server starts "
              "(`autoreg_server/settings.py`). A value that cannot be read keeps the default, except where "
@@ -247,7 +247,7 @@ def _shown(value: Any) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m autoreg_server.settings",
                                      description="Print the operators' table, or this environment's settings.")
-    parser.add_argument("--markdown", action="store_true", help="the operators' table (docs/operators.md)")
+    parser.add_argument("--markdown", action="store_true", help="the operators' table (docs/settings.md)")
     args = parser.parse_args(argv)
     if args.markdown:
         print(markdown(), end="")

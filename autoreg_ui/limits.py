@@ -5,7 +5,7 @@ this module admits each script run's tab (``gate``), draws the class-is-full pag
 taken, and reads the caps that bound what one tab can ask for: new tokens per generation, and the longest length
 of the cost page's race.
 
-Every setting is an environment variable (the operators' table, ``docs/operators.md``):
+Every setting is an environment variable (the operators' table, ``docs/settings.md``):
 
 - ``AUTOREG_MAX_SESSIONS`` (30): seats, the tabs served at once; 0 = no cap.
 - ``AUTOREG_IDLE_MINUTES`` (20): a tab idle this long loses its seat and its generation; 0 = never.

@@ -85,8 +85,8 @@ def test_current_is_read_once_per_process_until_reset(monkeypatch):
 
 # ---------------------------------------------------------------- the operators' table
 def test_the_operators_table_is_what_the_fields_generate():
-    assert (ROOT / "docs" / "operators.md").read_text(encoding="utf-8") == settings.markdown(), (
-        "regenerate it: python -m autoreg_server.settings --markdown > docs/operators.md")
+    assert (ROOT / "docs" / "settings.md").read_text(encoding="utf-8") == settings.markdown(), (
+        "regenerate it: python -m autoreg_server.settings --markdown > docs/settings.md")
 
 
 def test_the_table_has_a_row_per_setting(capsys):
