@@ -99,6 +99,13 @@ class ClassReads(StoreCore):
                              (normal_code(code), int(qid))).fetchone()
         return None if row is None else Question(row[0], row[1], row[2], row[3], json.loads(row[4]) if row[4] else {})
 
+    def questions(self, code: str) -> list[Question]:
+        """Every question the class was asked, oldest first (what the class record numbers 1, 2, …)."""
+        with self._db() as db:
+            ids = [r[0] for r in db.execute("SELECT id FROM questions WHERE code = ? ORDER BY id",
+                                            (normal_code(code),))]
+        return [q for q in (self.question(code, qid) for qid in ids) if q is not None]
+
     def guesses(self, code: str, qid: int) -> list[Guess]:
         with self._db() as db:
             rows = db.execute("SELECT g.student, g.text, g.token, g.tokens, g.prob, g.rank, g.score FROM guesses g "

@@ -25,6 +25,7 @@ THIS_TAB_LEADS = ("This tab leads the class: the class's text is what you do her
 OTHER_TAB_LEADS = ("Another tab with your teacher key moved the class's text last, so it leads; this tab shows "
                    "the class's current text and leads again from your next action here.")
 JOIN_WITH = "Students join at"
+JOIN_FOLDED = "Class code {code}: the join link and its QR code"
 NO_TAB_LEADS_YET = ("No tab with your teacher key has acted on the class since this server started: the class's "
                     "text is the one it had, and the tab you act in next leads.")
 
@@ -53,8 +54,20 @@ BOARD_TOGGLE = "Leaderboard"
 REMOVE_WHO = "Remove a student"
 REMOVE_BUTTON = "Remove"
 REMOVED = "Removed: that tab has left the class."
-END_BUTTON = "End the class"
+END_BUTTON = "End the class…"
+END_CONFIRM = ("End the class? Every student's page stops following, and everything the class held (its questions, "
+               "guesses, scores and rounds) is deleted from this server. Download the class record first to keep it.")
+END_SURE = "Yes, end the class and delete it"
+END_KEEP = "Keep the class running"
 END_DONE = "The class has ended; everything it held was deleted."
+RECORD_CSV = "Class record (CSV)"
+RECORD_JSON = "Class record (JSON)"
+RECORD_HANDOUT = "Hand-out with the class record (HTML, works offline)"
+RECORD_HELP = ("The steps, every question with the class's scored tokens, probabilities, ranks and points, the "
+               "leaderboard if it was on, and every sampling round with its draws and its tree. Students are "
+               "numbered unless nicknames are on; what they typed is left out.")
+RECORD_HEADER = "Class {code}: the class record"
+BOARD_HEADER = "Leaderboard"
 ANONYMOUS = "student {n}"
 
 QUESTION_HEADER = "Predict the next token"
@@ -75,6 +88,11 @@ REVEAL_CHART = "The class's guesses beside the model's probabilities"
 CLASS_SHARE = "share of the class"
 MODEL_PROB = "model probability"
 GUESS_COLUMNS = ["who", "guess", "scored token", "model probability", "rank", "score"]
+COUNT_COLUMNS = ["scored token", "guesses", "model probability", "rank", "points each"]
+TYPED_TOGGLE = "Show what students typed"
+TYPED_HELP = ("Off: the page shows the tokens the guesses were scored as and how many guessed each, never the "
+              "text a student typed. On: a table of every guess as typed, on this page only (the record never "
+              "holds it).")
 BOARD_COLUMNS = ["who", "points"]
 SCORE_RULE = (f"A guess scores 100 points minus {POINTS_PER_BIT:.0f} per bit of surprisal (−log₂ p), never below 0: "
               f"a token the model gives p = ½ scores {points(0.5):.0f}, p = 1/1024 scores {points(1 / 1024):.0f}. "
@@ -159,6 +177,27 @@ def class_best(token: str, count: int, n: int, prob: float) -> str:
 
 def class_tie(tokens: list[str], count: int, n: int) -> str:
     return CLASS_TIE.format(tokens=", ".join(tokens[:-1]) + " and " + tokens[-1], count=count, n=n)
+
+
+def record_note(names_on: bool) -> str:
+    """Who the record names, as the class had it when the record was made."""
+    who = ("Students are named by the nicknames they chose (nicknames were on)." if names_on else
+           "Students are numbered in the order they joined (nicknames were off).")
+    return (f"{who} Questions and rounds are numbered in the order this class had them. A guess is listed by the "
+            "token it was scored as, not by what was typed.")
+
+
+def record_question(number: int, after_step: int, drew: str | None, prob: float | None, rank: int | None) -> str:
+    """A question's heading in the hand-out: which token it asked for and, once revealed, what the model drew."""
+    head = f"Question {number}: the token after step {after_step}"
+    if drew is None or prob is None:
+        return head + " (not revealed)"
+    return f"{head}; the model drew {drew} (p = {pct(prob)}, rank {rank})"
+
+
+def record_round(number: int, after_step: int, temperature: float, draws: int, tokens: int) -> str:
+    return (f"Round {number}: {draws} draw{'s' if draws != 1 else ''} of {tokens} token{'s' if tokens != 1 else ''} "
+            f"after step {after_step}, at temperature {temperature:g}")
 
 
 def several_tokens(n: int) -> str:

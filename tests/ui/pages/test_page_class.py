@@ -88,6 +88,14 @@ def test_a_class_round_from_start_to_reveal(class_db, tiny_folder):
     assert "Answers in: 3 of 3" in _text(teacher) and not teacher.metric  # the count once, not a big number too
     _ok(teacher.button(key=keys.CLASS_REVEAL).click().run())
     assert len(teacher.session_state[keys.SESSION].records) == 4  # the step was taken
+    # by default the wall shows scored tokens and counts, never what a student typed
+    counts = teacher.dataframe[-1].value
+    assert list(counts.columns) == ["scored token", "guesses", "model probability", "rank", "points each"]
+    assert sum(counts["guesses"]) == 3 and list(counts["guesses"]) == sorted(counts["guesses"], reverse=True)
+    shown = _text(teacher) + " ".join(str(d.value.to_dict()) for d in teacher.dataframe)
+    assert "<script>" not in shown and "cat sat" not in shown and "alert" not in shown
+    teacher.toggle(key="class_show_typed").set_value(True)
+    _ok(teacher.run())  # the teacher's toggle: the guesses as typed, on this page only
     table = teacher.dataframe[-1].value
     assert len(table) == 3 and list(table["guess"]) == ["the", "<script>alert(1)</script>", "cat sat"]
     assert all(0 < p <= 1 for p in table["model probability"]) and all(r >= 1 for r in table["rank"])
@@ -338,3 +346,20 @@ def test_after_a_restart_no_teacher_tab_says_it_leads_until_one_acts(class_db, t
     _teacher_steps(second, 1)
     assert class_text.THIS_TAB_LEADS in _text(_ok(second.run()))
     assert class_text.OTHER_TAB_LEADS in _text(_ok(teacher.run()))
+
+
+def test_ending_the_class_asks_first_and_one_click_ends_nothing(class_db, tiny_folder):
+    from autoreg_ui.classroom import mode as class_mode
+
+    teacher, code, (student,) = _class_with_students(tiny_folder, 1)
+    _ok(teacher.button(key=keys.CLASS_END).click().run())
+    assert class_mode.store().info(code) is not None  # one click: still running, now asking
+    assert "Download the class record first" in _text(teacher)
+    assert {b.key for b in teacher.get("download_button")} >= {"class_record_csv", "class_record_json"}
+    _ok(teacher.button(key="class_end_keep").click().run())
+    assert class_mode.store().info(code) is not None and not [b for b in teacher.button if b.key == "class_end_sure"]
+    _ok(teacher.button(key=keys.CLASS_END).click().run())
+    _ok(teacher.button(key="class_end_sure").click().run())
+    assert class_mode.store().info(code) is None and keys.CLASS_CODE not in teacher.session_state
+    _ok(student.run())
+    assert "ended or expired" in _text(student)
