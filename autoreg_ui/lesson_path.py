@@ -17,6 +17,8 @@ import streamlit as st
 
 from autoreg_ui import keys, limits, settings, site_pages
 from autoreg_ui import lesson_path_text as text
+from autoreg_ui.classroom import desk as class_desk
+from autoreg_ui.classroom import live as class_live
 from autoreg_ui.sharing.link_codec import EMBED_PARAMS
 
 NOT_CARRIED = (keys.PRESENT, *EMBED_PARAMS)  # presenter mode is the session's, not the stop's
@@ -153,6 +155,8 @@ def bar(page_url_path: str) -> None:
     """On every page while a path is followed: where the lesson is, the stop's note, and the way on."""
     found = current(st.session_state)
     if found is None:
+        if class_live.is_teacher(st.session_state) and page_url_path != "class":  # a class without a path
+            class_desk.desk(st.container(border=True, key="class_desk_bar"), page_url_path)
         return
     path, at = found
     limits.keep_for_lesson(True)  # every run: a restarted seat table learns it again
@@ -173,3 +177,4 @@ def bar(page_url_path: str) -> None:
         leave(st.session_state)
         limits.keep_for_lesson(False)
         st.rerun()
+    class_desk.desk(box, page_url_path)

@@ -127,18 +127,37 @@ def heartbeat(page_name: str) -> None:
             pass
 
 
-def start_class_button(where) -> None:
-    """The sidebar's Start a class."""
-    if where.button(text.START_BUTTON, key=keys.CLASS_START, help=text.START_HELP):
-        try:
-            code, key = store().create()
-        except ClassError as exc:
-            messages.say(str(exc), "error")
-            return
-        st.session_state.update({keys.CLASS_CODE: code, keys.CLASS_KEY: key, keys.CLASS_MODE: "following"})
-        st.session_state.pop(keys.CLASS_SEAT, None)
-        class_live.take_lead(st.session_state)
+def start_class_button(where, key: str = keys.CLASS_START) -> None:
+    """Start a class: in the sidebar, or on the Class page (then it opens the teacher's desk right there)."""
+    if where.button(text.START_BUTTON, key=key, help=text.START_HELP):
+        create_class(switch=True)
+
+
+def create_class(switch: bool) -> None:
+    """A new class led by this tab; ``switch``: open the Class page (its code and QR), else stay on this page
+    (the path bar's desk shows the code)."""
+    try:
+        code, key = store().create()
+    except ClassError as exc:
+        messages.say(str(exc), "error")
+        return
+    st.session_state.update({keys.CLASS_CODE: code, keys.CLASS_KEY: key, keys.CLASS_MODE: "following"})
+    st.session_state.pop(keys.CLASS_SEAT, None)
+    class_live.take_lead(st.session_state)
+    if switch:
         st.switch_page(PAGE, query_params={"class": code, "key": key})
+    st.rerun()
+
+
+def start_in_sidebar(state) -> bool:
+    """Whether the sidebar offers Start a class: not while a lesson path is followed (its bar has the button)
+    nor on the Class page (the page has it), so the sidebar is never needed during a lesson."""
+    from autoreg_ui import lesson_path
+
+    if state.get(keys.CLASS_CODE) or lesson_path.current(state) is not None:
+        return False
+    url = str(getattr(st.context, "url", "") or "")
+    return url.split("?")[0].rstrip("/").rsplit("/", 1)[-1] != "class"
 
 
 def render() -> None:
@@ -163,6 +182,9 @@ def render() -> None:
     if code and info is None:
         st.warning(text.CLASS_GONE)
     if not (teacher or seated):
+        if not code or info is None:  # a tab in no class: a teacher starts one here
+            st.caption(text.START_HERE)
+            start_class_button(st, keys.CLASS_START + "_page")
         class_student.join_form(code if info else "")
         about()
         return

@@ -12,7 +12,7 @@ import streamlit as st
 
 from autoreg_core.engine.replay import ReplayError, config_from_dict, config_to_dict, recipe_from_dict, replay
 from autoreg_core.engine.session import SessionError, SessionSnapshot
-from autoreg_core.engine.tokens import sequence_text
+from autoreg_core.engine.tokens import token_views
 from autoreg_core.experiments.continuations import draw_one
 from autoreg_core.experiments.guess_score import GuessError, score_guess
 from autoreg_server import settings
@@ -21,7 +21,8 @@ from autoreg_ui import keys, limits, messages, site_pages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import text
-from autoreg_ui.classroom.figures import shared
+from autoreg_ui.classroom.desk import shown_question
+from autoreg_ui.classroom.figures import shared, token_chips_html
 from autoreg_ui.state import current_bundle, session_runtime
 from autoreg_ui.step_figures import token_strip_html, top_of_record, topn_figure
 
@@ -89,7 +90,8 @@ def view(info: ClassInfo, on_class_page: bool) -> None:
                                 lambda: token_strip_html(snapshot.views(), list(snapshot.records),
                                                          snapshot.prompt_len)),
                 unsafe_allow_html=True)
-    question = store.question(code, info.open_question)
+    # a question's box or result only while the text is the one it was about: after the teacher moved on, none
+    question = shown_question(store.question(code, info.open_question), len(snapshot.records))
     if question is not None:
         guess_box(info, question, snapshot, seat)
     if info.open_round is not None and following:
@@ -238,8 +240,10 @@ def my_draw(info: ClassInfo, seat: str, snapshot: SessionSnapshot) -> None:
             st.warning(text.DRAW_FAILED.format(why=refused))
             return
     if mine and bundle is not None:
-        st.markdown(messages.plain(text.YOUR_DRAW.format(seed=mine[0].seed,
-                                                         text=sequence_text(bundle.tokenizer, list(mine[0].tokens)))))
+        st.markdown(messages.plain(text.YOUR_DRAW.format(seed=mine[0].seed)))
+        labels = [v.label for v in token_views(bundle.tokenizer, list(mine[0].tokens))]
+        st.markdown(token_chips_html(labels), unsafe_allow_html=True)  # every label escaped there
+        st.caption(text.ROUND_SETTINGS.format(settings=text.settings_text(rnd.config, rnd.tokens)))
 
 
 def explore(info: ClassInfo) -> None:

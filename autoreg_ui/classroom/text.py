@@ -11,8 +11,9 @@ INTRO = ("In a class the teacher's tab leads: it steps the model, and every foll
          "the same text within a couple of seconds. The teacher can ask the class to guess the next token and "
          "reveal the guesses beside the model's own distribution, or have every student's tab draw its own "
          "continuation and merge them into one tree.")
-NO_CLASS = ("This tab is in no class. A teacher starts one with **Start a class** in the sidebar; a student "
-            "opens the link the teacher shows, or types its code here.")
+NO_CLASS = ("This tab is in no class. A teacher starts one with **Start a class** above; a student opens the "
+            "link the teacher shows, or types its code here.")
+START_HERE = "Teaching? Start a class: your students join with its code and follow your steps."
 CODE_BOX = "Class code"
 NICK_BOX = "Nickname (optional, shown to your teacher only if they turn names on)"
 JOIN_BUTTON = "Join"
@@ -103,6 +104,21 @@ CLASS_BEST = "The class's most common guess: {token} ({count} of {n}); its model
 CLASS_TIE = "No single most common guess: {tokens} tie ({count} each of {n})."
 NO_GUESSES = "Nobody guessed."
 
+DESK_CODE = "Class {code}"
+DESK_CODE_HELP = "The join link and its QR code, to show the class again."
+DESK_NO_TEXT = "Start a prompt on **Step through generation** to ask the class."
+DESK_GUESSES = "The class's guesses ({n})"
+DESK_GUESSES_HELP = "The guesses beside the model's probabilities, counted by scored token."
+DESK_TREE = "The class's tree ({n} draws)"
+DESK_TREE_HELP = "The draws of this round merged into one tree."
+
+
+def desk_sample_help(tokens: int, temperature: float) -> str:
+    """Everyone sample on the desk: the round's own length and temperature (the Class page sets others)."""
+    return (f"Each following student's tab draws {tokens} tokens after your text with its own seed, at temperature "
+            f"{temperature:g} and your other settings. The Class page lets you pick the length and temperature.")
+
+
 SAMPLE_HEADER = "Everyone samples"
 SAMPLE_INTRO = ("Every following student's tab draws its own continuation of your text, with its own seed and "
                 "your settings (at the temperature chosen here). The draws are merged into one tree: a branch's "
@@ -156,7 +172,8 @@ GUESS_KEPT = "Your guess “{text}” is in. You can change it until the teacher
 LAST_STEP_CHART = "The teacher's step {n}: the candidates and the one picked"
 REBUILT = ("Rebuilt the teacher's text from the class record (this server restarted, or the teacher's tab is on "
            "another replica): {steps} steps replayed.")
-YOUR_DRAW = "Your tab drew (seed {seed}): {text}"
+YOUR_DRAW = "Your tab drew (seed {seed}):"
+ROUND_SETTINGS = "This round's settings: {settings}."
 DRAW_FAILED = "Your tab could not draw: {why}"
 
 
@@ -214,8 +231,10 @@ def total_score(total: float, questions: int) -> str:
     return f"Your total: {total:.1f} points over {questions} revealed question{'s' if questions != 1 else ''}."
 
 
-def settings_text(config: dict) -> str:
-    """A recipe's settings in a line: greedy, or the temperature and every filter that is on."""
+def settings_text(config: dict, round_tokens: int | None = None) -> str:
+    """A recipe's settings in a line: greedy, or the temperature and every filter that is on. For a sampling
+    round (``round_tokens``): its own temperature and filters, how many tokens each student draws, and no seed
+    (each student's tab draws with its own)."""
     if float(config.get("temperature", 1.0)) <= 0:
         parts = ["greedy (temperature 0)"]
     else:
@@ -226,10 +245,14 @@ def settings_text(config: dict) -> str:
             parts.append(f"top-p {float(config['top_p']):g}")
         if float(config.get("min_p", 0.0)) > 0:
             parts.append(f"min-p {float(config['min_p']):g}")
-        parts.append(f"seed {int(config.get('seed', 0))}")
+        if round_tokens is None:
+            parts.append(f"seed {int(config.get('seed', 0))}")
     if float(config.get("repetition_penalty", 1.0)) != 1:
         parts.append(f"repetition penalty {float(config['repetition_penalty']):g}")
-    parts.append(f"at most {int(config.get('max_new_tokens', 64))} new tokens")
+    if round_tokens is None:
+        parts.append(f"at most {int(config.get('max_new_tokens', 64))} new tokens")
+    else:
+        parts.append(f"{round_tokens} token{'s' if round_tokens != 1 else ''} per student")
     return " · ".join(parts)
 
 

@@ -1,0 +1,116 @@
+"""The class desk under the lesson path's bar: Ask, Reveal and Everyone sample from wherever the teacher stands.
+
+A teacher running a class stays on the lesson's stop: the desk asks the class about the next token of the text
+on screen, counts the answers as they come in, reveals (the step is taken here, as on the Class page), and
+starts a sampling round; the reveal's chart and the round's tree open in a popover, so the stop's own view stays
+where it is. A tab in no class gets Start a class here instead of in the sidebar. The Class page is the full
+desk (the code, seats, options, record); this row is drawn everywhere else.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from autoreg_ui import keys
+from autoreg_ui.classroom import live as class_live
+from autoreg_ui.classroom import teacher, text
+from autoreg_ui.classroom.live import is_student, is_teacher, store
+from autoreg_ui.state import current_config, current_session
+
+POLL_S = 1.0  # the answers count refreshes this often (one read of the open question's guesses)
+DESK_TOKENS = 5  # tokens per student in a round started from the desk (the Class page sets its own)
+
+
+def shown_question(question, steps: int):
+    """The question the desk (and a student's page) shows for a text of ``steps`` steps: an open one while the
+    text is still at its step, a revealed one while the text is at the step the reveal took; after the text
+    moved on (a step, an undo, another prompt), none: its result belongs to a text no longer on screen."""
+    if question is None:
+        return None
+    at = question.step if question.revealed is None else question.step + 1
+    return question if steps == at else None
+
+
+def round_temperature(config) -> float:
+    """A round started from the desk: the teacher's temperature, or 1 when the teacher is greedy (every draw
+    the same would show no tree)."""
+    return float(config.temperature or 1.0)
+
+
+def start_button(where, page_url_path: str) -> None:
+    """Start a class from the path bar: the class is made and this tab stays on its stop."""
+    if where.button(text.START_BUTTON, key=keys.CLASS_START + "_desk", help=text.START_HELP, type="tertiary"):
+        from autoreg_ui.classroom import mode as class_mode
+
+        class_mode.create_class(switch=False)
+
+
+def desk(where, page_url_path: str) -> None:
+    """The teacher's row in ``where`` (the path bar's box); nothing for a student or on the Class page."""
+    state = st.session_state
+    if page_url_path == "class" or is_student(state):
+        return
+    if not is_teacher(state):
+        start_button(where, page_url_path)
+        return
+    info = store().info(state[keys.CLASS_CODE])
+    if info is None:
+        return
+    key, session = state[keys.CLASS_KEY], current_session()
+    row = where.container(horizontal=True, vertical_alignment="center", gap="small", key="class_desk")
+    students = [s for s in store().students(info.code) if not s.removed]
+    with row.popover(text.DESK_CODE.format(code=info.code), help=text.DESK_CODE_HELP):
+        teacher.join_block(info.code)
+    if session is None:
+        row.caption(text.DESK_NO_TEXT)
+        return
+    question = shown_question(store().question(info.code, info.open_question), len(session.records))
+    if question is None or question.revealed is not None:
+        if row.button(text.ASK_BUTTON, key=keys.CLASS_ASK + "_desk", help=text.ASK_HELP, type="primary"):
+            ask(info, session, key)
+    if question is not None and question.revealed is None:
+        with row:
+            answers_count(info.code, question.id, len(students))
+        if row.button(text.REVEAL_BUTTON, key=keys.CLASS_REVEAL + "_desk", help=text.REVEAL_HELP, type="primary"):
+            teacher.reveal(info, session, key, question)
+    if question is not None and question.revealed is not None:
+        guesses = store().guesses(info.code, question.id)
+        with row.popover(text.DESK_GUESSES.format(n=len(guesses)), help=text.DESK_GUESSES_HELP):
+            teacher.show_reveal(info, question, guesses, students)
+    sample(row, info, session, key, students)
+
+
+def ask(info, session, key: str) -> None:
+    """Ask about the next token of the text on screen (an open question without a reveal is replaced)."""
+    config = current_config()
+    stop = session.stop_reason(config)
+    if stop is not None:
+        st.warning(text.STOPPED.format(why=stop[1]))
+        return
+    session.next_pipeline(config)  # the prefill, if the text has not had one: students score against it
+    class_live.publish()
+    teacher.act(lambda: store().ask(info.code, key, len(session.records)))
+
+
+def answers_count(code: str, qid: int, seated: int) -> None:
+    """The answers count, refreshed every POLL_S without redrawing the page."""
+    @st.fragment(run_every=POLL_S)
+    def count() -> None:
+        st.markdown(text.ANSWERS_IN.format(n=len(store().guesses(code, qid)), seated=seated))
+    count()
+
+
+def sample(row, info, session, key: str, students) -> None:
+    """Everyone sample at the teacher's settings; while a round is open on this text, its draws and its tree."""
+    config = current_config()
+    temperature = round_temperature(config)
+    rnd = store().round(info.code, info.open_round)
+    if rnd is not None and tuple(rnd.context) == tuple(session.ids):
+        draws = store().draws(info.code, rnd.id)
+        with row.popover(text.DESK_TREE.format(n=len(draws)), help=text.DESK_TREE_HELP):
+            teacher.show_round(info, [r for r in store().rounds(info.code) if r.id == rnd.id], session.bundle,
+                               students)
+    if row.button(text.SAMPLE_BUTTON, key=keys.CLASS_SAMPLE + "_desk", type="primary",
+                  help=text.desk_sample_help(DESK_TOKENS, temperature)):
+        teacher.start_round(info, session, key, DESK_TOKENS, replace(config, temperature=temperature))
