@@ -23,6 +23,9 @@ from autoreg_ui.sharing.link_codec import EMBED_PARAMS
 
 NOT_CARRIED = (keys.PRESENT, *EMBED_PARAMS)  # presenter mode is the session's, not the stop's
 CARRY_PRESENT = "lesson_path_present"  # presenter mode was on when the path switched page
+# The bar's text ends inside its border: Streamlit pulls each Markdown block up by its last paragraph's margin,
+# and presenter mode makes that margin small, so the note's second line was drawn on the border
+BAR_CSS = "<style>.st-key-lesson_path_bar [data-testid=stMarkdownContainer] { margin-bottom: 0 !important; }</style>"
 GO = "lesson_path_go"  # a move asked for by a button: (page file, query), done by ``follow`` early in the next run
 
 
@@ -162,6 +165,7 @@ def bar(page_url_path: str) -> None:
     limits.keep_for_lesson(True)  # every run: a restarted seat table learns it again
     stop = path.stops[at]
     here = page_url_path == stop.page
+    st.html(BAR_CSS)
     box = st.container(border=True, key="lesson_path_bar")
     left, right = box.columns([5, 4], vertical_alignment="center")
     left.markdown(text.where_text(path.name, at, len(path.stops), stop.title, stop.minutes))

