@@ -118,6 +118,13 @@ def begin(state: MutableMapping, path: Path, index: int = 0) -> None:
     state[keys.PATH_LEFT] = {}
 
 
+def stop_for_class(path: Path, at: int) -> dict:
+    """The stop as the class store keeps it: students' pages say where the class is and can open it."""
+    stop = path.stops[at]
+    return {"number": at + 1, "total": len(path.stops), "title": stop.title, "page": stop.page,
+            "params": [list(p) for p in stop.params]}
+
+
 def leave(state: MutableMapping) -> None:
     for key in (keys.PATH, keys.PATH_AT, keys.PATH_LEFT):
         state.pop(key, None)
@@ -158,8 +165,9 @@ def bar(page_url_path: str) -> None:
     """On every page while a path is followed: where the lesson is, the stop's note, and the way on."""
     found = current(st.session_state)
     if found is None:
-        if class_live.is_teacher(st.session_state) and page_url_path != "class":  # a class without a path
-            class_desk.desk(st.container(border=True, key="class_desk_bar"), page_url_path)
+        if class_live.is_teacher(st.session_state):  # a class without a path: the desk alone
+            class_desk.desk(st.container(border=True, key="class_desk_bar") if page_url_path != "class" else st,
+                            page_url_path)
         return
     path, at = found
     limits.keep_for_lesson(True)  # every run: a restarted seat table learns it again
@@ -181,4 +189,4 @@ def bar(page_url_path: str) -> None:
         leave(st.session_state)
         limits.keep_for_lesson(False)
         st.rerun()
-    class_desk.desk(box, page_url_path)
+    class_desk.desk(box, page_url_path, stop_for_class(path, at))

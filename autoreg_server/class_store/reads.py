@@ -77,6 +77,12 @@ class ClassReads(StoreCore):
             return [r[0] for r in db.execute("SELECT code FROM classes WHERE expires > ? ORDER BY created",
                                               (self.clock(),))]
 
+    def stop(self, code: str) -> dict | None:
+        """The lesson path's stop the teacher is on (``set_stop``), or None."""
+        with self._db() as db:
+            row = db.execute("SELECT stop FROM stops WHERE code = ?", (normal_code(code),)).fetchone()
+        return None if row is None else json.loads(row[0])
+
     # ------------------------------------------------------------ students
     def student(self, code: str, student: str) -> Student | None:
         with self._db() as db:

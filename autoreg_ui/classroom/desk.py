@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import streamlit as st
 
+from autoreg_server.class_store import ClassError
 from autoreg_ui import keys
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import teacher, text
@@ -19,6 +20,7 @@ from autoreg_ui.classroom.live import is_student, is_teacher, store
 from autoreg_ui.state import current_config, current_session
 
 POLL_S = 1.0  # an open question or round is checked for news this often (one indexed read)
+STOP_SENT = "class_stop_sent"  # (class, stop) this teacher tab last told the class
 WIDE = "class_desk_wide"  # a popover holding a chart: as wide as the projector allows (DESK_CSS)
 # a popover's body is drawn apart from the page, so it is found by the keyed container inside it
 DESK_CSS = (f"<style>[data-testid=stPopoverBody]:has(.st-key-{WIDE}) {{ width: min(1100px, 94vw); "
@@ -50,13 +52,30 @@ def start_button(where, page_url_path: str) -> None:
         class_mode.create_class(switch=False)
 
 
-def desk(where, page_url_path: str) -> None:
-    """The teacher's row in ``where`` (the path bar's box); nothing for a student or on the Class page."""
+def tell_stop(state, stop: dict | None) -> None:
+    """The class learns the lesson stop its teacher is on (once per change: one write when the teacher moves)."""
+    sent = (state[keys.CLASS_CODE], stop)
+    if state.get(STOP_SENT) == sent:
+        return
+    try:
+        store().set_stop(state[keys.CLASS_CODE], state[keys.CLASS_KEY], stop)
+    except ClassError:
+        return  # the class ended: the page says so where it draws the class
+    state[STOP_SENT] = sent
+
+
+def desk(where, page_url_path: str, stop: dict | None = None) -> None:
+    """The teacher's row in ``where`` (the path bar's box); nothing for a student or on the Class page.
+    ``stop``: the path's stop the teacher is on (None off a path), told to the class."""
     state = st.session_state
-    if page_url_path == "class" or is_student(state):
+    if is_student(state):
         return
     if not is_teacher(state):
-        start_button(where, page_url_path)
+        if page_url_path != "class":
+            start_button(where, page_url_path)
+        return
+    tell_stop(state, stop)
+    if page_url_path == "class":
         return
     drawn = store().pulse(state[keys.CLASS_CODE])  # read first: a change while the desk is drawn is not missed
     info = store().info(state[keys.CLASS_CODE])

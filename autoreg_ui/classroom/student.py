@@ -81,6 +81,7 @@ def view(info: ClassInfo, on_class_page: bool) -> None:
                    + (text.FOLLOWING if following else text.EXPLORING))
     else:
         st.info(text.FOLLOWING_HERE.format(code=code))
+    stop_line(info, following)
     snapshot = class_live.class_snapshot(code, info)
     if snapshot is None:
         st.info(text.WAITING)
@@ -106,6 +107,34 @@ def view(info: ClassInfo, on_class_page: bool) -> None:
                               lambda: last_step_figure(snapshot.bundle.tokenizer, last))
         show_chart(fig, "class_last_step", f"class-step-{last.index}")
     leave_block()
+
+
+def stop_line(info: ClassInfo, following: bool) -> None:
+    """Where the lesson is (the teacher's stop on the lesson path) and, away from the step page, a way to try
+    that stop's page on one's own: the class goes on, and Follow again comes back to it."""
+    stop = class_live.store().stop(info.code)
+    if stop is None:
+        return
+    note, button = st.columns([3, 2], vertical_alignment="center")
+    note.caption(text.CLASS_AT_STOP.format(number=stop["number"], total=stop["total"],
+                                           title=messages.plain(stop["title"])))
+    if following and stop["page"] != "step" and button.button(text.EXPLORE_STOP, key="class_explore_stop",
+                                                              help=text.EXPLORE_STOP_HELP):
+        explore_stop(info, stop)
+
+
+def explore_stop(info: ClassInfo, stop: dict) -> None:
+    """Open the stop's page on this tab's own, set up as the stop's link sets it (as the teacher's path does)."""
+    from autoreg_ui import lesson_path
+
+    state = st.session_state
+    params = {name: [value] for name, value in stop["params"]}
+    widgets, rest = lesson_path.sidebar_values(params)
+    state.update(widgets)
+    state[keys.CLASS_MODE] = "exploring"
+    class_live.store().seen(info.code, state[keys.CLASS_SEAT], "exploring", stop["page"])
+    st.switch_page(site_pages.file(stop["page"]),
+                   query_params={**rest, "class": info.code, "seat": state[keys.CLASS_SEAT]})
 
 
 def last_step_figure(tokenizer, last):

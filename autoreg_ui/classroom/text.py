@@ -149,6 +149,10 @@ EXPLORING = "You are exploring on your own; the class goes on without you."
 EXPLORING_HERE = ("This is your own text, taken over from class {code}; the class goes on without you. "
                   "**Follow again** shows the teacher's text here.")
 EXPLORE_BUTTON = "Explore on my own"
+CLASS_AT_STOP = "The class is at stop {number} of {total}: **{title}**."
+EXPLORE_STOP = "Explore on my own there"
+EXPLORE_STOP_HELP = ("Open this stop's page in your tab, set up as the teacher's lesson sets it, and try it yourself; "
+                     "the class goes on, and Follow again brings you back.")
 EXPLORE_HELP = "Start your own session from exactly this point, on the step page."
 FOLLOW_BUTTON = "Follow again"
 LEAVE_BUTTON = "Leave the class…"

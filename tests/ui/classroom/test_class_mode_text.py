@@ -84,3 +84,14 @@ def test_a_draw_shows_as_escaped_chips_with_visible_newlines():
 def test_desk_sample_help_states_the_rounds_own_length_and_temperature():
     assert "draws 5 tokens" in text.desk_sample_help(5, 1.0) and "temperature 1 " in text.desk_sample_help(5, 1.0)
     assert "temperature 0.7 " in text.desk_sample_help(5, 0.7)
+
+
+def test_a_students_page_names_the_stop_the_class_is_on():
+    from autoreg_ui import lesson_path
+    from autoreg_ui.lessons.start import text as start_text
+
+    path = lesson_path.Path(start_text.SHORT_NAME if hasattr(start_text, "SHORT_NAME") else "p", start_text.SHORT)
+    stop = lesson_path.stop_for_class(path, 2)
+    assert (stop["number"], stop["total"], stop["page"]) == (3, len(start_text.SHORT), start_text.SHORT[2].page)
+    assert [tuple(p) for p in stop["params"]] == list(start_text.SHORT[2].params)
+    assert text.CLASS_AT_STOP.format(number=3, total=7, title="Tokens") == "The class is at stop 3 of 7: **Tokens**."
