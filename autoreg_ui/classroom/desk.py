@@ -23,7 +23,7 @@ POLL_S = 1.0  # an open question or round is checked for news this often (one in
 STOP_SENT = "class_stop_sent"  # (class, stop) this teacher tab last told the class
 WIDE = "class_desk_wide"  # a popover holding a chart: as wide as the projector allows (DESK_CSS)
 # a popover's body is drawn apart from the page, so it is found by the keyed container inside it
-DESK_CSS = (f"<style>[data-testid=stPopoverBody]:has(.st-key-{WIDE}) {{ width: min(1100px, 94vw); "
+DESK_CSS = (f"<style>[data-testid=stPopoverBody]:has([class*=st-key-{WIDE}]) {{ width: min(1100px, 94vw); "
             "max-width: 94vw; }</style>")
 DESK_TOKENS = 5  # tokens per student in a round started from the desk (the Class page sets its own)
 
@@ -102,7 +102,7 @@ def desk(where, page_url_path: str, stop: dict | None = None) -> None:
     if question is not None and question.revealed is not None:
         guesses = store().guesses(info.code, question.id)
         with row.popover(text.DESK_GUESSES.format(n=len(guesses)), help=text.DESK_GUESSES_HELP), \
-                st.container(key=WIDE):
+                st.container(key=WIDE + "_guesses"):
             teacher.show_reveal(info, question, guesses, students)
     sample(row, info, session, key, students)
     if info.open_question is not None or info.open_round is not None:
@@ -144,5 +144,5 @@ def sample(row, info, session, key: str, students) -> None:
         following = sum(s.mode == "following" for s in students)
         row.markdown(text.DESK_DRAWS.format(n=len(store().draws(info.code, rnd.id)), following=following),
                      width="content")
-        with row.popover(text.DESK_TREE, help=text.DESK_TREE_HELP), st.container(key=WIDE):
+        with row.popover(text.DESK_TREE, help=text.DESK_TREE_HELP), st.container(key=WIDE + "_tree"):
             teacher.show_round(info, [rnd], session.bundle, students)
