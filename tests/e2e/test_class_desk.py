@@ -60,6 +60,20 @@ def _student(browser, url: str, code: str, nick: str, phone: bool):
     return ctx, page
 
 
+def _download_json(page, button) -> dict:
+    """The file a download button makes when clicked (once more if a redraw of the page cancelled the first)."""
+    for attempt in range(3):
+        _settled(page)
+        with page.expect_download() as got:
+            button.click()
+        try:
+            return json.loads(Path(got.value.path()).read_text())
+        except Exception:  # noqa: BLE001 - "canceled": the page redrew while the file was fetched
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
 def _guess(page, guess: str) -> None:
     box = page.get_by_label(text.GUESS_BOX, exact=True).and_(page.locator("input"))
     box.wait_for()
@@ -138,9 +152,11 @@ def test_the_desk_runs_a_class_from_the_lesson_stop(browser, app_url):
         # the teacher moves on: no phone shows the previous question's result or draw
         _click(teacher, teacher.locator(f"{MAIN} .st-key-teacher_row_step button:has-text('Next token')").first)
         phone.wait_for_function("document.querySelectorAll('.tokstrip .gen').length === 2", timeout=30_000)
+        phone.get_by_text("The model drew").first.wait_for(state="detached", timeout=15_000)
         _settled(phone)
         phone_text = phone.locator("[data-testid=stMain]").inner_text()
-        assert "The model drew" not in phone_text and "Your guess" not in phone_text
+        _shot(phone, "phone-moved-on.png")
+        assert "The model drew" not in phone_text and "Your guess" not in phone_text, phone_text
         assert "Your tab drew" not in phone_text
         _shot(phone, "phone-moved-on.png")
         _click(teacher, bar.get_by_role("button", name=text.SAMPLE_BUTTON))
@@ -158,9 +174,7 @@ def test_the_desk_runs_a_class_from_the_lesson_stop(browser, app_url):
         teacher.get_by_text(text.END_CONFIRM[:30]).wait_for()
         _settled(phone)
         assert "ended or expired" not in phone.locator("body").inner_text()  # one click ended nothing
-        with teacher.expect_download() as got:
-            teacher.get_by_role("button", name=text.RECORD_JSON).click()
-        record = json.loads(Path(got.value.path()).read_text())
+        record = _download_json(teacher, teacher.get_by_role("button", name=text.RECORD_JSON))
         assert record["class"] == code and [q["question"] for q in record["questions"]] == [1]
         (question,) = record["questions"]
         assert question["revealed"] and len(question["guesses"]) == 2

@@ -363,3 +363,20 @@ def test_ending_the_class_asks_first_and_one_click_ends_nothing(class_db, tiny_f
     assert class_mode.store().info(code) is None and keys.CLASS_CODE not in teacher.session_state
     _ok(student.run())
     assert "ended or expired" in _text(student)
+
+
+def test_a_revealed_question_leaves_the_students_page_when_the_text_moves_on(class_db, tiny_folder):
+    teacher, code, (student,) = _class_with_students(tiny_folder, 1)
+    _teacher_steps(teacher, 1)
+    _ok(teacher.button(key=keys.CLASS_ASK).click().run())
+    _ok(student.run())
+    student.text_input(key=keys.CLASS_GUESS).input("the")
+    _ok(student.button(key=keys.CLASS_GUESS_SEND).click().run())
+    _ok(teacher.run())
+    _ok(teacher.button(key=keys.CLASS_REVEAL).click().run())
+    _ok(student.run())
+    assert "The model drew" in _text(student) and "Your guess" in _text(student)
+    _teacher_steps(teacher, 1)  # the teacher moves on
+    _ok(student.run())
+    assert "The model drew" not in _text(student) and "Your guess" not in _text(student)
+    assert len(_strip_ids(student)) == len(teacher.session_state[keys.SESSION].ids)
