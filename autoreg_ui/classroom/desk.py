@@ -13,7 +13,7 @@ from dataclasses import replace
 import streamlit as st
 
 from autoreg_server.class_store import ClassError
-from autoreg_ui import keys
+from autoreg_ui import keys, messages, site_pages
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import teacher, text
 from autoreg_ui.classroom.live import is_student, is_teacher, store
@@ -47,9 +47,23 @@ def round_temperature(config) -> float:
 def start_button(where, page_url_path: str) -> None:
     """Start a class from the path bar: the class is made and this tab stays on its stop."""
     if where.button(text.START_BUTTON, key=keys.CLASS_START + "_desk", help=text.START_HELP, type="tertiary"):
-        from autoreg_ui.classroom import mode as class_mode
+        create_class(switch=False)
 
-        class_mode.create_class(switch=False)
+
+def create_class(switch: bool) -> None:
+    """A new class led by this tab; ``switch``: open the Class page (its code and QR), else stay on this page
+    (the path bar's desk shows the code)."""
+    try:
+        code, key = store().create()
+    except ClassError as exc:
+        messages.say(str(exc), "error")
+        return
+    st.session_state.update({keys.CLASS_CODE: code, keys.CLASS_KEY: key, keys.CLASS_MODE: "following"})
+    st.session_state.pop(keys.CLASS_SEAT, None)
+    class_live.take_lead(st.session_state)
+    if switch:
+        st.switch_page(site_pages.file("class"), query_params={"class": code, "key": key})
+    st.rerun()
 
 
 def tell_stop(state, stop: dict | None) -> None:

@@ -15,6 +15,7 @@ import streamlit as st
 from autoreg_server.class_store import ClassError, ClassInfo, normal_code
 from autoreg_server.class_store.dialect import is_postgres
 from autoreg_ui import glossary, keys, messages, site_pages
+from autoreg_ui.classroom import desk as class_desk
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import student as class_student
 from autoreg_ui.classroom import teacher as class_teacher
@@ -130,23 +131,7 @@ def heartbeat(page_name: str) -> None:
 def start_class_button(where, key: str = keys.CLASS_START) -> None:
     """Start a class: in the sidebar, or on the Class page (then it opens the teacher's desk right there)."""
     if where.button(text.START_BUTTON, key=key, help=text.START_HELP):
-        create_class(switch=True)
-
-
-def create_class(switch: bool) -> None:
-    """A new class led by this tab; ``switch``: open the Class page (its code and QR), else stay on this page
-    (the path bar's desk shows the code)."""
-    try:
-        code, key = store().create()
-    except ClassError as exc:
-        messages.say(str(exc), "error")
-        return
-    st.session_state.update({keys.CLASS_CODE: code, keys.CLASS_KEY: key, keys.CLASS_MODE: "following"})
-    st.session_state.pop(keys.CLASS_SEAT, None)
-    class_live.take_lead(st.session_state)
-    if switch:
-        st.switch_page(PAGE, query_params={"class": code, "key": key})
-    st.rerun()
+        class_desk.create_class(switch=True)
 
 
 def start_in_sidebar(state) -> bool:
@@ -172,10 +157,12 @@ def render() -> None:
         seat_gone(state, say=False)  # the warning below says it
     teacher = info is not None and is_teacher(state)
     seated = info is not None and not teacher and is_student(state)
+    joined = teacher and any(not s.removed for s in store().students(code))
     if teacher:
         st.title(text.TITLE)
         glossary.terms_here("class")
-        st.markdown(text.INTRO)
+        if not joined:  # once students are in, the desk comes first; the introduction is folded below it
+            st.markdown(text.INTRO)
     elif not seated:
         st.title(text.TITLE)
     messages.show()
@@ -191,6 +178,8 @@ def render() -> None:
     drawn(state, info, teacher)
     if teacher:
         class_teacher.view(info)
+        if joined:
+            about()
     else:
         class_student.view(info, on_class_page=True)
         about()
