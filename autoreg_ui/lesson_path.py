@@ -17,10 +17,15 @@ import streamlit as st
 
 from autoreg_ui import keys, limits, settings, site_pages
 from autoreg_ui import lesson_path_text as text
+from autoreg_ui.classroom import desk as class_desk
+from autoreg_ui.classroom import live as class_live
 from autoreg_ui.sharing.link_codec import EMBED_PARAMS
 
 NOT_CARRIED = (keys.PRESENT, *EMBED_PARAMS)  # presenter mode is the session's, not the stop's
 CARRY_PRESENT = "lesson_path_present"  # presenter mode was on when the path switched page
+# The bar's text ends inside its border: Streamlit pulls each Markdown block up by its last paragraph's margin,
+# and presenter mode makes that margin small, so the note's second line was drawn on the border
+BAR_CSS = "<style>.st-key-lesson_path_bar [data-testid=stMarkdownContainer] { margin-bottom: 0 !important; }</style>"
 GO = "lesson_path_go"  # a move asked for by a button: (page file, query), done by ``follow`` early in the next run
 
 
@@ -113,6 +118,13 @@ def begin(state: MutableMapping, path: Path, index: int = 0) -> None:
     state[keys.PATH_LEFT] = {}
 
 
+def stop_for_class(path: Path, at: int) -> dict:
+    """The stop as the class store keeps it: students' pages say where the class is and can open it."""
+    stop = path.stops[at]
+    return {"number": at + 1, "total": len(path.stops), "title": stop.title, "page": stop.page,
+            "params": [list(p) for p in stop.params]}
+
+
 def leave(state: MutableMapping) -> None:
     for key in (keys.PATH, keys.PATH_AT, keys.PATH_LEFT):
         state.pop(key, None)
@@ -153,11 +165,15 @@ def bar(page_url_path: str) -> None:
     """On every page while a path is followed: where the lesson is, the stop's note, and the way on."""
     found = current(st.session_state)
     if found is None:
+        if class_live.is_teacher(st.session_state):  # a class without a path: the desk alone
+            class_desk.desk(st.container(border=True, key="class_desk_bar") if page_url_path != "class" else st,
+                            page_url_path)
         return
     path, at = found
     limits.keep_for_lesson(True)  # every run: a restarted seat table learns it again
     stop = path.stops[at]
     here = page_url_path == stop.page
+    st.html(BAR_CSS)
     box = st.container(border=True, key="lesson_path_bar")
     left, right = box.columns([5, 4], vertical_alignment="center")
     left.markdown(text.where_text(path.name, at, len(path.stops), stop.title, stop.minutes))
@@ -173,3 +189,4 @@ def bar(page_url_path: str) -> None:
         leave(st.session_state)
         limits.keep_for_lesson(False)
         st.rerun()
+    class_desk.desk(box, page_url_path, stop_for_class(path, at))

@@ -82,7 +82,7 @@ def render_sidebar(following: bool = False) -> SamplingConfig:
 
     sb.header("Teach with it")
     presenter.toggle(sb)
-    if not st.session_state.get(keys.CLASS_CODE):
+    if class_mode.start_in_sidebar(st.session_state):
         class_mode.start_class_button(sb)
     sb.caption("Keys on every page: **N** next token · **G** generate N · **U** undo · **X** reset · "
                "**A** draw again (sampling lab) or run the race (cost page). The address bar always holds "

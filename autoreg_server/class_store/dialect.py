@@ -52,6 +52,7 @@ CREATE TABLE IF NOT EXISTS rounds (
 CREATE TABLE IF NOT EXISTS draws (
     round {int} NOT NULL, student TEXT NOT NULL, tokens TEXT NOT NULL, seed {int} NOT NULL, at {real} NOT NULL,{seq}
     PRIMARY KEY (round, student));
+CREATE TABLE IF NOT EXISTS stops (code TEXT PRIMARY KEY, stop TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS attempts (source TEXT NOT NULL, kind TEXT NOT NULL, at {real} NOT NULL);
 CREATE INDEX IF NOT EXISTS attempts_by_source ON attempts (source, kind, at);
 """

@@ -77,6 +77,12 @@ class ClassReads(StoreCore):
             return [r[0] for r in db.execute("SELECT code FROM classes WHERE expires > ? ORDER BY created",
                                               (self.clock(),))]
 
+    def stop(self, code: str) -> dict | None:
+        """The lesson path's stop the teacher is on (``set_stop``), or None."""
+        with self._db() as db:
+            row = db.execute("SELECT stop FROM stops WHERE code = ?", (normal_code(code),)).fetchone()
+        return None if row is None else json.loads(row[0])
+
     # ------------------------------------------------------------ students
     def student(self, code: str, student: str) -> Student | None:
         with self._db() as db:
@@ -98,6 +104,13 @@ class ClassReads(StoreCore):
             row = db.execute("SELECT id, step, asked, revealed, model FROM questions WHERE code = ? AND id = ?",
                              (normal_code(code), int(qid))).fetchone()
         return None if row is None else Question(row[0], row[1], row[2], row[3], json.loads(row[4]) if row[4] else {})
+
+    def questions(self, code: str) -> list[Question]:
+        """Every question the class was asked, oldest first (what the class record numbers 1, 2, …)."""
+        with self._db() as db:
+            ids = [r[0] for r in db.execute("SELECT id FROM questions WHERE code = ? ORDER BY id",
+                                            (normal_code(code),))]
+        return [q for q in (self.question(code, qid) for qid in ids) if q is not None]
 
     def guesses(self, code: str, qid: int) -> list[Guess]:
         with self._db() as db:

@@ -124,6 +124,15 @@ class TeacherActions(StoreCore):
             db.execute("UPDATE students SET removed = 1 WHERE code = ? AND student = ?", (code, student))
             self._bump(db, code)
 
+    def set_stop(self, code: str, key: str, stop: dict | None) -> None:
+        """The lesson path's stop the teacher is on (title, page, link, number), or None off a path: each
+        student's page says where the class is and offers exploring there."""
+        with self._as_teacher(code, key) as (db, code):
+            db.execute("DELETE FROM stops WHERE code = ?", (code,))
+            if stop is not None:
+                db.execute("INSERT INTO stops (code, stop) VALUES (?, ?)", (code, json.dumps(stop)))
+            self._bump(db, code)
+
     # ------------------------------------------------------------ questions
     def ask(self, code: str, key: str, step: int) -> int:
         """The teacher asks the class for the next token after ``step`` tokens; the new question's id."""
@@ -199,6 +208,7 @@ class TeacherActions(StoreCore):
         db.execute("DELETE FROM draws WHERE round IN (SELECT id FROM rounds WHERE code = ?)", (code,))
         db.execute("DELETE FROM rounds WHERE code = ?", (code,))
         db.execute("DELETE FROM students WHERE code = ?", (code,))
+        db.execute("DELETE FROM stops WHERE code = ?", (code,))
         db.execute("DELETE FROM classes WHERE code = ?", (code,))
         self.backend.changed(db, code)
 

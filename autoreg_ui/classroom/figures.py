@@ -1,6 +1,7 @@
 """Class mode's charts: the class's guesses next to the model's probabilities, and the class's draws as a tree."""
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
@@ -82,3 +83,14 @@ def shared(fig: go.Figure) -> SharedFigure:
     out = SharedFigure(fig)
     out._frozen = fig.to_dict()
     return out
+
+
+CHIP_STYLE = ("display:inline-block;margin:0 .25rem .25rem 0;padding:.1rem .45rem;border-radius:.35rem;"
+              "border:1px solid rgba(128,128,128,.55);font-family:ui-monospace,monospace;white-space:pre")
+
+
+def token_chips_html(labels: list[str]) -> str:
+    """A student's draw as token chips: each label escaped (a drawn token is model output, never markup), its
+    whitespace already made visible (a newline reads ↵), so one token cannot break the line or the page."""
+    chips = "".join(f'<span style="{CHIP_STYLE}">{html.escape(label)}</span>' for label in labels)
+    return f'<div class="class-draw">{chips}</div>'

@@ -15,6 +15,7 @@ import streamlit as st
 from autoreg_server.class_store import ClassError, ClassInfo, normal_code
 from autoreg_server.class_store.dialect import is_postgres
 from autoreg_ui import glossary, keys, messages, site_pages
+from autoreg_ui.classroom import desk as class_desk
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import student as class_student
 from autoreg_ui.classroom import teacher as class_teacher
@@ -127,18 +128,21 @@ def heartbeat(page_name: str) -> None:
             pass
 
 
-def start_class_button(where) -> None:
-    """The sidebar's Start a class."""
-    if where.button(text.START_BUTTON, key=keys.CLASS_START, help=text.START_HELP):
-        try:
-            code, key = store().create()
-        except ClassError as exc:
-            messages.say(str(exc), "error")
-            return
-        st.session_state.update({keys.CLASS_CODE: code, keys.CLASS_KEY: key, keys.CLASS_MODE: "following"})
-        st.session_state.pop(keys.CLASS_SEAT, None)
-        class_live.take_lead(st.session_state)
-        st.switch_page(PAGE, query_params={"class": code, "key": key})
+def start_class_button(where, key: str = keys.CLASS_START) -> None:
+    """Start a class: in the sidebar, or on the Class page (then it opens the teacher's desk right there)."""
+    if where.button(text.START_BUTTON, key=key, help=text.START_HELP):
+        class_desk.create_class(switch=True)
+
+
+def start_in_sidebar(state) -> bool:
+    """Whether the sidebar offers Start a class: not while a lesson path is followed (its bar has the button)
+    nor on the Class page (the page has it), so the sidebar is never needed during a lesson."""
+    from autoreg_ui import lesson_path
+
+    if state.get(keys.CLASS_CODE) or lesson_path.current(state) is not None:
+        return False
+    url = str(getattr(st.context, "url", "") or "")
+    return url.split("?")[0].rstrip("/").rsplit("/", 1)[-1] != "class"
 
 
 def render() -> None:
@@ -153,22 +157,29 @@ def render() -> None:
         seat_gone(state, say=False)  # the warning below says it
     teacher = info is not None and is_teacher(state)
     seated = info is not None and not teacher and is_student(state)
+    joined = teacher and any(not s.removed for s in store().students(code))
     if teacher:
         st.title(text.TITLE)
         glossary.terms_here("class")
-        st.markdown(text.INTRO)
+        if not joined:  # once students are in, the desk comes first; the introduction is folded below it
+            st.markdown(text.INTRO)
     elif not seated:
         st.title(text.TITLE)
     messages.show()
     if code and info is None:
         st.warning(text.CLASS_GONE)
     if not (teacher or seated):
+        if not code or info is None:  # a tab in no class: a teacher starts one here
+            st.caption(text.START_HERE)
+            start_class_button(st, keys.CLASS_START + "_page")
         class_student.join_form(code if info else "")
         about()
         return
     drawn(state, info, teacher)
     if teacher:
         class_teacher.view(info)
+        if joined:
+            about()
     else:
         class_student.view(info, on_class_page=True)
         about()

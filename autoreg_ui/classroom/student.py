@@ -12,7 +12,7 @@ import streamlit as st
 
 from autoreg_core.engine.replay import ReplayError, config_from_dict, config_to_dict, recipe_from_dict, replay
 from autoreg_core.engine.session import SessionError, SessionSnapshot
-from autoreg_core.engine.tokens import sequence_text
+from autoreg_core.engine.tokens import token_views
 from autoreg_core.experiments.continuations import draw_one
 from autoreg_core.experiments.guess_score import GuessError, score_guess
 from autoreg_server import settings
@@ -21,7 +21,8 @@ from autoreg_ui import keys, limits, messages, site_pages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import text
-from autoreg_ui.classroom.figures import shared
+from autoreg_ui.classroom.desk import shown_question
+from autoreg_ui.classroom.figures import shared, token_chips_html
 from autoreg_ui.state import current_bundle, session_runtime
 from autoreg_ui.step_figures import token_strip_html, top_of_record, topn_figure
 
@@ -80,6 +81,7 @@ def view(info: ClassInfo, on_class_page: bool) -> None:
                    + (text.FOLLOWING if following else text.EXPLORING))
     else:
         st.info(text.FOLLOWING_HERE.format(code=code))
+    stop_line(info, following)
     snapshot = class_live.class_snapshot(code, info)
     if snapshot is None:
         st.info(text.WAITING)
@@ -89,7 +91,8 @@ def view(info: ClassInfo, on_class_page: bool) -> None:
                                 lambda: token_strip_html(snapshot.views(), list(snapshot.records),
                                                          snapshot.prompt_len)),
                 unsafe_allow_html=True)
-    question = store.question(code, info.open_question)
+    # a question's box or result only while the text is the one it was about: after the teacher moved on, none
+    question = shown_question(store.question(code, info.open_question), len(snapshot.records))
     if question is not None:
         guess_box(info, question, snapshot, seat)
     if info.open_round is not None and following:
@@ -104,6 +107,34 @@ def view(info: ClassInfo, on_class_page: bool) -> None:
                               lambda: last_step_figure(snapshot.bundle.tokenizer, last))
         show_chart(fig, "class_last_step", f"class-step-{last.index}")
     leave_block()
+
+
+def stop_line(info: ClassInfo, following: bool) -> None:
+    """Where the lesson is (the teacher's stop on the lesson path) and, away from the step page, a way to try
+    that stop's page on one's own: the class goes on, and Follow again comes back to it."""
+    stop = class_live.store().stop(info.code)
+    if stop is None:
+        return
+    note, button = st.columns([3, 2], vertical_alignment="center")
+    note.caption(text.CLASS_AT_STOP.format(number=stop["number"], total=stop["total"],
+                                           title=messages.plain(stop["title"])))
+    if following and stop["page"] != "step" and button.button(text.EXPLORE_STOP, key="class_explore_stop",
+                                                              help=text.EXPLORE_STOP_HELP):
+        explore_stop(info, stop)
+
+
+def explore_stop(info: ClassInfo, stop: dict) -> None:
+    """Open the stop's page on this tab's own, set up as the stop's link sets it (as the teacher's path does)."""
+    from autoreg_ui import lesson_path
+
+    state = st.session_state
+    params = {name: [value] for name, value in stop["params"]}
+    widgets, rest = lesson_path.sidebar_values(params)
+    state.update(widgets)
+    state[keys.CLASS_MODE] = "exploring"
+    class_live.store().seen(info.code, state[keys.CLASS_SEAT], "exploring", stop["page"])
+    st.switch_page(site_pages.file(stop["page"]),
+                   query_params={**rest, "class": info.code, "seat": state[keys.CLASS_SEAT]})
 
 
 def last_step_figure(tokenizer, last):
@@ -238,8 +269,10 @@ def my_draw(info: ClassInfo, seat: str, snapshot: SessionSnapshot) -> None:
             st.warning(text.DRAW_FAILED.format(why=refused))
             return
     if mine and bundle is not None:
-        st.markdown(messages.plain(text.YOUR_DRAW.format(seed=mine[0].seed,
-                                                         text=sequence_text(bundle.tokenizer, list(mine[0].tokens)))))
+        st.markdown(messages.plain(text.YOUR_DRAW.format(seed=mine[0].seed)))
+        labels = [v.label for v in token_views(bundle.tokenizer, list(mine[0].tokens))]
+        st.markdown(token_chips_html(labels), unsafe_allow_html=True)  # every label escaped there
+        st.caption(text.ROUND_SETTINGS.format(settings=text.settings_text(rnd.config, rnd.tokens)))
 
 
 def explore(info: ClassInfo) -> None:

@@ -7,6 +7,7 @@ of guesses against the model's distribution, and the tree of the class's draws.
 from __future__ import annotations
 
 import html
+from collections import OrderedDict
 from dataclasses import replace
 
 import pandas as pd
@@ -19,41 +20,54 @@ from autoreg_core.engine.session import SessionError
 from autoreg_core.engine.tokens import single_token_view
 from autoreg_core.experiments import continuation_tree as prefix_tree
 from autoreg_server.class_store import MAX_DRAW_TOKENS, ClassError, ClassInfo, Student
-from autoreg_ui import guide, keys, messages
+from autoreg_ui import charts, guide, keys, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import text
 from autoreg_ui.classroom.figures import reveal_bars, reveal_figure, tree_figure
+from autoreg_ui.classroom.record import class_record, nicknames, record_csv, record_json, record_name, with_record
+from autoreg_ui.sharing import export
 from autoreg_ui.state import current_config, current_session
 from autoreg_ui.step_figures import token_strip_html
 
 TOP_SHOWN = 6  # model tokens shown beside the guesses at a reveal
 ASK_AGAIN = "class_ask_again_for"  # the open question whose answers a second Ask would drop (to confirm)
+SHOW_TYPED = "class_show_typed"  # the teacher's toggle: what students typed goes on the page (off by default)
+ENDING = "class_ending"  # the teacher pressed End the class: confirm it
 
 
 def view(info: ClassInfo) -> None:
+    """The desk: once students have joined it leads with the question (the code and QR folded one click away);
+    before, the code and QR come first so the class can join."""
     key = st.session_state[keys.CLASS_KEY]
     st.header(text.TEACHER_HEADER)
     st.caption(text.lead_line(class_live.leads(st.session_state)))
-    join_block(info.code)
     students = [s for s in class_live.store().students(info.code) if not s.removed]
-    seats(students)
-    options = st.columns(2)
-    names = options[0].toggle(text.NAMES_TOGGLE, value=info.names_on, key=keys.CLASS_NAMES)
-    board = options[1].toggle(text.BOARD_TOGGLE, value=info.leaderboard, key=keys.CLASS_BOARD)
-    if (names, board) != (info.names_on, info.leaderboard):
-        act(lambda: class_live.store().set_options(info.code, key, names_on=names, leaderboard=board))
-
     session = current_session()
+    if students:  # the class is here: the question first, the code one click away
+        if session is not None:
+            question_panel(info, session, key, students)
+        with st.expander(text.JOIN_FOLDED.format(code=info.code)):
+            join_block(info.code)
+    else:
+        join_block(info.code)
+    seats(students)
     if session is None:
         st.info(text.NO_TEXT_YET)
-    else:
+    elif not students:
+        question_panel(info, session, key, students)
+    options = st.columns(3)
+    names = options[0].toggle(text.NAMES_TOGGLE, value=info.names_on, key=keys.CLASS_NAMES)
+    board = options[1].toggle(text.BOARD_TOGGLE, value=info.leaderboard, key=keys.CLASS_BOARD)
+    options[2].toggle(text.TYPED_TOGGLE, key=SHOW_TYPED, help=text.TYPED_HELP)
+    if (names, board) != (info.names_on, info.leaderboard):
+        act(lambda: class_live.store().set_options(info.code, key, names_on=names, leaderboard=board))
+    if session is not None:
         st.caption(text.TEACHER_TEXT)
         st.markdown(token_strip_html(session.views(), session.records, session.prompt_len), unsafe_allow_html=True)
         st.caption(text.TEACHER_SETTINGS.format(settings=text.settings_text(config_to_dict(current_config()))))
-        question_panel(info, session, key, students)
         sample_panel(info, session, key, students)
-    manage(info, key, students)
+    manage(info, key, students, session)
 
 
 def join_block(code: str) -> None:
@@ -102,13 +116,6 @@ def act(action, done: str | None = None) -> bool:
         messages.say(done, "info")
     st.rerun()
     return True
-
-
-def nicknames(students: list[Student], names_on: bool) -> dict[str, str]:
-    """What the projector calls each student: their nickname only while "Show nicknames" is on, else a number
-    (the order they joined in)."""
-    return {s.student: (s.nickname if names_on and s.nickname else text.ANONYMOUS.format(n=i + 1))
-            for i, s in enumerate(students)}
 
 
 # ---------------------------------------------------------------- predict the next token
@@ -174,6 +181,16 @@ def reveal(info: ClassInfo, session, key: str, question) -> None:
     act(lambda: class_live.store().reveal(info.code, key, question.id, model))
 
 
+def guess_counts(guesses, name) -> list[list]:
+    """The guesses as the wall sees them by default: one row per scored token (never what was typed), most
+    guessed first: the token, how many guessed it, its probability, rank and the points each of them scored."""
+    rows: dict[int, list] = {}
+    for g in guesses:
+        row = rows.setdefault(g.token, [name(g.token), 0, round(g.prob, 6), g.rank, round(g.score, 1)])
+        row[1] += 1
+    return sorted(rows.values(), key=lambda r: (-r[1], r[3]))
+
+
 def label(bundle, token: int) -> str:
     return single_token_view(bundle.tokenizer, token).label
 
@@ -196,11 +213,14 @@ def show_reveal(info: ClassInfo, question, guesses, students: list[Student]) -> 
                                                    tokens[top[0]][1])))
     else:  # a tie: no guess was the class's most common
         st.markdown(messages.plain(text.class_tie([tokens[t][0] for t in top], int(counts.iloc[0]), len(guesses))))
+    st.dataframe(pd.DataFrame(guess_counts(guesses, lambda t: tokens[t][0]), columns=text.COUNT_COLUMNS),
+                 hide_index=True)
     nick = nicknames(students, info.names_on)
-    rows = [[nick.get(g.student, "—"), g.text,
-             tokens[g.token][0] + (f" {text.several_tokens(g.tokens)}" if g.tokens > 1 else ""),
-             round(g.prob, 6), g.rank, g.score] for i, g in enumerate(guesses)]
-    st.dataframe(pd.DataFrame(rows, columns=text.GUESS_COLUMNS), hide_index=True)
+    if st.session_state.get(SHOW_TYPED):  # what students typed: only when the teacher turns it on
+        rows = [[nick.get(g.student, "—"), g.text,
+                 tokens[g.token][0] + (f" {text.several_tokens(g.tokens)}" if g.tokens > 1 else ""),
+                 round(g.prob, 6), g.rank, g.score] for g in guesses]
+        st.dataframe(pd.DataFrame(rows, columns=text.GUESS_COLUMNS), hide_index=True)
     st.caption(text.SCORE_RULE)
     if info.leaderboard:
         scores = class_live.store().scores(info.code)
@@ -263,7 +283,9 @@ def show_round(info: ClassInfo, rounds, bundle, students: list[Student]) -> None
     else:
         st.caption(text.NO_DRAWS)
     if len(rounds) > 1:
-        st.selectbox(text.SHOW_ROUND, [r.id for r in rounds], key=keys.CLASS_SAMPLE_SHOWN)
+        number = {r.id: i + 1 for i, r in enumerate(rounds)}  # the class's own numbering, not the store's ids
+        st.selectbox(text.SHOW_ROUND, [r.id for r in rounds], key=keys.CLASS_SAMPLE_SHOWN,
+                     format_func=lambda rid: str(number[rid]))
         st.markdown(f"**{text.ROUNDS_HEADER}**")
         st.dataframe(rounds_frame(rounds, drawn), hide_index=True)
 
@@ -271,18 +293,18 @@ def show_round(info: ClassInfo, rounds, bundle, students: list[Student]) -> None
 def rounds_frame(rounds, drawn: dict) -> pd.DataFrame:
     """One row per round: how far the class's draws fanned out at each temperature."""
     rows = []
-    for r in rounds:
+    for number, r in enumerate(rounds, start=1):
         draws = [d.tokens for d in drawn[r.id]]
         branches = prefix_tree.merge(draws)
-        rows.append([r.id, r.step, float(config_from_dict(r.config).temperature), len(draws),
+        rows.append([number, r.step, float(config_from_dict(r.config).temperature), len(draws),
                      prefix_tree.distinct_at(branches, 1), round(prefix_tree.top_share(branches, len(draws)), 3),
                      len(set(draws))])
     return pd.DataFrame(rows, columns=text.ROUNDS_COLUMNS)
 
 
 # ---------------------------------------------------------------- the class itself
-def manage(info: ClassInfo, key: str, students: list[Student]) -> None:
-    """Remove a student; end the class (everything it held is deleted)."""
+def manage(info: ClassInfo, key: str, students: list[Student], session) -> None:
+    """Remove a student; take the class record; end the class (confirmed: everything it held is deleted)."""
     store = class_live.store()
     who: dict[str, str] = {}
     for student, name in nicknames(students, info.names_on).items():
@@ -292,7 +314,21 @@ def manage(info: ClassInfo, key: str, students: list[Student]) -> None:
         pick = row[0].selectbox(text.REMOVE_WHO, list(who), key=keys.CLASS_REMOVE_WHO)
         if row[1].button(text.REMOVE_BUTTON, key=keys.CLASS_REMOVE):
             act(lambda: store.remove(info.code, key, who[pick]), done=text.REMOVED)
-    if st.button(text.END_BUTTON, key=keys.CLASS_END):
+    st.divider()
+    record_buttons(info, session)
+    state = st.session_state
+    if not state.get(ENDING):
+        if st.button(text.END_BUTTON, key=keys.CLASS_END):
+            state[ENDING] = True
+            st.rerun()
+        return
+    st.warning(text.END_CONFIRM)
+    sure, stay = st.columns(2)
+    if stay.button(text.END_KEEP, key="class_end_keep", type="primary"):
+        state.pop(ENDING, None)
+        st.rerun()
+    if sure.button(text.END_SURE, key="class_end_sure"):
+        state.pop(ENDING, None)
         try:
             store.end(info.code, key)
         except ClassError as exc:
@@ -302,3 +338,31 @@ def manage(info: ClassInfo, key: str, students: list[Student]) -> None:
         class_live.leave(st.session_state, st.query_params)
         messages.say(text.END_DONE, "info")
         st.rerun()
+
+
+def record_now(info: ClassInfo, session) -> dict:
+    """The class record as the store holds it now (made when a download is clicked)."""
+    steps = list(session.records) if session is not None else []
+    bundle = session.bundle if session is not None else None
+    name = (lambda t: label(bundle, t)) if bundle is not None else str
+    return class_record(class_live.store(), class_live.store().info(info.code) or info, steps, name,
+                        model=bundle.name if bundle is not None else "",
+                        prompt=session.prompt if session is not None else "")
+
+
+def record_buttons(info: ClassInfo, session) -> None:
+    """The class record: CSV, JSON, and the offline hand-out with the record as its last section."""
+    row = st.columns(3)
+    row[0].download_button(text.RECORD_CSV, data=lambda: record_csv(record_now(info, session)),
+                           file_name=record_name(info.code, "csv"), mime="text/csv", key="class_record_csv",
+                           on_click="ignore", help=text.RECORD_HELP)
+    row[1].download_button(text.RECORD_JSON, data=lambda: record_json(record_now(info, session)),
+                           file_name=record_name(info.code, "json"), mime="application/json",
+                           key="class_record_json", on_click="ignore", help=text.RECORD_HELP)
+    if session is not None:
+        config, shown = current_config(), st.session_state.get(keys.HANDOUT_CHARTS) or OrderedDict()
+        row[2].download_button(text.RECORD_HANDOUT, key="class_record_handout", on_click="ignore",
+                               data=lambda: with_record(export.handout_html(session.snapshot(), config,
+                                                                            charts.kept_charts(shown)),
+                                                        record_now(info, session)),
+                               file_name=record_name(info.code, "html"), mime="text/html", help=text.RECORD_HELP)

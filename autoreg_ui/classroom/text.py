@@ -11,8 +11,9 @@ INTRO = ("In a class the teacher's tab leads: it steps the model, and every foll
          "the same text within a couple of seconds. The teacher can ask the class to guess the next token and "
          "reveal the guesses beside the model's own distribution, or have every student's tab draw its own "
          "continuation and merge them into one tree.")
-NO_CLASS = ("This tab is in no class. A teacher starts one with **Start a class** in the sidebar; a student "
-            "opens the link the teacher shows, or types its code here.")
+NO_CLASS = ("This tab is in no class. A teacher starts one with **Start a class** above; a student opens the "
+            "link the teacher shows, or types its code here.")
+START_HERE = "Teaching? Start a class: your students join with its code and follow your steps."
 CODE_BOX = "Class code"
 NICK_BOX = "Nickname (optional, shown to your teacher only if they turn names on)"
 JOIN_BUTTON = "Join"
@@ -25,6 +26,7 @@ THIS_TAB_LEADS = ("This tab leads the class: the class's text is what you do her
 OTHER_TAB_LEADS = ("Another tab with your teacher key moved the class's text last, so it leads; this tab shows "
                    "the class's current text and leads again from your next action here.")
 JOIN_WITH = "Students join at"
+JOIN_FOLDED = "Class code {code}: the join link and its QR code"
 NO_TAB_LEADS_YET = ("No tab with your teacher key has acted on the class since this server started: the class's "
                     "text is the one it had, and the tab you act in next leads.")
 
@@ -53,8 +55,20 @@ BOARD_TOGGLE = "Leaderboard"
 REMOVE_WHO = "Remove a student"
 REMOVE_BUTTON = "Remove"
 REMOVED = "Removed: that tab has left the class."
-END_BUTTON = "End the class"
+END_BUTTON = "End the class…"
+END_CONFIRM = ("End the class? Every student's page stops following, and everything the class held (its questions, "
+               "guesses, scores and rounds) is deleted from this server. Download the class record first to keep it.")
+END_SURE = "Yes, end the class and delete it"
+END_KEEP = "Keep the class running"
 END_DONE = "The class has ended; everything it held was deleted."
+RECORD_CSV = "Class record (CSV)"
+RECORD_JSON = "Class record (JSON)"
+RECORD_HANDOUT = "Hand-out with the class record (HTML, works offline)"
+RECORD_HELP = ("The steps, every question with the class's scored tokens, probabilities, ranks and points, the "
+               "leaderboard if it was on, and every sampling round with its draws and its tree. Students are "
+               "numbered unless nicknames are on; what they typed is left out.")
+RECORD_HEADER = "Class {code}: the class record"
+BOARD_HEADER = "Leaderboard"
 ANONYMOUS = "student {n}"
 
 QUESTION_HEADER = "Predict the next token"
@@ -75,6 +89,11 @@ REVEAL_CHART = "The class's guesses beside the model's probabilities"
 CLASS_SHARE = "share of the class"
 MODEL_PROB = "model probability"
 GUESS_COLUMNS = ["who", "guess", "scored token", "model probability", "rank", "score"]
+COUNT_COLUMNS = ["scored token", "guesses", "model probability", "rank", "points each"]
+TYPED_TOGGLE = "Show what students typed"
+TYPED_HELP = ("Off: the page shows the tokens the guesses were scored as and how many guessed each, never the "
+              "text a student typed. On: a table of every guess as typed, on this page only (the record never "
+              "holds it).")
 BOARD_COLUMNS = ["who", "points"]
 SCORE_RULE = (f"A guess scores 100 points minus {POINTS_PER_BIT:.0f} per bit of surprisal (−log₂ p), never below 0: "
               f"a token the model gives p = ½ scores {points(0.5):.0f}, p = 1/1024 scores {points(1 / 1024):.0f}. "
@@ -84,6 +103,22 @@ MODEL_CHOSE = "The model drew {token} (p = {prob}, rank {rank})."
 CLASS_BEST = "The class's most common guess: {token} ({count} of {n}); its model probability {prob}."
 CLASS_TIE = "No single most common guess: {tokens} tie ({count} each of {n})."
 NO_GUESSES = "Nobody guessed."
+
+DESK_CODE = "Class {code}"
+DESK_CODE_HELP = "The join link and its QR code, to show the class again."
+DESK_NO_TEXT = "Start a prompt on **Step through generation** to ask the class."
+DESK_GUESSES = "Guesses ({n})"
+DESK_GUESSES_HELP = "The guesses beside the model's probabilities, counted by scored token."
+DESK_TREE = "The tree"
+DESK_DRAWS = "**Draws in: {n} of {following}**"
+DESK_TREE_HELP = "The draws of this round merged into one tree."
+
+
+def desk_sample_help(tokens: int, temperature: float) -> str:
+    """Everyone sample on the desk: the round's own length and temperature (the Class page sets others)."""
+    return (f"Each following student's tab draws {tokens} tokens after your text with its own seed, at temperature "
+            f"{temperature:g} and your other settings. The Class page lets you pick the length and temperature.")
+
 
 SAMPLE_HEADER = "Everyone samples"
 SAMPLE_INTRO = ("Every following student's tab draws its own continuation of your text, with its own seed and "
@@ -114,6 +149,10 @@ EXPLORING = "You are exploring on your own; the class goes on without you."
 EXPLORING_HERE = ("This is your own text, taken over from class {code}; the class goes on without you. "
                   "**Follow again** shows the teacher's text here.")
 EXPLORE_BUTTON = "Explore on my own"
+CLASS_AT_STOP = "The class is at stop {number} of {total}: **{title}**."
+EXPLORE_STOP = "Explore on my own there"
+EXPLORE_STOP_HELP = ("Open this stop's page in your tab, set up as the teacher's lesson sets it, and try it yourself; "
+                     "the class goes on, and Follow again brings you back.")
 EXPLORE_HELP = "Start your own session from exactly this point, on the step page."
 FOLLOW_BUTTON = "Follow again"
 LEAVE_BUTTON = "Leave the class…"
@@ -138,7 +177,8 @@ GUESS_KEPT = "Your guess “{text}” is in. You can change it until the teacher
 LAST_STEP_CHART = "The teacher's step {n}: the candidates and the one picked"
 REBUILT = ("Rebuilt the teacher's text from the class record (this server restarted, or the teacher's tab is on "
            "another replica): {steps} steps replayed.")
-YOUR_DRAW = "Your tab drew (seed {seed}): {text}"
+YOUR_DRAW = "Your tab drew (seed {seed}):"
+ROUND_SETTINGS = "This round's settings: {settings}."
 DRAW_FAILED = "Your tab could not draw: {why}"
 
 
@@ -161,6 +201,27 @@ def class_tie(tokens: list[str], count: int, n: int) -> str:
     return CLASS_TIE.format(tokens=", ".join(tokens[:-1]) + " and " + tokens[-1], count=count, n=n)
 
 
+def record_note(names_on: bool) -> str:
+    """Who the record names, as the class had it when the record was made."""
+    who = ("Students are named by the nicknames they chose (nicknames were on)." if names_on else
+           "Students are numbered in the order they joined (nicknames were off).")
+    return (f"{who} Questions and rounds are numbered in the order this class had them. A guess is listed by the "
+            "token it was scored as, not by what was typed.")
+
+
+def record_question(number: int, after_step: int, drew: str | None, prob: float | None, rank: int | None) -> str:
+    """A question's heading in the hand-out: which token it asked for and, once revealed, what the model drew."""
+    head = f"Question {number}: the token after step {after_step}"
+    if drew is None or prob is None:
+        return head + " (not revealed)"
+    return f"{head}; the model drew {drew} (p = {pct(prob)}, rank {rank})"
+
+
+def record_round(number: int, after_step: int, temperature: float, draws: int, tokens: int) -> str:
+    return (f"Round {number}: {draws} draw{'s' if draws != 1 else ''} of {tokens} token{'s' if tokens != 1 else ''} "
+            f"after step {after_step}, at temperature {temperature:g}")
+
+
 def several_tokens(n: int) -> str:
     return f"(a guess of {n} tokens, scored by its first)"
 
@@ -175,8 +236,10 @@ def total_score(total: float, questions: int) -> str:
     return f"Your total: {total:.1f} points over {questions} revealed question{'s' if questions != 1 else ''}."
 
 
-def settings_text(config: dict) -> str:
-    """A recipe's settings in a line: greedy, or the temperature and every filter that is on."""
+def settings_text(config: dict, round_tokens: int | None = None) -> str:
+    """A recipe's settings in a line: greedy, or the temperature and every filter that is on. For a sampling
+    round (``round_tokens``): its own temperature and filters, how many tokens each student draws, and no seed
+    (each student's tab draws with its own)."""
     if float(config.get("temperature", 1.0)) <= 0:
         parts = ["greedy (temperature 0)"]
     else:
@@ -187,10 +250,14 @@ def settings_text(config: dict) -> str:
             parts.append(f"top-p {float(config['top_p']):g}")
         if float(config.get("min_p", 0.0)) > 0:
             parts.append(f"min-p {float(config['min_p']):g}")
-        parts.append(f"seed {int(config.get('seed', 0))}")
+        if round_tokens is None:
+            parts.append(f"seed {int(config.get('seed', 0))}")
     if float(config.get("repetition_penalty", 1.0)) != 1:
         parts.append(f"repetition penalty {float(config['repetition_penalty']):g}")
-    parts.append(f"at most {int(config.get('max_new_tokens', 64))} new tokens")
+    if round_tokens is None:
+        parts.append(f"at most {int(config.get('max_new_tokens', 64))} new tokens")
+    else:
+        parts.append(f"{round_tokens} token{'s' if round_tokens != 1 else ''} per student")
     return " · ".join(parts)
 
 

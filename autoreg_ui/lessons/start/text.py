@@ -49,8 +49,8 @@ STORY = (("prompt", "Once upon a time, a small robot"), ("cfg_seed", "7"))
 STOPS = (
     Stop("Opening: what the class will see", "start", (), 3, 5,
          "Say what the class will watch: a real model writing one token at a time on this computer. If the "
-         "students have their own screens, press **Start a class** in the sidebar and show its join code: their "
-         "pages then follow your steps. Then press **Next stop →**."),
+         "students have their own screens, press **Start a class** on the lesson path's bar and show its join "
+         "code: their pages then follow your steps. Then press **Next stop →**."),
     Stop("The loop, one token at a time", "step", CAPITAL, 8, 12,
          "Before each click on Next token, ask which word comes next; then look at the distribution it was "
          "chosen from. With more time, force an unlikely token and watch what follows."),
@@ -214,7 +214,7 @@ ADVANCED = (
     Stop("Opening: beyond the loop", "start", (), 0, 5,
          "Say what this hour adds to the loop the class already knows: what training measures, how positions "
          "reach the cache, why the same request can answer differently, and three tricks servers use. If the "
-         "students have their own screens, press **Start a class** in the sidebar first. Then press "
+         "students have their own screens, press **Start a class** on the lesson path's bar first. Then press "
          "**Next stop →**."),
     Stop("Under the hood: loss, positions, determinism", "hood", CAPITAL + (("steps", "6"),), 0, 20,
          "Compute the loss of the text in one pass and set each token's term beside the log-prob its step "

@@ -32,7 +32,7 @@ def test_the_schema_is_created_once_with_the_same_tables_and_exact_times(class_d
     with store._db() as db:
         tables = {r[0] for r in db.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
         created = db.execute("SELECT created FROM classes WHERE code = ?", (code,)).fetchone()[0]
-    assert tables == {"classes", "students", "questions", "guesses", "rounds", "draws", "attempts"}
+    assert tables == {"classes", "students", "questions", "guesses", "rounds", "draws", "stops", "attempts"}
     assert created == 1_700_000_000.123456  # double precision, not PostgreSQL's four-byte REAL
 
 

@@ -50,3 +50,48 @@ def test_a_limit_is_said_with_its_number():
     said = too_long_message("A" * 10_000, 24, text.NICK_TOO_LONG)
     assert said == "A nickname is at most 24 characters; this one has 10,000. Shorten it and press Join again."
     assert "at most 40 characters" in too_long_message("x" * 41, 40, text.GUESS_TOO_LONG)
+
+
+def test_a_rounds_settings_line_states_its_own_temperature_and_length_not_a_seed():
+    line = text.settings_text({"temperature": 1.5, "top_k": 0, "seed": 3, "max_new_tokens": 64}, round_tokens=5)
+    assert line == "temperature 1.5 · 5 tokens per student"
+    assert text.settings_text({"temperature": 0.0, "max_new_tokens": 64}, round_tokens=1) == (
+        "greedy (temperature 0) · 1 token per student")
+
+
+def test_the_desk_shows_a_question_only_while_the_text_is_the_one_it_was_about():
+    from types import SimpleNamespace
+
+    from autoreg_ui.classroom.desk import round_temperature, shown_question
+
+    open_q = SimpleNamespace(step=3, revealed=None)
+    revealed = SimpleNamespace(step=3, revealed=1.0)
+    assert shown_question(open_q, 3) is open_q and shown_question(open_q, 4) is None
+    assert shown_question(open_q, 2) is None  # an undo
+    assert shown_question(revealed, 4) is revealed and shown_question(revealed, 5) is None
+    assert shown_question(revealed, 3) is None and shown_question(None, 3) is None
+    assert round_temperature(SimpleNamespace(temperature=0.0)) == 1.0
+    assert round_temperature(SimpleNamespace(temperature=0.7)) == 0.7
+
+
+def test_a_draw_shows_as_escaped_chips_with_visible_newlines():
+    from autoreg_ui.classroom.figures import token_chips_html
+
+    chips = token_chips_html(["·Paris", "↵", "<b>"])
+    assert chips.count("<span") == 3 and "&lt;b&gt;" in chips and "<b>" not in chips and "↵" in chips
+
+
+def test_desk_sample_help_states_the_rounds_own_length_and_temperature():
+    assert "draws 5 tokens" in text.desk_sample_help(5, 1.0) and "temperature 1 " in text.desk_sample_help(5, 1.0)
+    assert "temperature 0.7 " in text.desk_sample_help(5, 0.7)
+
+
+def test_a_students_page_names_the_stop_the_class_is_on():
+    from autoreg_ui import lesson_path
+    from autoreg_ui.lessons.start import text as start_text
+
+    path = lesson_path.Path(start_text.SHORT_NAME if hasattr(start_text, "SHORT_NAME") else "p", start_text.SHORT)
+    stop = lesson_path.stop_for_class(path, 2)
+    assert (stop["number"], stop["total"], stop["page"]) == (3, len(start_text.SHORT), start_text.SHORT[2].page)
+    assert [tuple(p) for p in stop["params"]] == list(start_text.SHORT[2].params)
+    assert text.CLASS_AT_STOP.format(number=3, total=7, title="Tokens") == "The class is at stop 3 of 7: **Tokens**."

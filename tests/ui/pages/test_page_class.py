@@ -88,7 +88,15 @@ def test_a_class_round_from_start_to_reveal(class_db, tiny_folder):
     assert "Answers in: 3 of 3" in _text(teacher) and not teacher.metric  # the count once, not a big number too
     _ok(teacher.button(key=keys.CLASS_REVEAL).click().run())
     assert len(teacher.session_state[keys.SESSION].records) == 4  # the step was taken
-    table = teacher.dataframe[-1].value
+    # by default the wall shows scored tokens and counts, never what a student typed
+    counts = next(d.value for d in teacher.dataframe if "guesses" in d.value.columns)
+    assert list(counts.columns) == ["scored token", "guesses", "model probability", "rank", "points each"]
+    assert sum(counts["guesses"]) == 3 and list(counts["guesses"]) == sorted(counts["guesses"], reverse=True)
+    shown = _text(teacher) + " ".join(str(d.value.to_dict()) for d in teacher.dataframe)
+    assert "<script>" not in shown and "cat sat" not in shown and "alert" not in shown
+    teacher.toggle(key="class_show_typed").set_value(True)
+    _ok(teacher.run())  # the teacher's toggle: the guesses as typed, on this page only
+    table = next(d.value for d in teacher.dataframe if "guess" in d.value.columns)
     assert len(table) == 3 and list(table["guess"]) == ["the", "<script>alert(1)</script>", "cat sat"]
     assert all(0 < p <= 1 for p in table["model probability"]) and all(r >= 1 for r in table["rank"])
     assert "student 1" in list(table["who"])  # names are off by default
@@ -338,3 +346,37 @@ def test_after_a_restart_no_teacher_tab_says_it_leads_until_one_acts(class_db, t
     _teacher_steps(second, 1)
     assert class_text.THIS_TAB_LEADS in _text(_ok(second.run()))
     assert class_text.OTHER_TAB_LEADS in _text(_ok(teacher.run()))
+
+
+def test_ending_the_class_asks_first_and_one_click_ends_nothing(class_db, tiny_folder):
+    from autoreg_ui.classroom import mode as class_mode
+
+    teacher, code, (student,) = _class_with_students(tiny_folder, 1)
+    _ok(teacher.button(key=keys.CLASS_END).click().run())
+    assert class_mode.store().info(code) is not None  # one click: still running, now asking
+    assert "Download the class record first" in _text(teacher)
+    assert {b.key for b in teacher.get("download_button")} >= {"class_record_csv", "class_record_json"}
+    _ok(teacher.button(key="class_end_keep").click().run())
+    assert class_mode.store().info(code) is not None and not [b for b in teacher.button if b.key == "class_end_sure"]
+    _ok(teacher.button(key=keys.CLASS_END).click().run())
+    _ok(teacher.button(key="class_end_sure").click().run())
+    assert class_mode.store().info(code) is None and keys.CLASS_CODE not in teacher.session_state
+    _ok(student.run())
+    assert "ended or expired" in _text(student)
+
+
+def test_a_revealed_question_leaves_the_students_page_when_the_text_moves_on(class_db, tiny_folder):
+    teacher, code, (student,) = _class_with_students(tiny_folder, 1)
+    _teacher_steps(teacher, 1)
+    _ok(teacher.button(key=keys.CLASS_ASK).click().run())
+    _ok(student.run())
+    student.text_input(key=keys.CLASS_GUESS).input("the")
+    _ok(student.button(key=keys.CLASS_GUESS_SEND).click().run())
+    _ok(teacher.run())
+    _ok(teacher.button(key=keys.CLASS_REVEAL).click().run())
+    _ok(student.run())
+    assert "The model drew" in _text(student) and "Your guess" in _text(student)
+    _teacher_steps(teacher, 1)  # the teacher moves on
+    _ok(student.run())
+    assert "The model drew" not in _text(student) and "Your guess" not in _text(student)
+    assert len(_strip_ids(student)) == len(teacher.session_state[keys.SESSION].ids)
