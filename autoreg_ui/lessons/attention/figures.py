@@ -298,7 +298,7 @@ def memory_figure(spec: ModelSpec, max_len: int | None = None) -> go.Figure:
              marker=dict(color=CACHE_COLOR, size=12),
              hovertemplate=f"{seq_len:,} tokens × batch {batch}: {human_bytes(here)}<extra></extra>"),
     ]
-    layout = dict(title=dict(text=f"{html.escape(spec.name)}: cache grows linearly with tokens (batch {batch})"),
+    layout = dict(title=dict(text=f"The cache grows linearly with tokens<br>{html.escape(spec.name)}, batch {batch}"),
                   height=340, margin=dict(l=50, r=10, t=50, b=40),
                   xaxis=dict(title=dict(text="sequence length (tokens)")),
                   yaxis=dict(title=dict(text="GiB"), rangemode="tozero"), legend=dict(orientation="h", y=-0.2))
