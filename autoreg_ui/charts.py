@@ -132,7 +132,10 @@ def legend_rows(names: list[str], font_px: int, width_px: int) -> int:
 def split_title(text: str | None) -> tuple[str, str]:
     """A title's first line (what the chart shows) and the rest (shown as a caption under it)."""
     first, _, rest = (text or "").partition("<br>")
-    return first.strip(), re.sub(r"<br\s*/?>", " ", rest).strip().strip("()").strip()
+    rest = re.sub(r"<br\s*/?>", " ", rest).strip()
+    if rest.startswith("(") and rest.endswith(")") and rest.count("(") == 1:  # a bracketed aside reads as a sentence
+        rest = rest[1:-1].strip()
+    return first.strip(), rest
 
 
 def framed(fig: go.Figure, *, large: bool = False) -> tuple[go.Figure, str]:
@@ -198,9 +201,15 @@ def export_buttons_html(key: str, filename: str) -> str:
     return f'<div class="autoreg-export">{buttons}</div>'
 
 
+# Streamlit leaves about 6rem above a page's first element; a title there pushed every page's first picture
+# down by ~130 px on a laptop. The header bar (its menu at the right) stays; presenter mode has its own spacing.
+HEADER_SPACE_CSS = '<style>[data-testid="stMainBlockContainer"] { padding-top: 2.6rem; }</style>'
+
+
 def install_export_script() -> None:
-    """The one click handler (and style) behind every chart's PNG/SVG buttons; call once per page run."""
-    st.html(EXPORT_JS, unsafe_allow_javascript=True)
+    """The one click handler (and style) behind every chart's PNG/SVG buttons, and the page's header space; call
+    once per page run."""
+    st.html(EXPORT_JS if presenter.active() else EXPORT_JS + HEADER_SPACE_CSS, unsafe_allow_javascript=True)
 
 
 def _values(seq) -> list:

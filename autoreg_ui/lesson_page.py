@@ -13,13 +13,15 @@ from autoreg_ui.state import bundle_or_stop
 
 def set_up(title: str, page: str, questions: tuple[predict.Question, ...], intro: str | None = None, *,
            caption: str | None = None, latex: str | None = None, latex_label: str | None = None,
-           guides: guide.Guides | None = None) -> ModelBundle:
+           guides: guide.Guides | None = None, fold_intro: bool = False) -> ModelBundle:
     """Draw a lesson page's head in the order every lesson page uses, and return the loaded model.
 
     ``page``: the page's name (its glossary terms, its widget keys); ``questions``: its lesson's ``QUESTIONS``;
     ``intro``: an explanation under the questions (folded in presenter mode); ``caption``, ``latex``: shown next,
     in that order (``latex`` in a closed derivation box titled ``latex_label`` when given); ``guides``: the
-    lesson's boxes, when the page shows the one named ``page`` under its title.
+    lesson's boxes, when the page shows the one named ``page`` under its title; ``fold_intro``: the explanation,
+    caption and formula in one closed expander (as in presenter mode), so what a click changes is on the first
+    screen once the learner has read them.
     """
     if presenter.active():  # on a projector: the title, its terms and the folded explanation on one line
         head, terms, folded = st.columns([4, 2, 2], vertical_alignment="center")
@@ -41,6 +43,9 @@ def set_up(title: str, page: str, questions: tuple[predict.Question, ...], intro
         st.session_state.pop(predict.DEFERRED, None)
         predict.show(page, questions)  # asked before the page shows its answers
     if presenter.active():
+        return bundle_or_stop()
+    if fold_intro:
+        presenter.fold(intro, caption, latex)
         return bundle_or_stop()
     if intro is not None:
         explain(intro)
