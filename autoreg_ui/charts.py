@@ -10,6 +10,7 @@ the script per chart cost the browser about 100 ms per chart per click (``bench/
 from __future__ import annotations
 
 import html
+import math
 import re
 from collections import OrderedDict
 
@@ -165,16 +166,31 @@ def framed(fig: go.Figure, *, large: bool = False) -> tuple[go.Figure, str]:
         fig.update_layout(legend=dict(orientation="h", xref="paper", x=0, xanchor="left", yref="container",
                                       y=1 - top / height, yanchor="top", title=None))
         top += int(rows * legend_px * 1.75) + 4
-    top += _subplot_title_room(fig, legend_px)
+    top += _subplot_title_room(fig, legend_px) + _top_axis_room(fig, large)
     margin = fig.layout.margin
     fig.update_layout(margin=dict(t=max(top, 20), l=margin.l if margin.l is not None else 10,
                                   r=margin.r if margin.r is not None else 10,
                                   b=margin.b if margin.b is not None else 10))
     for axis in (*fig.select_xaxes(), *fig.select_yaxes()):
         axis.automargin = True
-        if axis.tickangle is not None and axis.tickangle not in (0, 90, -90):
+        if axis.tickangle is not None and axis.tickangle not in (0, 90, -90) and axis.side != "top":
             axis.tickangle = None  # plotly's own choice: horizontal when the labels fit, turned when they would collide
     return fig, details
+
+
+def _top_axis_room(fig: go.Figure, large: bool) -> int:
+    """Room for an x axis drawn above the plot (its tick labels, turned as the figure says, and its title): plotly
+    grows the top margin for the axis or for the title, not for both, so the rule adds the axis's share itself."""
+    room = 0
+    for axis in fig.select_xaxes():
+        if axis.side != "top" or axis.showticklabels is False:
+            continue
+        tick_px = axis.tickfont.size or (LARGE["ticks"] if large else 12)
+        longest = max((len(str(t)) for t in axis.ticktext or ()), default=4)
+        turned = abs(math.sin(math.radians(axis.tickangle))) if isinstance(axis.tickangle, (int, float)) else 0.0
+        title_px = (LARGE["axis_title"] if large else 14) * 1.6 if _axis_title(axis) else 0
+        room = max(room, int(tick_px * 1.5 + longest * CHAR_WIDTH * tick_px * turned + title_px + 6))
+    return room
 
 
 def _subplot_title_room(fig: go.Figure, font_px: int) -> int:

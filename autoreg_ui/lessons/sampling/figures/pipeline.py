@@ -22,6 +22,7 @@ RAW_COLOR = palette.RAW
 REMOVED_COLOR = palette.FADED
 CHOSEN_COLOR = palette.HIGHLIGHT
 CUM_COLOR = palette.CUMULATIVE
+ZOOMED = "zoomed axis"  # said in the raw-logit panel's title: its axis does not start at 0
 PANEL_COLUMNS = 3  # six panels in two rows: the whole pipeline fits one screen
 # Every probability panel shares one fixed axis, so a flatter distribution (a higher temperature) looks flatter;
 # a little above 1 so the top-p line at p = 1 and the cumulative sum's last point stay inside the panel.
@@ -101,11 +102,27 @@ def pipeline_figure(pipeline: Pipeline, ids: list[int], labels: list[str], chose
                                     hovertemplate="%{customdata[0]} (id %{customdata[1]})<br>probability %{y:.4f}"
                                                   "<extra></extra>"))
         elif stages[k].name == RAW:
-            layout["yaxis" + ya[1:]] = _y_axis(k, cells, "logit", fixed=False)
+            layout["yaxis" + ya[1:]] = dict(_y_axis(k, cells, "logit", fixed=False),
+                                            **zoomed_range(stages[k].scores[torch.tensor(ids)].tolist()))
             _raw_panel(fig, stages[k], ids, hover_labels, (xa, ya))
         else:
             _stage_panel(fig, pipeline, k, ids, hover_labels, removed_by, (xa, ya))
     return go.Figure(data=fig["data"], layout=dict(layout, shapes=fig["shapes"], annotations=fig["annotations"]))
+
+
+ZOOM_PAD = 0.08  # of the shown logits' spread, below the lowest and above the highest
+
+
+def zoomed_range(logits: list[float]) -> dict:
+    """The raw-logit panel's y axis around the shown logits, not from 0: logits of 34.2 and 31.8 drawn from 0 look
+    alike, yet the first is e^2.4 ≈ 11 times as likely (the softmax sees only their differences). The panel's
+    title says the axis is zoomed. Empty when no shown logit is finite (plotly's own range then)."""
+    finite = [v for v in logits if math.isfinite(v)]
+    if not finite:
+        return {}
+    low, high = min(finite), max(finite)
+    pad = max(high - low, 1.0) * ZOOM_PAD
+    return dict(range=[low - pad, high + pad], autorange=False)
 
 
 def _raw_panel(fig: dict, stage: Stage, ids: list[int], hover_labels: list[str], axes: tuple[str, str]) -> None:
@@ -183,7 +200,7 @@ def _stage_title(stage: Stage) -> str:
     """One short line (the stage and the tokens left), escaped: three panels a row fit a projector's type.
     How many a stage removed is on hover (each grey bar names its stage)."""
     if stage.name == RAW:
-        return "1. raw logits"
+        return f"1. logits, {ZOOMED}"
     if stage.name == ARGMAX:
         return "greedy: 1 left"  # the stage's own title names the temperature too: too wide for a panel
     if not stage.active:
