@@ -238,7 +238,7 @@ def cache_growth_figure(points: list[CachePoint], bytes_per_position: float) -> 
     xs = [0] + [p.step for p in points]
     lengths = [0] + [p.positions for p in points]
     traces = [
-        dict(type="scatter", x=xs, y=lengths, mode="lines", line=dict(color=DECODE_COLOR, width=2, shape="vh"),
+        dict(type="scatter", x=xs, y=lengths, mode="lines", line=dict(color=DECODE_COLOR, width=2, shape="hv"),
              name="cache length", hovertemplate="after step %{x}: %{y} positions<extra></extra>"),
         dict(type="scatter", x=[p.step for p in points], y=[p.measured_bytes for p in points], yaxis="y2",
              mode="markers", name="measured bytes", marker=dict(color=CACHE_COLOR, size=7, symbol="circle-open"),
