@@ -99,3 +99,10 @@ def test_the_raw_logit_axis_is_zoomed_around_the_shown_logits_and_says_so():
     assert drawn.zoomed_range([float("-inf")]) == {}
     pipe, fig = _figure(1.0)
     assert any(a.text == f"1. logits, {drawn.ZOOMED}" for a in fig.layout.annotations)
+
+
+def test_the_u_label_sits_where_no_interval_is_drawn():
+    from autoreg_ui.lessons.sampling.figures import pipeline as drawn
+
+    assert [drawn.u_label_corner(u) for u in (0.061, 0.4999, 0.5, 0.97)] == [
+        "bottom right", "bottom right", "top left", "top left"]

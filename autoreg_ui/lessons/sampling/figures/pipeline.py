@@ -245,13 +245,20 @@ def draw_figure(draw: InverseCdfDraw, probs: torch.Tensor, labels: dict[int, str
     fig.add_trace(go.Scatter(x=x, y=highs, mode="lines+markers", line_shape="hv",
                              name="cumulative probability", line_color=CUM_COLOR, marker_size=4))
     fig.add_hline(y=draw.u, line_dash="dash", line_color=CHOSEN_COLOR, annotation_text=f"u = {draw.u:.4f}",
-                  annotation_position="top left", annotation_font_color=CHOSEN_COLOR)
+                  annotation_position=u_label_corner(draw.u), annotation_font_color=CHOSEN_COLOR)
     fig.add_trace(go.Scatter(x=[positions.index(draw.position)], y=[draw.u], mode="markers", marker_symbol="star",
                              marker_size=16, marker_color=CHOSEN_COLOR, name="drawn token"))
     fig.update_xaxes(tickvals=list(range(len(positions))), ticktext=ticks, tickangle=-60)
     fig.update_yaxes(range=[0, 1.02], title_text="cumulative probability")
     fig.update_layout(height=360, margin=dict(l=40, r=20, t=30, b=40), legend=dict(orientation="h", y=1.12))
     return fig
+
+
+def u_label_corner(u: float) -> str:
+    """Where the "u = …" label goes on its line: the intervals left of the drawn token end below u and those right
+    of it start above u, so the label sits above the line at the left for a high u and under it at the right for a
+    low one (above the line at the left, a small u's label was drawn over the first interval's bar)."""
+    return "top left" if u >= 0.5 else "bottom right"
 
 
 def strategies_figure(rows: list[StrategyRow], ids: list[int], labels: list[str]) -> go.Figure:
