@@ -21,7 +21,7 @@ BOX_JS = "s => { const e = document.querySelector(s); if (!e) return null; const
          " return [b.top, b.bottom]; }"
 # The first picture of each lesson page, or the button that makes it (a chart's key or a button's key)
 FIRST_PICTURE = {
-    "step": ".tokstrip",
+    "step": ".st-key-step_next",  # before a step the strip is the prompt: the button comes first
     "tokens": "[data-testid=stMain] .js-plotly-plot, [data-testid=stMain] .tokstrip",
     "attention": "[data-testid=stMain] .js-plotly-plot",
     "sampling": "[data-testid=stMain] .js-plotly-plot",
