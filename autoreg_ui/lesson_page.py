@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from autoreg_core.engine.loading import ModelBundle
-from autoreg_ui import glossary, guide, predict
+from autoreg_ui import glossary, guide, lesson_page_text, predict
 from autoreg_ui.sharing import presenter
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import bundle_or_stop
@@ -48,7 +48,10 @@ def set_up(title: str, page: str, questions: tuple[predict.Question, ...], intro
         presenter.fold(intro, caption, latex)
         return bundle_or_stop()
     if intro is not None:
-        explain(intro)
+        first, rest = first_paragraph(intro)
+        explain(first)
+        if rest:  # the first paragraph says what the page shows; the rest waits under it, so the picture comes sooner
+            st.expander(lesson_page_text.MORE).markdown(rest)
     if caption is not None:
         st.caption(caption)
     if latex is not None and latex_label:
@@ -57,6 +60,12 @@ def set_up(title: str, page: str, questions: tuple[predict.Question, ...], intro
     elif latex is not None:
         st.latex(latex)
     return bundle_or_stop()
+
+
+def first_paragraph(intro: str) -> tuple[str, str]:
+    """An introduction's first paragraph and the paragraphs after it ("" when it has one)."""
+    first, _, rest = intro.strip().partition("\n\n")
+    return first.strip(), rest.strip()
 
 
 BY_THE_STEP_BUTTONS = ("step", "attention", "sampling", "cost", "inside", "serving")  # pages with a Next token

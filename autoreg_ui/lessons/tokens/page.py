@@ -24,7 +24,8 @@ def render() -> None:
     if ids:
         views = token_views(tok, ids)
         st.markdown(chunks_html(views), unsafe_allow_html=True)  # every piece escaped: typed text is never HTML
-        st.caption(text.count_sentence(len(ids), len(typed), len(typed.encode("utf-8"))) + " " + text.CHUNKS_NOTE)
+        st.caption(text.count_sentence(len(ids), len(typed), len(typed.encode("utf-8"))))
+        st.caption(text.CHUNKS_NOTE)
         st.dataframe(text.token_rows(views), hide_index=True, key=keys.TOKENS_TABLE)
         st.markdown(text.TABLE_NOTE)
     else:
