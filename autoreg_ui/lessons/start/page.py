@@ -43,7 +43,6 @@ def render() -> None:
     """Draw the page; its entry file (``pages/start.py``) calls this on every run."""
     st.title(text.TITLE)
     glossary.terms_here("start")
-    guide.show(text.GUIDES, "start")
     trying, reading = st.columns([1, 1])  # a learner's first click beside what the app is and how teachers use it
     with trying:
         try_it_now()
@@ -51,6 +50,7 @@ def render() -> None:
         st.markdown(text.WHAT)
         st.subheader(text.TEACH_TITLE)
         st.markdown(text.HOW)
+    guide.show(text.GUIDES, "start")  # the teachers' Notice / Try / Ask, beside their paths
     st.header(text.PATHS_TITLE)
     for p, (column, path) in enumerate(zip(st.columns(len(text.PATHS)), text.PATHS.values())):
         column.subheader(text.path_title(path))
