@@ -1,4 +1,5 @@
-"""Every chart goes through ``show_chart``: presenter styling, PNG/SVG buttons, and a place in the hand-out.
+"""Every chart goes through ``show_chart``: one layout rule (``framed``), presenter styling, PNG/SVG buttons, and a
+place in the hand-out.
 
 ``style`` is pure (a figure in, a restyled copy out) so tests check it without Streamlit. The export
 buttons run in the browser: plotly.js, already loaded to draw the chart, writes the PNG or SVG of the
@@ -9,6 +10,7 @@ the script per chart cost the browser about 100 ms per chart per click (``bench/
 from __future__ import annotations
 
 import html
+import math
 import re
 from collections import OrderedDict
 
@@ -87,6 +89,119 @@ def style(fig: go.Figure, *, large: bool, dark: bool) -> go.Figure:
     return out
 
 
+# The one layout rule every chart goes through (``framed``): a one-line title at the top left, the legend in a
+# row of its own under it and above the plot, tick labels horizontal where they fit (plotly turns them only
+# when they would collide) and axes that grow the margins to hold their labels. Sizes in px at plotly's
+# default type (normal) and at presenter mode's; the legend's rows are estimated from its entries' text at a
+# width narrower than any chart the app draws at 1280 px, so an estimate errs towards a spare row.
+NORMAL_TYPE = dict(title=17, legend=13)
+CHAR_WIDTH = 0.58  # of the font size: a generous average for the sans-serif type plotly uses
+LEGEND_SWATCH_PX = 46  # a legend entry's symbol and the gap after it
+LEGEND_WIDTH_PX = dict(normal=560, large=900)
+TOP_PAD_PX = 8
+DEFAULT_HEIGHT = 450  # plotly's, when a figure sets none
+
+
+def _legend_entries(fig: go.Figure) -> list[str]:
+    """The names the legend shows: traces with a name that are not hidden from it (one entry per legend group)."""
+    if fig.layout.showlegend is False:
+        return []
+    names, groups = [], set()
+    for trace in fig.data:
+        if not trace.name or getattr(trace, "showlegend", None) is False or trace.type in ("heatmap", "icicle"):
+            continue
+        group = getattr(trace, "legendgroup", None)
+        if group:
+            if group in groups:
+                continue
+            groups.add(group)
+        names.append(str(trace.name))
+    return names if len(names) > 1 or fig.layout.showlegend else []
+
+
+def legend_rows(names: list[str], font_px: int, width_px: int) -> int:
+    """How many rows a horizontal legend of ``names`` takes in ``width_px`` (entries wrap whole, as plotly does)."""
+    rows, used = (1, 0.0) if names else (0, 0.0)
+    for name in names:
+        entry = len(name) * CHAR_WIDTH * font_px + LEGEND_SWATCH_PX
+        if used and used + entry > width_px:
+            rows, used = rows + 1, 0.0
+        used += entry
+    return rows
+
+
+def split_title(text: str | None) -> tuple[str, str]:
+    """A title's first line (what the chart shows) and the rest (shown as a caption under it)."""
+    first, _, rest = (text or "").partition("<br>")
+    rest = re.sub(r"<br\s*/?>", " ", rest).strip()
+    if rest.startswith("(") and rest.endswith(")") and rest.count("(") == 1:  # a bracketed aside reads as a sentence
+        rest = rest[1:-1].strip()
+    return first.strip(), rest
+
+
+def framed(fig: go.Figure, *, large: bool = False) -> tuple[go.Figure, str]:
+    """The figure under the one layout rule, and the details its title had after its first line (a caption).
+
+    Changes ``fig`` in place (only its layout) and returns it. A legend the figure placed in container
+    coordinates (at its foot, under subplot titles) stays where it is: it is already clear of the plot.
+    """
+    title, details = split_title(fig.layout.title.text if fig.layout.title else None)
+    if details:  # kept with the figure: a figure drawn again (cached, or the hand-out's copy) keeps its caption
+        fig.update_layout(meta=dict(details=details))
+    elif isinstance(fig.layout.meta, dict):
+        details = fig.layout.meta.get("details", "")
+    title_px = LARGE["title"] if large else NORMAL_TYPE["title"]
+    legend_px = LARGE["legend"] if large else NORMAL_TYPE["legend"]
+    top = TOP_PAD_PX
+    if title:
+        fig.update_layout(title=dict(text=title, x=0, xref="paper", xanchor="left", yref="container", y=1,
+                                     yanchor="top", pad=dict(t=TOP_PAD_PX), automargin=False))
+        top += int(title_px * 1.45)
+    names = _legend_entries(fig)
+    at_foot = fig.layout.legend is not None and fig.layout.legend.yref == "container" and (
+        fig.layout.legend.y is not None and fig.layout.legend.y < 0.5)
+    if names and not at_foot:
+        rows = legend_rows(names, legend_px, LEGEND_WIDTH_PX["large" if large else "normal"])
+        height = fig.layout.height or DEFAULT_HEIGHT
+        fig.update_layout(legend=dict(orientation="h", xref="paper", x=0, xanchor="left", yref="container",
+                                      y=1 - top / height, yanchor="top", title=None))
+        top += int(rows * legend_px * 1.75) + 4
+    top += _subplot_title_room(fig, legend_px) + _top_axis_room(fig, large)
+    margin = fig.layout.margin
+    fig.update_layout(margin=dict(t=max(top, 20), l=margin.l if margin.l is not None else 10,
+                                  r=margin.r if margin.r is not None else 10,
+                                  b=margin.b if margin.b is not None else 10))
+    for axis in (*fig.select_xaxes(), *fig.select_yaxes()):
+        axis.automargin = True
+        if axis.tickangle is not None and axis.tickangle not in (0, 90, -90) and axis.side != "top":
+            axis.tickangle = None  # plotly's own choice: horizontal when the labels fit, turned when they would collide
+    return fig, details
+
+
+def _top_axis_room(fig: go.Figure, large: bool) -> int:
+    """Room for an x axis drawn above the plot (its tick labels, turned as the figure says, and its title): plotly
+    grows the top margin for the axis or for the title, not for both, so the rule adds the axis's share itself."""
+    room = 0
+    for axis in fig.select_xaxes():
+        if axis.side != "top" or axis.showticklabels is False:
+            continue
+        tick_px = axis.tickfont.size or (LARGE["ticks"] if large else 12)
+        longest = max((len(str(t)) for t in axis.ticktext or ()), default=4)
+        turned = abs(math.sin(math.radians(axis.tickangle))) if isinstance(axis.tickangle, (int, float)) else 0.0
+        title_px = (LARGE["axis_title"] if large else 14) * 1.6 if _axis_title(axis) else 0
+        room = max(room, int(tick_px * 1.5 + longest * CHAR_WIDTH * tick_px * turned + title_px + 6))
+    return room
+
+
+def _subplot_title_room(fig: go.Figure, font_px: int) -> int:
+    """Room for annotations that sit on top of the plot area (subplot titles), so the legend stays above them."""
+    above = [a for a in fig.layout.annotations or () if a.yref == "paper" and a.y is not None and a.y >= 1
+             and a.yanchor == "bottom"]
+    if not above:
+        return 0
+    return int(font_px * 1.6)
+
+
 def chart_config(filename: str) -> dict:
     """plotly.js options: the hover toolbar's camera saves a 2× PNG under the same sensible name."""
     return {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2}}
@@ -102,9 +217,15 @@ def export_buttons_html(key: str, filename: str) -> str:
     return f'<div class="autoreg-export">{buttons}</div>'
 
 
+# Streamlit leaves about 6rem above a page's first element; a title there pushed every page's first picture
+# down by ~130 px on a laptop. The header bar (its menu at the right) stays; presenter mode has its own spacing.
+HEADER_SPACE_CSS = '<style>[data-testid="stMainBlockContainer"] { padding-top: 2.6rem; }</style>'
+
+
 def install_export_script() -> None:
-    """The one click handler (and style) behind every chart's PNG/SVG buttons; call once per page run."""
-    st.html(EXPORT_JS, unsafe_allow_javascript=True)
+    """The one click handler (and style) behind every chart's PNG/SVG buttons, and the page's header space; call
+    once per page run."""
+    st.html(EXPORT_JS if presenter.active() else EXPORT_JS + HEADER_SPACE_CSS, unsafe_allow_javascript=True)
 
 
 def _values(seq) -> list:
@@ -178,8 +299,11 @@ def show_chart(fig: go.Figure, key: str, filename: str, *, where=None, export: b
     """
     box = (where if where is not None else st).container()
     name = file_name(filename)
-    shown = style(fig, large=presenter.active(), dark=presenter.dark())
+    large = presenter.active()
+    shown, details = framed(style(fig, large=large, dark=presenter.dark()), large=large)
     event = box.plotly_chart(shown, key=key, config=chart_config(name), **plotly_kwargs)
+    if details:
+        box.caption(details)
     if export:
         box.html(export_buttons_html(key, name))
         if box.toggle(charts_text.TABLE_TOGGLE, key=f"{key}{keys.TABLE_SUFFIX}", help=charts_text.TABLE_HELP):

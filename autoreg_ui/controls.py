@@ -141,9 +141,8 @@ def open_section(sections: dict[str, Callable[..., None]], key: str, *args, guid
     for (label, draw), tab in zip(sections.items(), tabs):
         if tab.open:
             with tab:
-                box = st.container()  # the box above the view; on a projector below it, so the view fits the screen
-                draw(*args)
-                guide.show(guides, label, where=st.container() if presenter.active() else box)
+                draw(*args)  # the picture first; its Notice / Try / Ask under it, so a click's result is in sight
+                guide.show(guides, label, where=st.container())
 
 
 def step_row(page: str, capture_attention: bool = False, advance: Advance | None = None) -> None:

@@ -36,12 +36,14 @@ def pick_example(state: MutableMapping) -> None:
     state[keys.PROMPT_KEPT] = state[keys.PROMPT_BOX] = state[keys.EXAMPLE_BOX]
 
 
-def prompt_box():
-    """Draw the prompt controls and return this tab's session (started from the kept prompt if needed)."""
+def prompt_box(folded: bool = False):
+    """Draw the prompt controls and return this tab's session (started from the kept prompt if needed).
+
+    ``folded``: in a closed expander (as on a projector), so the step's result is on the first screen."""
     state = st.session_state
     restore(state)
     # on a projector the step comes first: the prompt box folds away
-    with st.expander(PROMPT_FOLDED) if presenter.active() else st.container(border=True):
+    with st.expander(PROMPT_FOLDED) if presenter.active() or folded else st.container(border=True):
         left, right = st.columns([3, 1])
         left.text_area("Prompt", key=keys.PROMPT_BOX, on_change=keep_prompt, args=(state,), height=80)
         right.selectbox("Examples", EXAMPLE_PROMPTS, key=keys.EXAMPLE_BOX, on_change=pick_example, args=(state,),

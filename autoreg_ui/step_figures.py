@@ -174,6 +174,22 @@ STRIP_CSS = ("<style>.tokstrip{line-height:2.1;font-family:ui-monospace,monospac
              "white-space:nowrap}</style>")
 
 
+# A typed text cut into its tokens, as tokenizer playgrounds show it: neighbouring chips in different colours (light
+# and darker shades of the strip's own ramp, taken in turn), so where one token ends and the next begins is visible.
+CHUNK_SHADES = (3, 12, 6, 16, 9)  # of the strip's 21 shades (its p0 … p20 classes)
+
+
+def chunks_html(views: list[TokenView]) -> str:
+    """The token strip for a text without steps: each chip in the next of ``CHUNK_SHADES`` (escaped like the strip)."""
+    chips = []
+    for pos, view in enumerate(views):
+        tip = html.escape(f"position {pos} · id {view.id} · {view.piece!r}")
+        shade = CHUNK_SHADES[pos % len(CHUNK_SHADES)]
+        chips.append(f'<span role="listitem" class="tok p{shade}" title="{tip}">{html.escape(view.label)}</span>')
+    return (STRIP_CSS + '<div class="tokstrip" role="list" aria-label="The text, one item per token">'
+            + "".join(chips) + "</div>")
+
+
 def unique_labels(tokenizer, ids: list[int]) -> list[str]:
     """Axis labels, one per id, made unique (two tokens may render alike: ' the' and 'the' look close)."""
     seen: set[str] = set()

@@ -60,3 +60,10 @@ def test_the_model_comes_last_so_a_page_without_one_still_shows_its_head(drawn, 
     with pytest.raises(Stopped):
         lesson_page.set_up("Inside generation", "inside", (), "Intro.")
     assert [c[0] for c in drawn] == ["title", "terms", "predict", "explain", "bundle"]
+
+
+def test_an_introduction_shows_its_first_paragraph_and_folds_the_rest():
+    from autoreg_ui.lesson_page import first_paragraph
+
+    assert first_paragraph("One.\n\nTwo.\n\nThree.") == ("One.", "Two.\n\nThree.")
+    assert first_paragraph("  Only one.\nStill one.  ") == ("Only one.\nStill one.", "")

@@ -238,7 +238,7 @@ def cache_growth_figure(points: list[CachePoint], bytes_per_position: float) -> 
     xs = [0] + [p.step for p in points]
     lengths = [0] + [p.positions for p in points]
     traces = [
-        dict(type="scatter", x=xs, y=lengths, mode="lines", line=dict(color=DECODE_COLOR, width=2, shape="vh"),
+        dict(type="scatter", x=xs, y=lengths, mode="lines", line=dict(color=DECODE_COLOR, width=2, shape="hv"),
              name="cache length", hovertemplate="after step %{x}: %{y} positions<extra></extra>"),
         dict(type="scatter", x=[p.step for p in points], y=[p.measured_bytes for p in points], yaxis="y2",
              mode="markers", name="measured bytes", marker=dict(color=CACHE_COLOR, size=7, symbol="circle-open"),
@@ -298,7 +298,7 @@ def memory_figure(spec: ModelSpec, max_len: int | None = None) -> go.Figure:
              marker=dict(color=CACHE_COLOR, size=12),
              hovertemplate=f"{seq_len:,} tokens × batch {batch}: {human_bytes(here)}<extra></extra>"),
     ]
-    layout = dict(title=dict(text=f"{html.escape(spec.name)}: cache grows linearly with tokens (batch {batch})"),
+    layout = dict(title=dict(text=f"The cache grows linearly with tokens<br>{html.escape(spec.name)}, batch {batch}"),
                   height=340, margin=dict(l=50, r=10, t=50, b=40),
                   xaxis=dict(title=dict(text="sequence length (tokens)")),
                   yaxis=dict(title=dict(text="GiB"), rangemode="tozero"), legend=dict(orientation="h", y=-0.2))

@@ -153,6 +153,8 @@ def render() -> None:
         keep_widget_values(st.session_state, (*ac.KEPT, keys.ATT_ALL_HEADS))  # kept while their section is closed
         messages.show()
         av.ensure_prefill(session, capture=capturable)
+        if capturable:
+            ac.fill_on_arrival(session)  # a short text's missing rows: the picture, not a warning
         # on a projector the layer and the head come under the open section, so its chart starts under the step
         # buttons (the section's box is made first, so it shows first; it is drawn once the layer and head are read)
         views = st.container() if presenting else None

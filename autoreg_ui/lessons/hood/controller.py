@@ -107,14 +107,19 @@ def token_label(tokenizer, token_id: int) -> str:
 
 
 # ---------------------------------------------------------------- 1 · the training loss
+NO_RECORD = "—"  # a prompt token: no step recorded its −log p
+
+
 def loss_rows(tokenizer, scored: loss.TextLoss, records) -> list[dict]:
     recorded = [-r.logprob for r in records]
     rows = []
     for t, (term, top) in enumerate(zip(scored.losses, scored.top_ids), start=1):
         step = t - scored.prompt_len
+        kept = f"{recorded[step]:.5f}" if 0 <= step < len(recorded) else NO_RECORD
         rows.append({"token": t + 1, "text": token_label(tokenizer, scored.ids[t]),
                      "part": "prompt" if step < 0 else "generated", "−log p, one pass": round(term, 5),
-                     "−log p, recorded by the step": round(recorded[step], 5) if 0 <= step < len(recorded) else None,
+                     # text, so a prompt token's empty cell reads "—" (a missing number is printed "None")
+                     "−log p, recorded by the step": kept,
                      "model's own top guess": token_label(tokenizer, top)})
     return rows
 

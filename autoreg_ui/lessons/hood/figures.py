@@ -4,7 +4,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from autoreg_ui import palette
-from autoreg_ui.labels import escaped
+from autoreg_ui.labels import escaped, short_label
 
 HEIGHT = 320
 PROJECTOR_HEIGHT = 225  # presenter mode grows it by charts.HEIGHT_GROWTH: the loss chart then ends on the first screen
@@ -25,6 +25,7 @@ def loss_figure(labels: list[str], losses: list[float], prompt_terms: int,
     recorded −log p as marks on the generated bars."""
     xs = list(range(2, len(losses) + 2))  # the target token's 1-based place in the text
     fig = go.Figure()
+    names = token_ticks(labels)
     for lo, hi, name, color in ((0, prompt_terms, "prompt token (one pass)", palette.MUTED),
                                 (prompt_terms, len(losses), "generated token (one pass)", palette.ACCENT)):
         if hi > lo:
@@ -35,9 +36,22 @@ def loss_figure(labels: list[str], losses: list[float], prompt_terms: int,
         fig.add_scatter(x=xs[prompt_terms:prompt_terms + len(recorded)], y=recorded, mode="markers",
                         name="−log-prob the step recorded", marker=dict(color=palette.HIGHLIGHT, symbol="x", size=9),
                         hovertemplate="token %{x}<br>recorded −log p = %{y:.4f} nats<extra></extra>")
-    fig.update_xaxes(title="token in the text (its place, from 1)", tickformat="d")
+    if names is not None:  # the tokens themselves under their bars; a long text keeps the places (hover names them)
+        fig.update_xaxes(title="the token predicted", tickvals=xs, ticktext=names)
+    else:
+        fig.update_xaxes(title="token in the text (its place, from 1)", tickformat="d")
     fig.update_yaxes(title="−log p, nats", rangemode="tozero")
     return _layout(fig, "Every term of the loss, from one pass", height)
+
+
+MAX_NAMED_TOKENS = 40  # more than this under one axis would be unreadable: the axis then shows places
+
+
+def token_ticks(labels: list[str]) -> list[str] | None:
+    """The loss chart's tick labels: each predicted token, escaped and shortened; None past ``MAX_NAMED_TOKENS``."""
+    if len(labels) > MAX_NAMED_TOKENS:
+        return None
+    return [short_label(label, 10) for label in labels]
 
 
 def angles_figure(angles: list[float], position: int) -> go.Figure:

@@ -35,6 +35,9 @@ def teacher_figure(steps: list[int], stepped: list[float], one_pass: list[float]
     return _layout(fig, "The same log-probabilities, two ways")
 
 
+LENS_CELL_FONT_PX = 11  # the logit lens's cell labels: readable, and a 10-character label fits its cell
+
+
 def lens_figure(tokenizer, reading: LensReading) -> go.Figure:
     """Layers (rows) × the top guesses (columns): each cell a token, coloured by its probability."""
     names = ["embedding"] + [f"layer {i}" for i in range(1, reading.depth)]
@@ -43,6 +46,7 @@ def lens_figure(tokenizer, reading: LensReading) -> go.Figure:
     fig = go.Figure(go.Heatmap(
         z=probs, x=[f"#{i}" for i in range(1, len(probs[0]) + 1)], y=names,
         text=[[short_label(label, 10) for label in row] for row in labels], texttemplate="%{text}",
+        textfont=dict(size=LENS_CELL_FONT_PX),  # fixed: plotly shrinks a cell's text to fit it (about 7 px here)
         customdata=[escaped(row) for row in labels], zmin=0, zmax=1,
         colorscale=[[0, palette.alpha(palette.ACCENT, 0.04)], [1, palette.ACCENT]],
         colorbar=dict(title="p"), hovertemplate="%{y}, guess %{x}: %{customdata}<br>p = %{z:.4f}<extra></extra>"))

@@ -3,7 +3,6 @@
 Sliders redo only the sampling arithmetic; the model runs when a button asks (a step, continuations, beams).
 """
 import time
-from contextlib import nullcontext
 
 import streamlit as st
 
@@ -46,7 +45,7 @@ def render() -> None:
     # On a projector one step fits one screen: the sentence, the four settings and the chart come first; where the
     # logits come from is drawn under section 1 (its container is made first, so it shows first).
     presenting = presenter.active()
-    first_section = st.container() if presenting else nullcontext()
+    first_section = st.container()  # section 1's box first: its chart above the picker of where the logits come from
     source = view.source_picker(bundle, state, context=not presenting)
     if source is None:
         st.stop()

@@ -5,3 +5,5 @@ strings, so they never change. Keys that several pages read live in ``autoreg_ui
 """
 PATH_BEGIN = "lesson_path_begin"  # the Start page's "Teach this path" buttons: PATH_BEGIN + path number
 PATH_OPEN = "lesson_path_open"  # the Start page's stop buttons: PATH_OPEN + path number + stop number
+TRY_PROMPT = "start_try_prompt"  # the "Try it now" box's prompt
+TRY_NEXT = "start_try_next"  # its Next token button

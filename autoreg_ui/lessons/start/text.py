@@ -23,6 +23,14 @@ HOW = (
     "explanations, and the **Glossary** defines each term."
 )
 PATHS_TITLE = "Two paths through the app"
+TRY_TITLE = "Try it now"
+TRY_PROMPT = "A prompt for the model"
+TRY_NEXT = "Next token"
+TRY_NEXT_HELP = ("One decode step: the model reads the text so far, scores every token of its vocabulary, and "
+                 "one token is picked and added. Press again for the next one.")
+TRY_WAITING = "Press **Next token**: the model adds one token to this text, shaded by how likely it found it."
+TRY_MORE = "See what each step chose from, on the step page"
+TEACH_TITLE = "For teachers"
 
 
 @dataclass(frozen=True)

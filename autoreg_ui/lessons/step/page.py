@@ -1,6 +1,4 @@
 """Step through generation: one decode step per click, with everything the step decided."""
-from contextlib import nullcontext
-
 import streamlit as st
 
 from autoreg_core.engine.model_spec import dtype_name
@@ -13,7 +11,7 @@ from autoreg_ui.lessons.step import questions as step_questions
 from autoreg_ui.lessons.step import text as step_text
 from autoreg_ui.prompt import prompt_box
 from autoreg_ui.sharing import export, presenter
-from autoreg_ui.state import current_config, keep_widget_values
+from autoreg_ui.state import current_config, current_session, keep_widget_values
 from autoreg_ui.step_figures import (
     history_frame,
     logprob_figure,
@@ -27,14 +25,22 @@ from autoreg_ui.step_figures import (
 )
 
 
+def _running() -> bool:
+    """A text has steps (the page's head folds away); presenter mode folds it always."""
+    session = current_session()
+    return bool(session is not None and session.records) and not presenter.active()
+
+
 def render() -> None:
     """Draw the page; its entry file (``pages/step.py``) calls this on every run."""
+    running = _running()  # once a text is running, the introduction and the prompt fold: the step comes first
     bundle = lesson_page.set_up("Step through generation", "step", step_questions.QUESTIONS, step_text.LOOP,
-                                latex=step_text.CHAIN_RULE, latex_label=step_text.CHAIN_RULE_LABEL)
+                                latex=step_text.CHAIN_RULE, latex_label=step_text.CHAIN_RULE_LABEL,
+                                fold_intro=running)
     if class_mode.follow_here():  # a student following a class sees the teacher's text here
         st.stop()
     step_slot = st.container() if presenter.active() else None  # on a projector the step comes first, the prompt below
-    session = prompt_box()
+    session = prompt_box(folded=running)
     messages.show()
     if session is None:
         st.info("Fix the prompt above, then press **Start from this prompt**.")
@@ -44,6 +50,8 @@ def render() -> None:
 
     @after_run.fragment
     def stepper() -> None:
+        if _running() != running:  # the first step (or a reset): the whole page again, to fold or unfold its head
+            st.rerun()
         n = controls.step_buttons("step")
         notes = st.container() if n else None  # Generate N's messages come after its run, above the strip
         if notes is None:
@@ -59,12 +67,11 @@ def render() -> None:
                 messages.show()
         records = session.records
         draw_strip()
-        # on a projector the distribution comes before the numbers; elsewhere no wrapper (one element less per click)
-        view = st.container() if presenter.active() else nullcontext()
-        legend = strip_text.strip_legend(session.prompt_len, len(records), palette.UNLIKELY)
-        st.caption(legend + " " + strip_text.STRIP_MARKS)
         if records and records[-1].stop is not None:
             st.success(f"Generation stopped: {records[-1].stop[1]}.")
+        view = st.container()  # this step's picture right under the strip; the strip's key and the numbers after it
+        legend = strip_text.strip_legend(session.prompt_len, len(records), palette.UNLIKELY)
+        st.caption(legend + " " + strip_text.STRIP_MARKS)
 
         last = records[-1] if records else None
         row = st.container(horizontal=True)  # one block for five metrics: columns would send six (one per column)
@@ -95,13 +102,13 @@ def render() -> None:
         how = "forced" if last.forced else ("greedy" if last.config.greedy else "sampled")
         kept = f"{last.kept} token{'s' if last.kept != 1 else ''}"
         label = session_views(session)[-1].label
-        title = (f"Step {last.index}: {how} “{label}” (p = {last.prob:.3f} in the model's "
-                 f"softmax,<br>{last.prob_filtered:.3f} after the filters, rank {last.rank}, {kept} kept)")
+        title = (f"Step {last.index}: {how} “{label}”, p = {last.prob:.3f}<br>p is its probability in the "
+                 f"model's softmax; {last.prob_filtered:.3f} after the filters, rank {last.rank}, {kept} kept.")
         if presenter.active():  # one line on a projector: the rest is in the strip's hover and the numbers below
             title = f"Step {last.index}: {how} “{label}”, p = {last.prob:.3f}, {kept} kept"
         figure = topn_figure(bundle.tokenizer, top_of_record(last, top_n), title)
         if presenter.active():  # with the step's buttons and strip on one 720 px screen
-            figure.update_layout(height=PROJECTOR_CHART_PX, margin=dict(t=75), legend=dict(y=1.0, yanchor="bottom"))
+            figure.update_layout(height=PROJECTOR_CHART_PX, xaxis_title=None)  # the bars are the tokens: no axis title
         show_chart(figure, key=keys.STEP_LAST_CHART, filename=f"step-{last.index}-top-tokens")
 
 
@@ -143,7 +150,7 @@ def render() -> None:
                            key=keys.HISTORY_CSV, on_click="ignore")
 
 
-    PROJECTOR_CHART_PX = 225  # grown by presenter mode's charts.HEIGHT_GROWTH
+    PROJECTOR_CHART_PX = 315  # grown by presenter mode's charts.HEIGHT_GROWTH
 
 
     # One view at a time: a click redraws the strip, the numbers and the open view only.

@@ -8,6 +8,7 @@ from autoreg_ui.lessons.tokens import keys, questions, text
 from autoreg_ui.lessons.tokens.figures import scripts_figure
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import current_session, keep_widget_values
+from autoreg_ui.step_figures import chunks_html
 
 
 def render() -> None:
@@ -21,8 +22,11 @@ def render() -> None:
     typed = st.text_area(text.BOX, key=keys.TOKENS_TEXT, height=100, max_chars=2000)
     ids = tok(typed, add_special_tokens=False)["input_ids"] if typed else []
     if ids:
-        st.dataframe(text.token_rows(token_views(tok, ids)), hide_index=True, key=keys.TOKENS_TABLE)
+        views = token_views(tok, ids)
+        st.markdown(chunks_html(views), unsafe_allow_html=True)  # every piece escaped: typed text is never HTML
         st.caption(text.count_sentence(len(ids), len(typed), len(typed.encode("utf-8"))))
+        st.caption(text.CHUNKS_NOTE)
+        st.dataframe(text.token_rows(views), hide_index=True, key=keys.TOKENS_TABLE)
         st.markdown(text.TABLE_NOTE)
     else:
         st.info(text.EMPTY)

@@ -1,6 +1,8 @@
 """What the tokens page says: the text as the model reads it, and how other scripts tokenize."""
 from __future__ import annotations
 
+from autoreg_ui.strip_text import STRIP_MARKS
+
 TITLE = "Tokens: the text as the model reads it"
 INTRO = ("The model never sees letters. A tokenizer cuts the text into pieces from a fixed vocabulary and "
          "hands the model their ids. This model's tokenizer works on **bytes** (byte-level BPE): common "
@@ -31,8 +33,12 @@ SAMPLES = {
 EMPTY = "Type some text to see its tokens."
 
 
+CHUNKS_NOTE = ("Each chip is one token of the text above; its colour only sets it apart from its neighbours. "
+               "Hover a chip for its position, id and piece. " + STRIP_MARKS)
+
+
 def count_sentence(tokens: int, characters: int, utf8_bytes: int) -> str:
-    """One line under the table, from the counts."""
+    """One line under the coloured tokens, from the counts."""
     per = tokens / characters if characters else 0.0
     return (f"{tokens} tokens for {characters} characters ({utf8_bytes} UTF-8 bytes): "
             f"{per:.2f} tokens per character.")

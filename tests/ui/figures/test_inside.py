@@ -31,5 +31,6 @@ def test_lens_figures_from_a_real_reading(tiny):
     reading = lens.logit_lens(tiny, s.ids[:-1], s.ids[-1])
     grid = figs.lens_figure(tiny.tokenizer, reading)
     assert len(grid.data) == 1 and len(grid.data[0].z) == reading.depth
+    assert grid.data[0].textfont.size == figs.LENS_CELL_FONT_PX >= 11  # plotly would shrink it to fit the cell
     target = figs.lens_target_figure(tiny.tokenizer, reading)
     assert len(target.data[0].x) == reading.depth

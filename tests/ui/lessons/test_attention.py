@@ -192,3 +192,18 @@ def test_sequence_options_and_labels():
     assert ac.SEQ_OPTIONS[0] == 16 and ac.SEQ_OPTIONS[-1] == 1_048_576
     assert len(ac.SEQ_OPTIONS) == 17
     assert [ac.seq_label(s) for s in (16, 512, 1024, 131_072)] == ["16", "512", "1K", "128K"]
+
+
+def test_a_short_text_gets_its_missing_rows_on_arrival_and_a_long_one_keeps_the_button(tiny, monkeypatch):
+    s = Session(tiny, "The cat sat on the mat.")
+    s.generate(3, GREEDY)  # stepped elsewhere: capture off
+    n = s.prompt_len + 3
+    assert ac.fill_on_arrival(s) == n
+    assert av.row_sources(s) == [av.PREFILL] * s.prompt_len + [av.DECODE] * 3
+    assert ac.fill_on_arrival(s) == 0  # nothing missing: no pass
+    longer = Session(tiny, "The cat sat on the mat.")
+    longer.generate(3, GREEDY)
+    monkeypatch.setattr(ac, "FILL_ON_ARRIVAL_TOKENS", n - 1)  # one token past the limit: left to the button
+    assert ac.fill_on_arrival(longer) == 0 and av.MISSING in av.row_sources(longer)
+    monkeypatch.setattr(ac, "FILL_ON_ARRIVAL_TOKENS", n)  # at the limit: filled
+    assert ac.fill_on_arrival(longer) == n

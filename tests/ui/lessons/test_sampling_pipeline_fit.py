@@ -31,7 +31,8 @@ def test_two_temperatures_share_one_probability_axis():
     for name, pipe, fig in (("cold", cold_pipe, cold), ("hot", hot_pipe, hot)):
         axes = _y_axes(fig)
         assert len(axes) == len(pipe.stages) + 1
-        assert axes[0].autorange is None and axes[0].range is None  # the raw logits keep their own scale
+        shown = [v for v in fig.data[0].y if v is not None]  # the raw logits: their own scale, zoomed around them
+        assert axes[0].autorange is False and axes[0].range[0] < min(shown) < max(shown) < axes[0].range[1]
         ranges[name] = [tuple(a.range) for a in axes[1:]]
         assert ranges[name] == [figures.PROB_RANGE] * (len(axes) - 1)
         assert all(a.autorange is False for a in axes[1:])
@@ -86,3 +87,22 @@ def test_the_two_temperatures_are_wired_as_the_lab_caption_says():
     assert controller.lab_config(state) == sidebar
     assert "sidebar's settings" in text.LAB_SLIDERS and "Copy the sidebar's settings" in text.LAB_SLIDERS
     assert text.LAB_TEMPERATURE.startswith("Lab temperature")
+
+
+def test_the_raw_logit_axis_is_zoomed_around_the_shown_logits_and_says_so():
+    from autoreg_ui.lessons.sampling.figures import pipeline as drawn
+
+    assert drawn.zoomed_range([34.2, 31.8, float("-inf")]) == dict(
+        range=[31.8 - 2.4 * drawn.ZOOM_PAD, 34.2 + 2.4 * drawn.ZOOM_PAD], autorange=False)
+    low, high = drawn.zoomed_range([5.0, 5.0])["range"]  # one value: a spread of 1 around it, not a zero-height axis
+    assert (low, high) == (5.0 - drawn.ZOOM_PAD, 5.0 + drawn.ZOOM_PAD)
+    assert drawn.zoomed_range([float("-inf")]) == {}
+    pipe, fig = _figure(1.0)
+    assert any(a.text == f"1. logits, {drawn.ZOOMED}" for a in fig.layout.annotations)
+
+
+def test_the_u_label_sits_where_no_interval_is_drawn():
+    from autoreg_ui.lessons.sampling.figures import pipeline as drawn
+
+    assert [drawn.u_label_corner(u) for u in (0.061, 0.4999, 0.5, 0.97)] == [
+        "bottom right", "bottom right", "top left", "top left"]

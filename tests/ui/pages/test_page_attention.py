@@ -173,7 +173,28 @@ def test_bad_link_and_stale_state(embedded):
     assert good.slider(key="att_layer").value == 2 and good.selectbox(key="att_head").value == -1
 
 
-def test_steps_without_capture_are_marked_then_backfilled(embedded):
+def _two_steps_on_the_step_page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page("pages/step.py").run()  # the step page: capture off there
+    at.slider(key="cfg_temperature").set_value(0.0).run()
+    at.button(key="step_next").click().run()
+    at.button(key="step_next").click().run()
+    return at
+
+
+def test_a_short_text_arrives_with_its_missing_rows_computed(embedded):
+    at = _two_steps_on_the_step_page()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert not any("not captured" in w.value for w in at.warning)
+    s = at.session_state["session"]
+    assert [tuple(r.attention.shape) for r in s.records] == [(30, 9, s.prompt_len + 1), (30, 9, s.prompt_len + 2)]
+
+
+def test_steps_without_capture_are_marked_then_backfilled(embedded, monkeypatch):
+    from autoreg_ui.lessons.attention import controller
+
+    monkeypatch.setattr(controller, "FILL_ON_ARRIVAL_TOKENS", 0)  # a text too long to fill on arrival: the button
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.switch_page("pages/step.py").run()  # the step page: capture off there
     at.slider(key="cfg_temperature").set_value(0.0).run()

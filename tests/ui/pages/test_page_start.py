@@ -9,8 +9,8 @@ def test_start_page_shows_both_paths_with_every_link(open_page):
     for path in text.PATHS.values():
         for stop in path:
             assert f"]({stop.link})" in shown
-    assert [s.value for s in at.subheader] == ["A 45-minute lesson", "A 90-minute lesson",
-                                               "A 50-minute lesson"]  # "(45 min)" said once; the third, advanced
+    assert [s.value for s in at.subheader] == [text.TRY_TITLE, text.TEACH_TITLE, "A 45-minute lesson",
+                                               "A 90-minute lesson", "A 50-minute lesson"]  # the third, advanced
     labels = [b.label for b in at.button]
     assert labels.count(text.TEACH_PATH) == 3
     assert all(f"**{stop.title}**" in labels for path in text.PATHS.values() for stop in path)
@@ -56,3 +56,20 @@ def test_start_page_has_its_terms_popover_with_links_to_the_glossary(open_page):
     shown = [m.value for m in at.markdown]
     assert glossary_text.terms_markdown("start") in shown
     assert "[**Speculative decoding**](/glossary#speculative-decoding)" in glossary_text.terms_markdown("start")
+
+
+def test_try_it_now_starts_the_typed_prompt_and_steps_once(open_page):
+    from autoreg_ui import keys
+    from autoreg_ui.lessons.start import keys as start_keys
+
+    at = open_page("pages/start.py")
+    assert text.TRY_WAITING in [c.value for c in at.caption]  # before a step: what the button will do
+    at.text_input(key=start_keys.TRY_PROMPT).set_value("Once upon a time").run()
+    at.button(key=start_keys.TRY_NEXT).click().run()
+    assert not at.exception
+    session = at.session_state[keys.SESSION]
+    assert (session.prompt, len(session.records)) == ("Once upon a time", 1)
+    assert at.session_state[keys.PROMPT_KEPT] == "Once upon a time"  # the step page continues this text
+    assert any('class="tokstrip"' in m.value for m in at.markdown)
+    at.button(key=start_keys.TRY_NEXT).click().run()  # the same prompt: the same text grows
+    assert at.session_state[keys.SESSION] is session and len(session.records) == 2

@@ -22,6 +22,7 @@ RAW_COLOR = palette.RAW
 REMOVED_COLOR = palette.FADED
 CHOSEN_COLOR = palette.HIGHLIGHT
 CUM_COLOR = palette.CUMULATIVE
+ZOOMED = "zoomed axis"  # said in the raw-logit panel's title: its axis does not start at 0
 PANEL_COLUMNS = 3  # six panels in two rows: the whole pipeline fits one screen
 # Every probability panel shares one fixed axis, so a flatter distribution (a higher temperature) looks flatter;
 # a little above 1 so the top-p line at p = 1 and the cumulative sum's last point stay inside the panel.
@@ -101,11 +102,27 @@ def pipeline_figure(pipeline: Pipeline, ids: list[int], labels: list[str], chose
                                     hovertemplate="%{customdata[0]} (id %{customdata[1]})<br>probability %{y:.4f}"
                                                   "<extra></extra>"))
         elif stages[k].name == RAW:
-            layout["yaxis" + ya[1:]] = _y_axis(k, cells, "logit", fixed=False)
+            layout["yaxis" + ya[1:]] = dict(_y_axis(k, cells, "logit", fixed=False),
+                                            **zoomed_range(stages[k].scores[torch.tensor(ids)].tolist()))
             _raw_panel(fig, stages[k], ids, hover_labels, (xa, ya))
         else:
             _stage_panel(fig, pipeline, k, ids, hover_labels, removed_by, (xa, ya))
     return go.Figure(data=fig["data"], layout=dict(layout, shapes=fig["shapes"], annotations=fig["annotations"]))
+
+
+ZOOM_PAD = 0.08  # of the shown logits' spread, below the lowest and above the highest
+
+
+def zoomed_range(logits: list[float]) -> dict:
+    """The raw-logit panel's y axis around the shown logits, not from 0: logits of 34.2 and 31.8 drawn from 0 look
+    alike, yet the first is e^2.4 ≈ 11 times as likely (the softmax sees only their differences). The panel's
+    title says the axis is zoomed. Empty when no shown logit is finite (plotly's own range then)."""
+    finite = [v for v in logits if math.isfinite(v)]
+    if not finite:
+        return {}
+    low, high = min(finite), max(finite)
+    pad = max(high - low, 1.0) * ZOOM_PAD
+    return dict(range=[low - pad, high + pad], autorange=False)
 
 
 def _raw_panel(fig: dict, stage: Stage, ids: list[int], hover_labels: list[str], axes: tuple[str, str]) -> None:
@@ -183,7 +200,7 @@ def _stage_title(stage: Stage) -> str:
     """One short line (the stage and the tokens left), escaped: three panels a row fit a projector's type.
     How many a stage removed is on hover (each grey bar names its stage)."""
     if stage.name == RAW:
-        return "1. raw logits"
+        return f"1. logits, {ZOOMED}"
     if stage.name == ARGMAX:
         return "greedy: 1 left"  # the stage's own title names the temperature too: too wide for a panel
     if not stage.active:
@@ -228,13 +245,20 @@ def draw_figure(draw: InverseCdfDraw, probs: torch.Tensor, labels: dict[int, str
     fig.add_trace(go.Scatter(x=x, y=highs, mode="lines+markers", line_shape="hv",
                              name="cumulative probability", line_color=CUM_COLOR, marker_size=4))
     fig.add_hline(y=draw.u, line_dash="dash", line_color=CHOSEN_COLOR, annotation_text=f"u = {draw.u:.4f}",
-                  annotation_position="top left", annotation_font_color=CHOSEN_COLOR)
+                  annotation_position=u_label_corner(draw.u), annotation_font_color=CHOSEN_COLOR)
     fig.add_trace(go.Scatter(x=[positions.index(draw.position)], y=[draw.u], mode="markers", marker_symbol="star",
                              marker_size=16, marker_color=CHOSEN_COLOR, name="drawn token"))
     fig.update_xaxes(tickvals=list(range(len(positions))), ticktext=ticks, tickangle=-60)
     fig.update_yaxes(range=[0, 1.02], title_text="cumulative probability")
     fig.update_layout(height=360, margin=dict(l=40, r=20, t=30, b=40), legend=dict(orientation="h", y=1.12))
     return fig
+
+
+def u_label_corner(u: float) -> str:
+    """Where the "u = …" label goes on its line: the intervals left of the drawn token end below u and those right
+    of it start above u, so the label sits above the line at the left for a high u and under it at the right for a
+    low one (above the line at the left, a small u's label was drawn over the first interval's bar)."""
+    return "top left" if u >= 0.5 else "bottom right"
 
 
 def strategies_figure(rows: list[StrategyRow], ids: list[int], labels: list[str]) -> go.Figure:

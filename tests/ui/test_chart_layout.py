@@ -1,0 +1,62 @@
+"""The one layout rule every chart goes through (charts.framed), checked on figures without a browser."""
+import plotly.graph_objects as go
+
+from autoreg_ui import charts
+
+
+def _two_bars(**layout) -> go.Figure:
+    return go.Figure([go.Bar(x=["a", "b"], y=[1, 2], name="before"), go.Bar(x=["a", "b"], y=[2, 1], name="after")],
+                     layout=dict(height=300, **layout))
+
+
+def test_a_two_line_title_keeps_its_first_line_and_gives_the_rest_as_a_caption():
+    fig, details = charts.framed(_two_bars(title="Step 3: greedy<br>(0.5 after the filters)"))
+    assert (fig.layout.title.text, details) == ("Step 3: greedy", "0.5 after the filters")
+    assert charts.framed(fig)[1] == "0.5 after the filters"  # drawn again, the caption is kept
+    assert charts.split_title("One line") == ("One line", "")
+    assert charts.split_title("A<br>model (batch 1)") == ("A", "model (batch 1)")  # not a bracketed aside
+
+
+def test_the_legend_sits_in_its_own_row_between_the_title_and_the_plot():
+    fig, _ = charts.framed(_two_bars(title="T", legend=dict(orientation="h", y=-0.2)))
+    title_room = charts.TOP_PAD_PX + int(charts.NORMAL_TYPE["title"] * 1.45)
+    assert fig.layout.legend.yref == "container" and fig.layout.legend.yanchor == "top"
+    assert fig.layout.legend.y == 1 - title_room / 300
+    assert fig.layout.margin.t > title_room + charts.NORMAL_TYPE["legend"]  # the plot starts under the legend
+    assert fig.layout.title.yref == "container" and fig.layout.title.yanchor == "top"
+
+
+def test_without_a_legend_or_title_the_top_margin_stays_small():
+    fig = go.Figure([go.Bar(x=[1], y=[1], name="only")], layout=dict(height=300))
+    assert charts.framed(fig)[0].layout.margin.t == 20
+    titled = charts.framed(go.Figure([go.Bar(x=[1], y=[1])], layout=dict(title="T", height=300)))[0]
+    assert titled.layout.margin.t == charts.TOP_PAD_PX + int(charts.NORMAL_TYPE["title"] * 1.45)
+
+
+def test_a_legend_at_the_foot_in_container_coordinates_stays_there():
+    foot = dict(orientation="h", yref="container", y=0.0, yanchor="bottom")
+    fig, _ = charts.framed(_two_bars(title="T", legend=foot))
+    assert (fig.layout.legend.y, fig.layout.legend.yanchor) == (0.0, "bottom")
+
+
+def test_legend_rows_wrap_whole_entries_at_the_width():
+    one = len("abcd") * charts.CHAR_WIDTH * 10 + charts.LEGEND_SWATCH_PX
+    assert charts.legend_rows([], 10, 500) == 0
+    assert charts.legend_rows(["abcd", "abcd"], 10, int(2 * one) + 1) == 1
+    assert charts.legend_rows(["abcd", "abcd"], 10, int(2 * one) - 1) == 2
+
+
+def test_turned_tick_labels_become_plotlys_choice_and_axes_grow_the_margins():
+    fig, _ = charts.framed(_two_bars(xaxis=dict(tickangle=-45)))
+    assert fig.layout.xaxis.tickangle is None and fig.layout.xaxis.automargin is True
+    assert fig.layout.yaxis.automargin is True
+    upright = charts.framed(_two_bars(xaxis=dict(tickangle=90)))[0]
+    assert upright.layout.xaxis.tickangle == 90
+
+
+def test_an_axis_on_top_gets_room_under_the_title():
+    plain = charts.framed(_two_bars(title="T"))[0].layout.margin.t
+    on_top = charts.framed(_two_bars(title="T", xaxis=dict(side="top", tickangle=-60, title="key",
+                                                          tickvals=[0, 1], ticktext=["a long label", "b"])))[0]
+    assert on_top.layout.margin.t > plain + 12 * 1.5 + 14
+    assert on_top.layout.xaxis.tickangle == -60  # its room was counted at this angle
