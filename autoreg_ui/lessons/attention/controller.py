@@ -19,7 +19,7 @@ from autoreg_core.engine import kv_cache as kvc
 from autoreg_core.engine.model_spec import PRECISIONS, PRESETS, ModelSpec, precision_name
 from autoreg_core.experiments import attention_rows as av
 from autoreg_ui import messages
-from autoreg_ui.lessons.attention import keys
+from autoreg_ui.lessons.attention import keys, text
 from autoreg_ui.sharing.link_codec import MEAN
 
 MAX_TRIANGLE = 256  # the heatmap shows at most this many of the latest positions
@@ -75,6 +75,14 @@ def backfill(session, state: MutableMapping | None = None) -> int:
         return 0
     messages.say(f"Recomputed {filled} missing rows with one full forward pass.", "success", state)
     return filled
+
+
+def missing_row(capturable: bool, family: str) -> tuple[str, str, bool]:
+    """(level, sentence, offer the backfill button) for a query whose attention row is missing: a step taken
+    without capture can be backfilled; a model whose layers cannot be recomputed has no rows at all."""
+    if capturable:
+        return "warning", text.NOT_CAPTURED, True
+    return "info", text.not_recomputable(family), False
 
 
 @dataclass

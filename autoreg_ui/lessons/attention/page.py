@@ -13,6 +13,7 @@ from autoreg_core.experiments.kv_exactness import recompute_check
 from autoreg_ui import after_run, lesson_page, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.controls import open_section, step_row
+from autoreg_ui.family_text import family_name
 from autoreg_ui.format import BYTE_UNITS_NOTE, human_bytes
 from autoreg_ui.lessons.attention import controller as ac
 from autoreg_ui.lessons.attention import figures as fig_att
@@ -52,8 +53,10 @@ def render() -> None:
             qpos, row = pic.latest
             st.markdown(text.query_text(qpos, ac.inline_code(pic.labels[qpos]), pic.n_steps, where))
             if row is None:
-                st.warning(text.NOT_CAPTURED)
-                backfill_offer(session, "latest")
+                level, why, offer = ac.missing_row(capturable, family_name(bundle.config.model_type))
+                getattr(st, level)(why)
+                if offer:
+                    backfill_offer(session, "latest")
                 return
             weights = av.select_heads(row, layer, head)
             st.markdown(fig_att.attention_strip_html(pic.labels[:qpos + 1], weights, qpos, session.prompt_len),
@@ -75,7 +78,7 @@ def render() -> None:
             return
         if not presenting:
             explain(text.triangle_text(P, N, pic.n_steps))
-        if n_missing := pic.sources.count(av.MISSING):
+        if (n_missing := pic.sources.count(av.MISSING)) and capturable:
             st.warning(text.missing_rows(n_missing, N))
             backfill_offer(session, "triangle")
         if first := ac.first_shown(N):

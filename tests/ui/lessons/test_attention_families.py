@@ -1,0 +1,32 @@
+"""The attention page's sentences for models of other shapes: no GQA, no recomputable row."""
+from autoreg_core.engine.model_spec import ModelSpec
+from autoreg_ui.lessons.attention import controller as ac
+from autoreg_ui.lessons.attention import text
+from tests import zoo
+
+
+def test_the_gqa_sentence_on_each_side_of_a_group_of_one():
+    gpt2, llama = zoo.bundle("gpt2").spec, zoo.bundle("llama").spec
+    assert (gpt2.gqa_group, llama.gqa_group) == (1, 2)
+    plain = text.gqa_text("tiny-gpt2", gpt2, gpt2.gqa_group, 10)
+    assert "one K/V head for each" in plain and "caches only" not in plain
+    # 4 query heads grouped 4 to a K/V head: the cache 4× smaller, computed from the shape
+    assert text.example_group(gpt2.n_heads) == 4
+    assert f"would hold {text.human_bytes(gpt2.cache_bytes(10) // 4)}: **4× smaller**" in plain
+    grouped = text.gqa_text("tiny-llama", llama, llama.gqa_group, 10)
+    assert "caches only **2 K/V heads**" in grouped and "**2× more**" in grouped
+
+
+def test_a_model_whose_heads_no_small_group_divides_gets_no_grouping_sentence():
+    assert [text.example_group(n) for n in (12, 9, 10, 7, 1)] == [4, 3, 2, 1, 1]
+    odd = ModelSpec.preset("odd", n_layers=1, n_heads=7, n_kv_heads=7, head_dim=8, hidden=56, vocab=10,
+                           n_params=1000, seq_len=4)
+    sentence = text.no_gqa_text("odd", odd, 4)
+    assert "Had its" not in sentence and sentence.endswith(f"the cache holds {text.human_bytes(odd.cache_bytes(4))}.")
+
+
+def test_a_missing_row_is_offered_a_backfill_only_when_the_model_can_be_recomputed():
+    assert ac.missing_row(True, "Llama") == ("warning", text.NOT_CAPTURED, True)
+    level, why, offer = ac.missing_row(False, "GPT-2")
+    assert (level, offer) == ("info", False)
+    assert "GPT-2" in why and "not captured" not in why and "another page" not in why
