@@ -140,12 +140,33 @@ class ModelDraft:
             self.cache.crop(-extra)
 
 
+def _first_layers(module, config, layers: int, total: int):
+    """A shallow copy of ``module`` (and of each module down to its list of ``total`` decoder layers) whose list
+    holds only the first ``layers``: every family loops over its own list (GPT-2's ``h``, GPT-NeoX's and Llama's
+    ``layers``, OPT's ``decoder.layers``), so the view runs only those. ``None`` if no such list is found."""
+    for name, child in module._modules.items():
+        if isinstance(child, torch.nn.ModuleList) and len(child) == total:
+            replacement = child[:layers]
+        elif isinstance(child, torch.nn.Module) and not isinstance(child, torch.nn.ModuleList):
+            replacement = _first_layers(child, config, layers, total)
+        else:
+            replacement = None
+        if replacement is not None:
+            view = copy.copy(module)
+            view._modules = dict(module._modules)  # a shallow copy shares this dict: give the view its own
+            view._modules[name] = replacement
+            if hasattr(view, "config"):
+                view.config = config
+            return view
+    return None
+
+
 def early_exit_bundle(bundle, layers: int):
     """The same model stopped after its first ``layers`` layers, then its final norm and LM head.
 
-    Nothing is copied: the view shares every weight. Llama-style models loop over
-    ``layers[: config.num_hidden_layers]``, so a view with its own config holding ``layers`` runs
-    only those (transformers' early-exit assisted generation relies on the same loop).
+    Nothing is copied: the view shares every weight. Its body holds the first ``layers`` decoder layers in a list
+    of its own and a config saying so, whatever the family names that list (transformers' early-exit assisted
+    generation stops the same loop).
     """
     total = bundle.spec.n_layers
     if not 1 <= layers < total:
@@ -154,12 +175,9 @@ def early_exit_bundle(bundle, layers: int):
     config.num_hidden_layers = int(layers)
     if getattr(config, "layer_types", None):
         config.layer_types = list(config.layer_types)[:layers]
-    prefix = bundle.model.base_model_prefix
-    body = copy.copy(getattr(bundle.model, prefix))
-    body.config = config
-    view = copy.copy(bundle.model)
-    view._modules = dict(bundle.model._modules)  # a shallow copy shares this dict: give the view its own
-    view._modules[prefix] = body
+    view = _first_layers(bundle.model, config, int(layers), total)
+    if view is None:
+        raise ValueError(f"{bundle.name}: no list of its {total} decoder layers was found to stop early.")
     view.config = config
     return dataclasses.replace(bundle, model=view, name=f"{bundle.name}, first {layers} of {total} layers")
 
