@@ -53,7 +53,7 @@ def test_why_the_key_check_is_skipped_names_the_models_own_layout():
 
 
 def test_the_whole_shift_question_answers_with_the_models_own_kind_of_positions(monkeypatch):
-    from autoreg_core import Session, SamplingConfig
+    from autoreg_core import SamplingConfig, Session
     from autoreg_ui.predict import Live
 
     for family, reading in (("gpt2", "learned vector for each absolute position"), ("llama", "rotary positions")):

@@ -28,3 +28,27 @@ def test_only_a_capped_model_is_capped():
     assert torch.equal(logit_lens.capped(zoo.config("llama"), logits), logits)
     capped = logit_lens.capped(zoo.config("gemma2"), logits)
     assert capped.abs().max() < 30.0 and capped[1] == 0.0
+
+
+@pytest.mark.parametrize("family", ["gpt2", "opt", "gpt_neox", "llama"])
+def test_every_int8_path_and_the_dial_reach_the_layers_of_each_family(family):
+    from autoreg_core.experiments import precision
+
+    bundle = zoo.bundle(family)
+    layers = precision.decoder_layers(bundle.model, bundle.spec.n_layers)
+    assert len(layers) == bundle.spec.n_layers
+    int8 = precision.variant_bundle(bundle, precision.INT8)
+    quantized = precision.int8_layers(int8.model)
+    # every projection inside the layers is int8 (GPT-2's Conv1D ones included), not only the LM head
+    assert sum(1 for name in quantized if name != "lm_head") >= 4 * bundle.spec.n_layers
+    q8 = precision.variant_bundle(bundle, precision.INT8_WEIGHTS)
+    assert sum(isinstance(m, precision.Q8Linear) for m in q8.model.modules()) >= 4 * bundle.spec.n_layers
+    ids = torch.tensor([bundle.tokenizer("The cat sat on the mat.")["input_ids"]])
+    with torch.inference_mode():
+        exact = bundle.model(ids).logits[0, -1]
+        near = q8.model(ids).logits[0, -1]
+    assert 0 < float((exact - near).abs().max()) < 0.5  # rounded, and close
+    rounded = precision.rounded_bundle(bundle, 2)
+    before = [p.detach().clone() for p in precision.decoder_layers(bundle.model, bundle.spec.n_layers).parameters()]
+    after = list(precision.decoder_layers(rounded.model, bundle.spec.n_layers).parameters())
+    assert any(not torch.equal(a, b) for a, b in zip(after, before))  # the dial changed the layers' weights
