@@ -85,6 +85,20 @@ def missing_row(capturable: bool, family: str) -> tuple[str, str, bool]:
     return "info", text.not_recomputable(family), False
 
 
+def cache_reading(measured: int, formula: int, per_position: float, shapes: list[kvc.LayerCacheShape],
+                  positions: int, window: int | None, family: str) -> tuple[str, str]:
+    """(level, sentence) for the measured cache beside the formula: equal; smaller because layers of a
+    sliding-window model keep only their window (read from the cache's own shapes); or a real difference."""
+    equal, said = text.cache_check(measured, formula, per_position)
+    if equal:
+        return "success", said
+    short = [s for s in shapes if s.keys[2] < positions]
+    if window and short and measured < formula:
+        kept = max(s.keys[2] for s in short)
+        return "info", text.sliding_cache_text(measured, formula, len(short), len(shapes), kept, window, family)
+    return "error", said
+
+
 @dataclass
 class Picture:
     """One consistent read of the session for the page (taken under its lock)."""

@@ -108,8 +108,10 @@ def render() -> None:
         c1, c2 = st.columns([2, 3])
         c1.metric("Measured from the tensors", human_bytes(pic.measured), help=f"{pic.measured:,} bytes")
         c1.metric("Formula", human_bytes(formula), help=f"{formula:,} bytes")
-        equal, check = text.cache_check(pic.measured, formula, spec.cache_bytes_per_position)
-        (c1.success if equal else c1.error)(check)
+        level, check = ac.cache_reading(pic.measured, formula, spec.cache_bytes_per_position, pic.shapes,
+                                        pic.positions, getattr(bundle.config, "sliding_window", None),
+                                        family_name(bundle.config.model_type))
+        getattr(c1, level)(check)
         if pic.shapes:
             c1.markdown(text.layer_shapes_text(pic.shapes[0]))
         show_chart(fig_att.cache_growth_figure(pic.timeline, spec.cache_bytes_per_position),

@@ -132,6 +132,15 @@ def cache_check(measured: int, formula: int, per_position: float) -> tuple[bool,
     return False, f"Measured {measured:,} B differs from the formula {formula:,} B."
 
 
+def sliding_cache_text(measured: int, formula: int, n_sliding: int, n_layers: int, kept: int, window: int,
+                       family: str) -> str:
+    """The cache of a sliding-window model is smaller than the formula's: what the window keeps, read from the cache."""
+    return (f"Measured {measured:,} B, less than the formula's {formula:,} B, which counts every position in every "
+            f"layer: {n_sliding} of the {n_layers} layers of this {family} model attend over a sliding window of "
+            f"{window} positions and keep only the last {kept} positions' keys and values, so those layers stop "
+            "growing; the others keep every position.")
+
+
 def layer_shapes_text(shape) -> str:
     return (f"Per layer: K `{list(shape.keys)}` and V `{list(shape.values)}` = "
             f"[batch, kv_heads, positions, head_dim], {shape.dtype}.")

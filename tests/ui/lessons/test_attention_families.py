@@ -30,3 +30,27 @@ def test_a_missing_row_is_offered_a_backfill_only_when_the_model_can_be_recomput
     level, why, offer = ac.missing_row(False, "GPT-2")
     assert (level, offer) == ("info", False)
     assert "GPT-2" in why and "not captured" not in why and "another page" not in why
+
+
+def _cache_after(family: str, n: int):
+    from autoreg_core.engine import decode
+    from autoreg_core.engine import kv_cache as kvc
+
+    bundle = zoo.bundle(family)
+    cache = decode.new_cache(bundle)
+    decode.forward(bundle, list(range(5, 5 + n)), cache)
+    spec = bundle.spec
+    return (kvc.measured_bytes(cache), spec.cache_bytes(n), spec.cache_bytes_per_position, kvc.layer_shapes(cache), n,
+            getattr(bundle.config, "sliding_window", None))
+
+
+def test_the_cache_reading_on_each_side_of_the_sliding_window():
+    inside = _cache_after("mistral", zoo.WINDOW - 1)  # every position still kept
+    assert ac.cache_reading(*inside, "Mistral")[0] == "success"
+    level, said = ac.cache_reading(*_cache_after("mistral", 20), "Mistral")
+    assert level == "info" and "2 of the 2 layers" in said and f"last {zoo.WINDOW - 1} positions" in said
+    level, said = ac.cache_reading(*_cache_after("gemma2", 20), "Gemma 2")
+    assert level == "info" and "1 of the 2 layers" in said and "sliding window of 8 positions" in said
+    measured, formula, per, shapes, n, _ = _cache_after("llama", 20)
+    assert ac.cache_reading(measured, formula, per, shapes, n, None, "Llama")[0] == "success"
+    assert ac.cache_reading(measured - 2, formula, per, shapes, n, None, "Llama")[0] == "error"  # no window: a gap
