@@ -87,16 +87,17 @@ def missing_row(capturable: bool, family: str) -> tuple[str, str, bool]:
 
 def cache_reading(measured: int, formula: int, per_position: float, shapes: list[kvc.LayerCacheShape],
                   positions: int, window: int | None, family: str) -> tuple[str, str]:
-    """(level, sentence) for the measured cache beside the formula: equal; smaller because layers of a
-    sliding-window model keep only their window (read from the cache's own shapes); or a real difference."""
+    """(level, sentence) for the measured cache beside the formula. Layers of a sliding-window model that keep
+    fewer positions than the text has (read from the cache's own shapes) are said so, with what a new token adds
+    now; any other difference is an error."""
     equal, said = text.cache_check(measured, formula, per_position)
-    if equal:
-        return "success", said
     short = [s for s in shapes if s.keys[2] < positions]
-    if window and short and measured < formula:
-        kept = max(s.keys[2] for s in short)
-        return "info", text.sliding_cache_text(measured, formula, len(short), len(shapes), kept, window, family)
-    return "error", said
+    if not window or not short or measured > formula:
+        return ("success" if equal else "error"), said
+    adds = sum(s.nbytes / s.keys[2] for s in shapes if s.keys[2] == positions and positions)
+    sentence = text.sliding_cache_text(measured, formula, len(short), len(shapes), max(s.keys[2] for s in short),
+                                       window, family, adds)
+    return ("success" if equal else "info"), sentence
 
 
 @dataclass

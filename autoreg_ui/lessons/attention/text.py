@@ -133,12 +133,19 @@ def cache_check(measured: int, formula: int, per_position: float) -> tuple[bool,
 
 
 def sliding_cache_text(measured: int, formula: int, n_sliding: int, n_layers: int, kept: int, window: int,
-                       family: str) -> str:
-    """The cache of a sliding-window model is smaller than the formula's: what the window keeps, read from the cache."""
-    return (f"Measured {measured:,} B, less than the formula's {formula:,} B, which counts every position in every "
-            f"layer: {n_sliding} of the {n_layers} layers of this {family} model attend over a sliding window of "
-            f"{window} positions and keep only the last {kept} positions' keys and values, so those layers stop "
-            "growing; the others keep every position.")
+                       family: str, adds: float) -> str:
+    """The cache of a sliding-window model once a window is full, read from the cache's own shapes: which layers
+    stopped growing, and what a new token adds now (``adds``: bytes per position of the layers still growing)."""
+    if measured == formula:
+        first = f"Equal, byte for byte: {formula:,} B."
+    else:
+        first = (f"Measured {measured:,} B, less than the formula's {formula:,} B, which counts every position in "
+                 "every layer.")
+    growth = (f"each new token now adds {adds:,.0f} B, in the other layers" if adds else
+              "each new token's keys and values now replace the oldest ones kept, and the cache stays this size")
+    return (f"{first} {n_sliding} of the {n_layers} layers of this {family} model attend over a sliding window of "
+            f"{window} positions and keep only the last {kept} positions' keys and values: they have stopped "
+            f"growing, so {growth}.")
 
 
 def layer_shapes_text(shape) -> str:

@@ -46,11 +46,19 @@ def _cache_after(family: str, n: int):
 
 def test_the_cache_reading_on_each_side_of_the_sliding_window():
     inside = _cache_after("mistral", zoo.WINDOW - 1)  # every position still kept
-    assert ac.cache_reading(*inside, "Mistral")[0] == "success"
-    level, said = ac.cache_reading(*_cache_after("mistral", 20), "Mistral")
-    assert level == "info" and "2 of the 2 layers" in said and f"last {zoo.WINDOW - 1} positions" in said
-    level, said = ac.cache_reading(*_cache_after("gemma2", 20), "Gemma 2")
-    assert level == "info" and "1 of the 2 layers" in said and "sliding window of 8 positions" in said
+    level, said = ac.cache_reading(*inside, "Mistral")
+    assert level == "success" and said.startswith("Equal, byte for byte") and "sliding" not in said
+    measured, formula, per, shapes, n, window = _cache_after("mistral", 20)
+    level, said = ac.cache_reading(measured, formula, per, shapes, n, window, "Mistral")
+    assert "2 of the 2 layers" in said and f"last {zoo.WINDOW - 1} positions" in said and "stays this size" in said
+    assert level == ("success" if measured == formula else "info")  # the spec may count the window or not
+    measured, formula, per, shapes, n, window = _cache_after("gemma2", 20)
+    level, said = ac.cache_reading(measured, formula, per, shapes, n, window, "Gemma 2")
+    assert "1 of the 2 layers" in said and "sliding window of 8 positions" in said
+    assert f"now adds {shapes[1].nbytes // 20:,} B, in the other layers" in said  # the full layer's K and V
+    # the formula counting the window, as the engine's spec does for sliding layers: equal, and still said
+    level, said = ac.cache_reading(measured, measured, per, shapes, n, window, "Gemma 2")
+    assert level == "success" and said.startswith("Equal, byte for byte") and "1 of the 2 layers" in said
     measured, formula, per, shapes, n, _ = _cache_after("llama", 20)
     assert ac.cache_reading(measured, formula, per, shapes, n, None, "Llama")[0] == "success"
     assert ac.cache_reading(measured - 2, formula, per, shapes, n, None, "Llama")[0] == "error"  # no window: a gap
