@@ -34,3 +34,12 @@ def test_chat_mode_is_turned_off_only_for_a_model_without_a_template():
                                                                                                  True]
     assert family_text.chat_off("tiny-gpt2") == ("Chat mode is off: tiny-gpt2's tokenizer has no chat template, so "
                                                  "the prompt goes in as plain text.")
+
+
+def test_the_dial_names_one_tied_matrix_or_two_separate_ones_from_the_model():
+    from autoreg_ui.lessons.serving import controller as serving
+    from autoreg_ui.lessons.serving import text as serving_text
+
+    assert [serving.tied_head(zoo.bundle(f)) for f in ("gpt2", "qwen2", "llama", "opt")] == [True, True, False, True]
+    assert "(one tied matrix in tiny-qwen2)" in serving_text.dial_keeps("tiny-qwen2", True)
+    assert "(two separate matrices in tiny-llama)" in serving_text.dial_keeps("tiny-llama", False)
