@@ -288,7 +288,8 @@ GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading o
     "1 · Where it looked": (
         "One row of weights per head: how much the newest token's query drew from each earlier position. Each "
         "row adds up to 1.",
-        "Step a few times and switch between the first layer, a middle one and the last: where does the weight go in each?",
+        "Step a few times and switch between the first layer, a middle one and the last: where does the weight go in "
+        "each?",
         "Look at the weight on the very first token in several heads. Where a head puts a lot there, what might "
         "that token be doing for it?"),
     "2 · Causal triangle": (
