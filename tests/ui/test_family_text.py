@@ -43,3 +43,21 @@ def test_the_dial_names_one_tied_matrix_or_two_separate_ones_from_the_model():
     assert [serving.tied_head(zoo.bundle(f)) for f in ("gpt2", "qwen2", "llama", "opt")] == [True, True, False, True]
     assert "(one tied matrix in tiny-qwen2)" in serving_text.dial_keeps("tiny-qwen2", True)
     assert "(two separate matrices in tiny-llama)" in serving_text.dial_keeps("tiny-llama", False)
+
+
+def test_the_window_lesson_says_when_the_model_slides_its_own_window():
+    from autoreg_ui.lessons.inside import controller as inside
+    from autoreg_ui.lessons.inside import text as inside_text
+
+    windows = {f: inside.own_windows(zoo.config(f)) for f in ("llama", "mistral", "gemma2")}
+    assert windows == {"llama": [None, None], "mistral": [8, 8], "gemma2": [8, None]}
+    assert inside_text.cache_runs_out(windows["llama"], "Llama") == inside_text.CACHE_RUNS_OUT  # unchanged
+    mistral = inside_text.cache_runs_out(windows["mistral"], "Mistral")
+    gemma = inside_text.cache_runs_out(windows["gemma2"], "Gemma 2")
+    assert "2 of its 2 layers attend over the last 8 positions only" in mistral and "changes nothing" in mistral
+    assert "1 of its 2 layers" in gemma and "changes only the other layers" in gemma
+    assert all("trained with full attention" not in s for s in (mistral, gemma))
+    assert inside_text.window_captions(16)[0].startswith("Full cache")
+    assert inside_text.window_captions(16, inside.widest(windows["gemma2"]))[0].startswith(
+        "The model's own cache (window 8)")
+    assert inside.widest(windows["llama"]) is None
