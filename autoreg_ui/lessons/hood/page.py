@@ -18,7 +18,7 @@ from autoreg_ui.charts import show_chart
 from autoreg_ui.family_text import family_name
 from autoreg_ui.lessons.hood import controller as hood
 from autoreg_ui.lessons.hood import figures as figs
-from autoreg_ui.lessons.hood import keys, questions, text
+from autoreg_ui.lessons.hood import keys, positions_text, questions, text
 from autoreg_ui.sharing import presenter
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import EXAMPLE_PROMPTS, session_or_start
@@ -133,7 +133,7 @@ def draw_positions(bundle, session) -> None:
     if cut:
         st.caption(cut)
     if not hood.key_check_applies(bundle.model):  # a fused q/k/v projection, or part of each head rotated
-        st.caption(text.key_check_skipped(kind, family))
+        st.caption(positions_text.key_check_skipped(kind, family))
         draw_shift_and_padding(bundle, ids, cut, learned=False)
         return
     left, right = st.columns(2)
@@ -155,20 +155,20 @@ def draw_other_positions(bundle, session, kind: str, family: str) -> None:
     table = hood.position_table(bundle.model)
     if table is not None:
         rows = int(table[0].weight.shape[0]) - table[1]
-        explain(text.learned_explain(family, rows, int(table[0].weight.shape[1])))
+        explain(positions_text.learned_explain(family, rows, int(table[0].weight.shape[1])))
     else:
-        explain(text.no_positions_explain(family))
+        explain(positions_text.no_positions_explain(family))
     ids = list(session.ids)[-hood.MAX_READ:]
     st.subheader(text.POSITION_IDS_TITLE)
     st.markdown(text.positions_sentence(session.prompt_len, len(session.ids)))
     st.dataframe(hood.position_rows(bundle.tokenizer, session), hide_index=True, key=keys.HOOD_POSITIONS_TABLE)
     if table is not None:
-        st.subheader(text.VECTOR_TITLE)
+        st.subheader(positions_text.VECTOR_TITLE)
         pos = int(st.number_input(text.ANGLE_POSITION, 0, rows - 1, min(len(session.ids), rows - 1),
                                   key=keys.HOOD_ANGLE_POS))
         v = hood.position_vector(bundle.model, pos)
-        st.markdown(text.position_vector_sentence(v.position, v.norm, v.next_cosine, v.token_norm))
-    st.caption(text.key_check_skipped(kind, family))
+        st.markdown(positions_text.position_vector_sentence(v.position, v.norm, v.next_cosine, v.token_norm))
+    st.caption(positions_text.key_check_skipped(kind, family))
     draw_shift_and_padding(bundle, ids, text.cut_note(len(ids), len(session.ids)), learned=kind == hood.LEARNED)
 
 
@@ -180,9 +180,9 @@ def draw_shift_and_padding(bundle, ids: list[int], cut: str | None, learned: boo
     shifted = run_and_keep(st.session_state, keys.HOOD_SHIFT, measuring.stamp(bundle, tuple(ids)), text.SHIFT_RUN,
                            text.SHIFT_RUN, lambda: positions.shifted_step(bundle, ids), disabled=len(ids) < 2)
     if shifted is not None:
-        st.markdown(text.shift_sentence(shifted.shift, shifted.max_delta_last, shifted.kl_last_bits,
-                                        shifted.top_changed_last, shifted.max_delta_all, shifted.kl_all_bits,
-                                        learned=learned))
+        say = positions_text.learned_shift_sentence if learned else text.shift_sentence
+        st.markdown(say(shifted.shift, shifted.max_delta_last, shifted.kl_last_bits, shifted.top_changed_last,
+                        shifted.max_delta_all, shifted.kl_all_bits))
         st.dataframe(hood.shift_rows(bundle.tokenizer, shifted), hide_index=True, key=keys.HOOD_SHIFT.table)
 
     st.subheader(text.PAD_TITLE)

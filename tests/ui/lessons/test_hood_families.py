@@ -3,7 +3,7 @@ import pytest
 
 from autoreg_core.experiments import rope
 from autoreg_ui.lessons.hood import controller as hood
-from autoreg_ui.lessons.hood import questions, text
+from autoreg_ui.lessons.hood import positions_text, questions, text
 from tests import zoo
 
 
@@ -39,17 +39,17 @@ def test_the_rotated_part_of_a_head_is_read_from_the_config():
 
 
 def test_the_shift_sentence_for_learned_positions_on_each_side_of_its_boundary():
-    small = text.shift_sentence(1, 2.0, 0.5, True, text.AGREE * 10 / 2, 1e-6, learned=True)
-    large = text.shift_sentence(1, 2.0, 0.5, True, 1.5, 0.2, learned=True)
+    small = positions_text.learned_shift_sentence(1, 2.0, 0.5, True, text.AGREE * 10 / 2, 1e-6)
+    large = positions_text.learned_shift_sentence(1, 2.0, 0.5, True, 1.5, 0.2)
     assert "changes almost nothing" in small and "changes **as well**" in large
     assert all("absolute" in s and "rotary" not in s for s in (small, large))
     assert "rotary positions only encode" in text.shift_sentence(1, 2.0, 0.5, True, 1e-6, 1e-9)
 
 
 def test_why_the_key_check_is_skipped_names_the_models_own_layout():
-    assert "adds its position vectors before the first layer" in text.key_check_skipped("learned", "GPT-2")
-    assert "no rotary embeddings" in text.key_check_skipped("none", "Bloom")
-    assert "fused q/k/v" in text.key_check_skipped("rotary", "GPT-NeoX")
+    assert "adds its position vectors before the first layer" in positions_text.key_check_skipped("learned", "GPT-2")
+    assert "no rotary embeddings" in positions_text.key_check_skipped("none", "Bloom")
+    assert "fused q/k/v" in positions_text.key_check_skipped("rotary", "GPT-NeoX")
 
 
 def test_the_whole_shift_question_answers_with_the_models_own_kind_of_positions(monkeypatch):
