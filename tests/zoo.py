@@ -4,7 +4,7 @@ classes in well under a second each.
 Each model keeps what makes its family different from Llama, so a test on the zoo meets every shape a
 teacher's checkpoint can have: learned absolute positions (GPT-2, OPT), fused q/k/v weights (GPT-2's
 ``c_attn``, GPT-NeoX's per-head interleaved ``query_key_value``, Phi-3's ``qkv_proj``), partial rotary
-and parallel attention + MLP (GPT-NeoX), an untied LM head (Llama, Mistral, Phi-3, OPT), q/k norms
+and parallel attention + MLP (GPT-NeoX), an untied LM head (Llama, Mistral, Phi-3, GPT-NeoX), q/k norms
 (Qwen3), a sliding window (Mistral: every layer, window 8; Gemma 2: alternate layers, window 8) and
 logit soft-capping (Gemma 2). GPT-2, GPT-NeoX and OPT tokenizers carry no chat template, as their real
 checkpoints do not.
