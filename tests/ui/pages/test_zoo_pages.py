@@ -79,3 +79,23 @@ def test_every_page_works_on_every_family(family, url_path, monkeypatch):
     pressed = _sweep(at, url_path)
     if url_path in ("step", "attention", "sampling", "cost", "inside", "serving", "hood"):
         assert any(k.endswith("_next") for k in pressed), pressed  # the page could step
+
+
+def test_a_model_without_a_chat_template_turns_chat_mode_off_and_says_why(monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from autoreg_ui import family_text
+
+    folder = str(zoo.folder("gpt2"))
+    monkeypatch.setenv("AUTOREG_ALLOWED_MODELS", folder)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.session_state[keys.MODEL] = folder
+    at.session_state[keys.CHAT_KEPT] = True  # left by a model that had a template, or by a link
+    _ok(at.run(), "first run")
+    at.switch_page(site_pages.file("step"))
+    _ok(at.run(), "step")
+    toggle = at.toggle(key=keys.CHAT_BOX)
+    assert toggle.value is False and toggle.disabled and at.session_state[keys.CHAT_KEPT] is False
+    assert toggle.help == family_text.chat_off(folder)
+    assert at.session_state[keys.SESSION].chat is False
+    assert any("GPT-2 architecture" in c.value for c in at.sidebar.caption)
