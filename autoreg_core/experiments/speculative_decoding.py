@@ -118,11 +118,13 @@ class ModelDraft:
     def __init__(self, bundle, name: str):
         self.bundle, self.name = bundle, name
         self.cache = decode.new_cache(bundle)
+        self.fed: list[int] = []
 
     def propose(self, context: list[int], k: int, config: SamplingConfig,
                 generator: torch.Generator | None) -> Proposal:
         seen = self.cache.get_seq_length()
         feed, ctx = context[seen:], list(context)
+        self.fed = ctx  # what the cache holds once the guesses are fed (``keep`` cuts it back)
         tokens, probs = [], []
         for _ in range(k):
             logits = decode.forward(self.bundle, [feed], self.cache).logits[0]
@@ -135,9 +137,7 @@ class ModelDraft:
 
     def keep(self, length: int) -> None:
         """Forget cached positions past ``length`` (the rejected guesses)."""
-        extra = self.cache.get_seq_length() - length
-        if extra > 0:
-            self.cache.crop(-extra)
+        keep_prefix(self.bundle, self.cache, self.fed[:length])
 
 
 def _first_layers(module, config, layers: int, total: int):
@@ -304,6 +304,21 @@ class Speculated(Decoded):
         return len(self.tokens) - self.forward_passes
 
 
+def keep_prefix(bundle, cache, ids: list[int]) -> None:
+    """Shorten ``cache`` in place to hold exactly ``ids`` (a prefix of what it holds): cropped, or, when a
+    sliding-window layer has already dropped the older positions it would need to go back (transformers refuses
+    the crop), rebuilt with one prefill over ``ids``."""
+    extra = int(cache.get_seq_length()) - len(ids)
+    if extra <= 0:
+        return
+    try:
+        cache.crop(-extra)
+    except RuntimeError:
+        fresh = decode.new_cache(bundle)
+        decode.forward(bundle, list(ids), fresh)
+        cache.layers[:] = fresh.layers
+
+
 def verify(bundle, cache, context: list[int], proposal: Proposal, config: SamplingConfig,
            generator: torch.Generator | None) -> tuple[int, int]:
     """The model reads the last token and every guess in one pass; (guesses kept, the model's token).
@@ -318,7 +333,7 @@ def verify(bundle, cache, context: list[int], proposal: Proposal, config: Sampli
         q = proposal.probs[i] if proposal.probs is not None else one_hot(guess, vocab)
         token, kept = speculative_token(probs, q, guess, generator)
         if not kept:
-            cache.crop(-(len(guesses) - i))
+            keep_prefix(bundle, cache, context + guesses[:i])
             return i, token
     bonus = decode.choose(logits[len(guesses)], context + guesses, config, generator)
     return len(guesses), int(bonus.token_id)

@@ -52,3 +52,35 @@ def test_every_int8_path_and_the_dial_reach_the_layers_of_each_family(family):
     before = [p.detach().clone() for p in precision.decoder_layers(bundle.model, bundle.spec.n_layers).parameters()]
     after = list(precision.decoder_layers(rounded.model, bundle.spec.n_layers).parameters())
     assert any(not torch.equal(a, b) for a, b in zip(after, before))  # the dial changed the layers' weights
+
+
+@pytest.mark.parametrize("family", ["mistral", "gemma2", "gpt2", "llama"])
+def test_greedy_speculation_past_a_sliding_window_writes_the_plain_loops_tokens(family):
+    """Rejected guesses are cut from the caches; a sliding layer past its window cannot be cropped, so the cache
+    is rebuilt from the text, and the tokens stay the plain loop's."""
+    from autoreg_core.engine.config import GREEDY
+
+    bundle = zoo.bundle(family)
+    prompt = bundle.tokenizer("The cat sat on the mat. The dog sat on the log.")["input_ids"]
+    assert len(prompt) > zoo.WINDOW  # past the window from the prefill on
+    plain = sd.plain_decode(bundle, prompt, 24, GREEDY, stop_at_eos=False)
+    for draft in (sd.early_exit(bundle, 1), sd.PromptLookup()):
+        fast = sd.speculate(bundle, prompt, draft, 4, 24, GREEDY)
+        assert fast.tokens[:len(plain.tokens)] == plain.tokens[:len(fast.tokens)] and len(fast.tokens) >= 1
+        assert any(r.accepted < len(r.drafted) for r in fast.rounds) or family == "llama"  # a guess was rejected
+
+
+def test_keep_prefix_rebuilds_a_sliding_cache_it_cannot_crop():
+    from autoreg_core.engine import decode
+
+    bundle = zoo.bundle("mistral")
+    ids = list(range(5, 25))
+    cache = decode.new_cache(bundle)
+    decode.forward(bundle, ids, cache)
+    with pytest.raises(RuntimeError):
+        cache.crop(-3)  # transformers refuses (at the first layer, before changing any): the window dropped them
+    sd.keep_prefix(bundle, cache, ids[:-3])
+    fresh = decode.new_cache(bundle)
+    decode.forward(bundle, ids[:-3], fresh)
+    assert cache.get_seq_length() == fresh.get_seq_length() == len(ids) - 3
+    assert all(torch.equal(a.keys, b.keys) for a, b in zip(cache.layers, fresh.layers, strict=True))
