@@ -84,3 +84,19 @@ def test_keep_prefix_rebuilds_a_sliding_cache_it_cannot_crop():
     decode.forward(bundle, ids[:-3], fresh)
     assert cache.get_seq_length() == fresh.get_seq_length() == len(ids) - 3
     assert all(torch.equal(a.keys, b.keys) for a, b in zip(cache.layers, fresh.layers, strict=True))
+
+
+@pytest.mark.parametrize("family", ["mistral", "llama"])
+def test_a_repeated_timed_step_leaves_the_cache_as_it_found_it(family):
+    from autoreg_core.engine import decode
+    from autoreg_core.experiments import repeat_step
+
+    bundle = zoo.bundle(family)
+    cache = decode.new_cache(bundle)
+    decode.forward(bundle, list(range(5, 25)), cache)  # past Mistral's window of 8
+    before = [layer.keys.clone() for layer in cache.layers]
+    assert repeat_step.slides(cache) == (family == "mistral")
+    for _ in range(2):
+        assert repeat_step.step_ms(bundle, cache, torch.tensor([[7]])) > 0
+    assert cache.get_seq_length() == 20
+    assert all(torch.equal(a, layer.keys) for a, layer in zip(before, cache.layers, strict=True))
