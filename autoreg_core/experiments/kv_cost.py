@@ -28,7 +28,6 @@ from autoreg_core.engine import decode
 from autoreg_core.engine.loading import ModelBundle
 from autoreg_core.engine.model_spec import ModelSpec, dtype_name
 from autoreg_core.engine.timing import fastest_ms, timed_ms
-from autoreg_core.experiments import repeat_step
 
 DEFAULT_SWEEP_LENGTH = 512
 
@@ -132,7 +131,9 @@ def _measure(bundle: ModelBundle, cache, ids: torch.Tensor, L: int, cached_repea
     new_token = ids[:, L - 1:L]
 
     def cached_step() -> float:
-        return repeat_step.step_ms(bundle, cache, new_token)  # the cache back to L − 1 tokens for the next repeat
+        ms = decode.forward(bundle, new_token, cache).ms
+        cache.crop(-1)  # back to L − 1 tokens for the next repeat
+        return ms
 
     cached_ms, cached_n = fastest_ms(cached_step, *cached_repeats, min_seconds=0.1)
     naive_ms, naive_n = fastest_ms(lambda: decode.forward(bundle, ids[:, :L]).ms, *naive_repeats, min_seconds=0.3)

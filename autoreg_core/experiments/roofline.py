@@ -18,7 +18,6 @@ import torch
 from autoreg_core.engine import decode
 from autoreg_core.engine.model_spec import ModelSpec
 from autoreg_core.engine.timing import fastest_ms
-from autoreg_core.experiments import repeat_step
 
 MAX_BATCH = 32
 BATCH_SIZES = (1, 2, 4, 8, 12, 16, 24, 32)
@@ -163,7 +162,12 @@ def time_step(bundle, cache, batch: int, token_id: int, repeats: int) -> float:
     each step, so every repeat reads the same number of positions."""
     tokens = torch.full((batch, 1), int(token_id), dtype=torch.long)
 
-    return fastest_ms(lambda: repeat_step.step_ms(bundle, cache, tokens), repeats)[0]
+    def one() -> float:
+        ms = decode.forward(bundle, tokens, cache).ms
+        cache.crop(-1)
+        return ms
+
+    return fastest_ms(one, repeats)[0]
 
 
 def sweep(bundle, ids: list[int], sizes: list[int], *, repeats: int = 3,

@@ -118,13 +118,11 @@ class ModelDraft:
     def __init__(self, bundle, name: str):
         self.bundle, self.name = bundle, name
         self.cache = decode.new_cache(bundle)
-        self.fed: list[int] = []
 
     def propose(self, context: list[int], k: int, config: SamplingConfig,
                 generator: torch.Generator | None) -> Proposal:
         seen = self.cache.get_seq_length()
         feed, ctx = context[seen:], list(context)
-        self.fed = ctx  # what the cache holds once the guesses are fed (``keep`` cuts it back)
         tokens, probs = [], []
         for _ in range(k):
             logits = decode.forward(self.bundle, [feed], self.cache).logits[0]
@@ -137,36 +135,17 @@ class ModelDraft:
 
     def keep(self, length: int) -> None:
         """Forget cached positions past ``length`` (the rejected guesses)."""
-        keep_prefix(self.bundle, self.cache, self.fed[:length])
-
-
-def _first_layers(module, config, layers: int, total: int):
-    """A shallow copy of ``module`` (and of each module down to its list of ``total`` decoder layers) whose list
-    holds only the first ``layers``: every family loops over its own list (GPT-2's ``h``, GPT-NeoX's and Llama's
-    ``layers``, OPT's ``decoder.layers``), so the view runs only those. ``None`` if no such list is found."""
-    for name, child in module._modules.items():
-        if isinstance(child, torch.nn.ModuleList) and len(child) == total:
-            replacement = child[:layers]
-        elif isinstance(child, torch.nn.Module) and not isinstance(child, torch.nn.ModuleList):
-            replacement = _first_layers(child, config, layers, total)
-        else:
-            replacement = None
-        if replacement is not None:
-            view = copy.copy(module)
-            view._modules = dict(module._modules)  # a shallow copy shares this dict: give the view its own
-            view._modules[name] = replacement
-            if hasattr(view, "config"):
-                view.config = config
-            return view
-    return None
+        extra = self.cache.get_seq_length() - length
+        if extra > 0:
+            self.cache.crop(-extra)
 
 
 def early_exit_bundle(bundle, layers: int):
     """The same model stopped after its first ``layers`` layers, then its final norm and LM head.
 
-    Nothing is copied: the view shares every weight. Its body holds the first ``layers`` decoder layers in a list
-    of its own and a config saying so, whatever the family names that list (transformers' early-exit assisted
-    generation stops the same loop).
+    Nothing is copied: the view shares every weight. Llama-style models loop over
+    ``layers[: config.num_hidden_layers]``, so a view with its own config holding ``layers`` runs
+    only those (transformers' early-exit assisted generation relies on the same loop).
     """
     total = bundle.spec.n_layers
     if not 1 <= layers < total:
@@ -175,9 +154,12 @@ def early_exit_bundle(bundle, layers: int):
     config.num_hidden_layers = int(layers)
     if getattr(config, "layer_types", None):
         config.layer_types = list(config.layer_types)[:layers]
-    view = _first_layers(bundle.model, config, int(layers), total)
-    if view is None:
-        raise ValueError(f"{bundle.name}: no list of its {total} decoder layers was found to stop early.")
+    prefix = bundle.model.base_model_prefix
+    body = copy.copy(getattr(bundle.model, prefix))
+    body.config = config
+    view = copy.copy(bundle.model)
+    view._modules = dict(bundle.model._modules)  # a shallow copy shares this dict: give the view its own
+    view._modules[prefix] = body
     view.config = config
     return dataclasses.replace(bundle, model=view, name=f"{bundle.name}, first {layers} of {total} layers")
 
@@ -304,21 +286,6 @@ class Speculated(Decoded):
         return len(self.tokens) - self.forward_passes
 
 
-def keep_prefix(bundle, cache, ids: list[int]) -> None:
-    """Shorten ``cache`` in place to hold exactly ``ids`` (a prefix of what it holds): cropped, or, when a
-    sliding-window layer has already dropped the older positions it would need to go back (transformers refuses
-    the crop), rebuilt with one prefill over ``ids``."""
-    extra = int(cache.get_seq_length()) - len(ids)
-    if extra <= 0:
-        return
-    try:
-        cache.crop(-extra)
-    except RuntimeError:
-        fresh = decode.new_cache(bundle)
-        decode.forward(bundle, list(ids), fresh)
-        cache.layers[:] = fresh.layers
-
-
 def verify(bundle, cache, context: list[int], proposal: Proposal, config: SamplingConfig,
            generator: torch.Generator | None) -> tuple[int, int]:
     """The model reads the last token and every guess in one pass; (guesses kept, the model's token).
@@ -333,7 +300,7 @@ def verify(bundle, cache, context: list[int], proposal: Proposal, config: Sampli
         q = proposal.probs[i] if proposal.probs is not None else one_hot(guess, vocab)
         token, kept = speculative_token(probs, q, guess, generator)
         if not kept:
-            keep_prefix(bundle, cache, context + guesses[:i])
+            cache.crop(-(len(guesses) - i))
             return i, token
     bonus = decode.choose(logits[len(guesses)], context + guesses, config, generator)
     return len(guesses), int(bonus.token_id)
