@@ -8,7 +8,8 @@ from __future__ import annotations
 import streamlit as st
 
 from autoreg_core import EMBEDDED_MODEL, SamplingConfig
-from autoreg_ui import charts, keys, limits, settings
+from autoreg_core.engine.model_spec import dtype_name
+from autoreg_ui import charts, family_text, keys, limits, settings
 from autoreg_ui.classroom import mode as class_mode
 from autoreg_ui.classroom import text as class_text
 from autoreg_ui.sharing import export, links, presenter
@@ -43,7 +44,7 @@ def render_sidebar(following: bool = False) -> SamplingConfig:
         sb.warning(st.session_state[keys.MODEL_LINK_ERROR])
     bundle = current_bundle()
     if bundle is not None:
-        sb.caption(bundle.describe())
+        sb.caption(model_line(bundle))
 
     sb.header("Sampling")
     temperature = sb.slider("Temperature (0 = greedy)", *RANGE[keys.CFG_TEMPERATURE], DEFAULT.temperature, 0.05,
@@ -90,6 +91,12 @@ def render_sidebar(following: bool = False) -> SamplingConfig:
     return config
 
 
+def model_line(bundle) -> str:
+    """The caption under the model box: name, family (from the checkpoint's config), parameters, device, dtype."""
+    return family_text.model_line(bundle.name, bundle.config.model_type, bundle.spec.n_params, bundle.device.type,
+                                  dtype_name(bundle.dtype))
+
+
 def following_sidebar() -> SamplingConfig:
     """A follower's sidebar: the model line, a caption saying the teacher's settings apply, presenter mode.
 
@@ -101,7 +108,7 @@ def following_sidebar() -> SamplingConfig:
     sb.header("Model")
     bundle = current_bundle()
     if bundle is not None:
-        sb.caption(bundle.describe())
+        sb.caption(model_line(bundle))
     sb.caption(class_text.SIDEBAR_FOLLOWING)
     presenter.toggle(sb)
     return st.session_state.get(keys.CONFIG) or DEFAULT

@@ -150,6 +150,8 @@ def start_session(prompt: str, chat: bool) -> Session | None:
     bundle = current_bundle()
     if bundle is None:
         return None
+    if chat and not bundle.has_chat_template:  # chat mode left by another model or a link: off, as its switch shows
+        chat = st.session_state[keys.CHAT_KEPT] = False
     try:
         session = Session(bundle, prompt, chat=chat, **session_runtime(bundle))
     except SessionError as exc:

@@ -47,8 +47,15 @@ def layer_logits(bundle, hidden_states: tuple[torch.Tensor, ...], position: int 
             h = states[:, position]
             if not (normed_last and i == len(hidden_states) - 1):
                 h = norm(h)
-            rows.append(head(h)[0].float().cpu())
+            rows.append(capped(model.config, head(h)[0].float().cpu()))
     return torch.stack(rows)
+
+
+def capped(config, logits: torch.Tensor) -> torch.Tensor:
+    """The model's own last touch on its logits: Gemma 2 caps them at ±c with c·tanh(logits / c)
+    (``final_logit_softcapping``); models without a cap leave them as they are."""
+    cap = getattr(config, "final_logit_softcapping", None)
+    return logits if not cap else torch.tanh(logits / cap) * cap
 
 
 @dataclass

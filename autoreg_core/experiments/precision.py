@@ -30,6 +30,7 @@ import torch
 from torch import nn
 from torch.ao.nn.quantized.dynamic import Linear as Int8Linear
 from transformers import QuantizedCache
+from transformers.pytorch_utils import Conv1D
 
 from autoreg_core.engine import decode
 from autoreg_core.engine import kv_cache as kv
@@ -82,6 +83,22 @@ def q8_weights(model: nn.Module) -> nn.Module:
     return model
 
 
+def as_linear(model: nn.Module) -> nn.Module:
+    """Every ``Conv1D`` of ``model`` (GPT-2's projections: x·W + b with W stored [in, out]) replaced, in place, by
+    the ``nn.Linear`` computing the same (its weight the transpose), so the int8 paths, which quantize
+    ``nn.Linear``, reach GPT-2's layers too."""
+    for module in list(model.modules()):
+        for child_name, child in list(module.named_children()):
+            if isinstance(child, Conv1D):
+                n_in, n_out = child.weight.shape
+                linear = nn.Linear(n_in, n_out, dtype=child.weight.dtype, device=child.weight.device)
+                with torch.no_grad():
+                    linear.weight.copy_(child.weight.T)
+                    linear.bias.copy_(child.bias)
+                setattr(module, child_name, linear)
+    return model
+
+
 def variant_bundle(bundle, variant: str):
     """The loaded model stored another way (a copy; float32 and the fp8-cache row use the model itself)."""
     if variant not in VARIANTS:
@@ -94,6 +111,7 @@ def variant_bundle(bundle, variant: str):
     if variant == BF16:
         model.to(torch.bfloat16)
         return dataclasses.replace(bundle, model=model, dtype=torch.bfloat16, name=f"{bundle.name} · {BF16}")
+    as_linear(model)
     if variant == INT8_WEIGHTS:
         return dataclasses.replace(bundle, model=q8_weights(model), name=f"{bundle.name} · {INT8_WEIGHTS}")
     # one int8 scale per output row: a single scale per matrix loses too much (measured: top-1 agreement 36%)
@@ -209,15 +227,26 @@ def round_weights(weight: torch.Tensor, bits: int, block: int | None = None) -> 
     return (levels * step + low).reshape(weight.shape).to(weight.dtype)
 
 
+def decoder_layers(model, n_layers: int) -> nn.ModuleList:
+    """The model's list of decoder layers, whatever the family calls it (Llama's ``model.layers``, GPT-2's
+    ``transformer.h``, OPT's ``model.decoder.layers``): its one module list of ``n_layers`` entries."""
+    for module in model.modules():
+        if isinstance(module, nn.ModuleList) and len(module) == n_layers:
+            return module
+    raise ValueError(f"{type(model).__name__}: no list of its {n_layers} decoder layers was found.")
+
+
 def rounded_bundle(bundle, bits: int, block: int | None = None):
     """A float32 copy whose decoder-layer Linear weights are rounded to ``bits`` (embedding and LM head kept)."""
     check_bits(bits)
     model = copy.deepcopy(bundle.model)
-    layers = getattr(model, model.base_model_prefix).layers
+    layers = decoder_layers(model, bundle.spec.n_layers)
     with torch.no_grad():
         for module in layers.modules():
             if isinstance(module, nn.Linear):
                 module.weight.copy_(round_weights(module.weight, bits, block))
+            elif isinstance(module, Conv1D):  # GPT-2's projections store [in, out]: rows of the transpose are outputs
+                module.weight.copy_(round_weights(module.weight.T, bits, block).T)
     label = f"{bits}-bit, " + ("per row" if block is None else f"blocks of {block}")
     return dataclasses.replace(bundle, model=model, name=f"{bundle.name} · {label}")
 

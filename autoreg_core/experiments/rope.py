@@ -33,7 +33,7 @@ class Rope:
     """The rotation's settings, read from the model config."""
 
     base: float  # rope_theta
-    head_dim: int
+    head_dim: int  # the dimensions rotated: the whole head, or its first part (``partial_rotary_factor``)
     rope_type: str  # "default" = the plain formula; other types rescale the frequencies
 
     @property
@@ -46,7 +46,8 @@ def rope_of(config) -> Rope:
     params = dict(getattr(config, "rope_parameters", None) or {})
     base = params.get("rope_theta", getattr(config, "rope_theta", 10000.0))
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-    return Rope(float(base), int(head_dim), str(params.get("rope_type", "default")))
+    rotated = int(head_dim * float(params.get("partial_rotary_factor", 1.0)))  # GPT-NeoX rotates part of a head
+    return Rope(float(base), rotated, str(params.get("rope_type", "default")))
 
 
 def frequencies(rope: Rope) -> torch.Tensor:

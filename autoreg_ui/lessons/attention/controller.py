@@ -19,7 +19,7 @@ from autoreg_core.engine import kv_cache as kvc
 from autoreg_core.engine.model_spec import PRECISIONS, PRESETS, ModelSpec, precision_name
 from autoreg_core.experiments import attention_rows as av
 from autoreg_ui import messages
-from autoreg_ui.lessons.attention import keys
+from autoreg_ui.lessons.attention import keys, text
 from autoreg_ui.sharing.link_codec import MEAN
 
 MAX_TRIANGLE = 256  # the heatmap shows at most this many of the latest positions
@@ -87,6 +87,29 @@ def backfill(session, state: MutableMapping | None = None) -> int:
         return 0
     messages.say(f"Recomputed {filled} missing rows with one full forward pass.", "success", state)
     return filled
+
+
+def missing_row(capturable: bool, family: str) -> tuple[str, str, bool]:
+    """(level, sentence, offer the backfill button) for a query whose attention row is missing: a step taken
+    without capture can be backfilled; a model whose layers cannot be recomputed has no rows at all."""
+    if capturable:
+        return "warning", text.NOT_CAPTURED, True
+    return "info", text.not_recomputable(family), False
+
+
+def cache_reading(measured: int, formula: int, per_position: float, shapes: list[kvc.LayerCacheShape],
+                  positions: int, window: int | None, family: str) -> tuple[str, str]:
+    """(level, sentence) for the measured cache beside the formula. Layers of a sliding-window model that keep
+    fewer positions than the text has (read from the cache's own shapes) are said so, with what a new token adds
+    now; any other difference is an error."""
+    equal, said = text.cache_check(measured, formula, per_position)
+    short = [s for s in shapes if s.keys[2] < positions]
+    if not window or not short or measured > formula:
+        return ("success" if equal else "error"), said
+    adds = sum(s.nbytes / s.keys[2] for s in shapes if s.keys[2] == positions and positions)
+    sentence = text.sliding_cache_text(measured, formula, len(short), len(shapes), max(s.keys[2] for s in short),
+                                       window, family, adds)
+    return ("success" if equal else "info"), sentence
 
 
 @dataclass

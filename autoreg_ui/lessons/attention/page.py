@@ -13,6 +13,7 @@ from autoreg_core.experiments.kv_exactness import recompute_check
 from autoreg_ui import after_run, lesson_page, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.controls import open_section, step_row
+from autoreg_ui.family_text import family_name
 from autoreg_ui.format import BYTE_UNITS_NOTE, human_bytes
 from autoreg_ui.lessons.attention import controller as ac
 from autoreg_ui.lessons.attention import figures as fig_att
@@ -52,8 +53,10 @@ def render() -> None:
             qpos, row = pic.latest
             st.markdown(text.query_text(qpos, ac.inline_code(pic.labels[qpos]), pic.n_steps, where))
             if row is None:
-                st.warning(text.NOT_CAPTURED)
-                backfill_offer(session, "latest")
+                level, why, offer = ac.missing_row(capturable, family_name(bundle.config.model_type))
+                getattr(st, level)(why)
+                if offer:
+                    backfill_offer(session, "latest")
                 return
             weights = av.select_heads(row, layer, head)
             st.markdown(fig_att.attention_strip_html(pic.labels[:qpos + 1], weights, qpos, session.prompt_len),
@@ -75,7 +78,7 @@ def render() -> None:
             return
         if not presenting:
             explain(text.triangle_text(P, N, pic.n_steps))
-        if n_missing := pic.sources.count(av.MISSING):
+        if (n_missing := pic.sources.count(av.MISSING)) and capturable:
             st.warning(text.missing_rows(n_missing, N))
             backfill_offer(session, "triangle")
         if first := ac.first_shown(N):
@@ -105,8 +108,10 @@ def render() -> None:
         c1, c2 = st.columns([2, 3])
         c1.metric("Measured from the tensors", human_bytes(pic.measured), help=f"{pic.measured:,} bytes")
         c1.metric("Formula", human_bytes(formula), help=f"{formula:,} bytes")
-        equal, check = text.cache_check(pic.measured, formula, spec.cache_bytes_per_position)
-        (c1.success if equal else c1.error)(check)
+        level, check = ac.cache_reading(pic.measured, formula, spec.cache_bytes_per_position, pic.shapes,
+                                        pic.positions, getattr(bundle.config, "sliding_window", None),
+                                        family_name(bundle.config.model_type))
+        getattr(c1, level)(check)
         if pic.shapes:
             c1.markdown(text.layer_shapes_text(pic.shapes[0]))
         show_chart(fig_att.cache_growth_figure(pic.timeline, spec.cache_bytes_per_position),

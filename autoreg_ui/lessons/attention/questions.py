@@ -1,6 +1,7 @@
 """The attention page's predict-then-check questions: the newest query's keys and focus, the cache's growth."""
 from __future__ import annotations
 
+from autoreg_core.engine.attention import supports_attention
 from autoreg_core.experiments import attention_rows as av
 from autoreg_ui.format import human_bytes
 from autoreg_ui.lessons.attention import text
@@ -22,10 +23,15 @@ def _newest_fill(live: Live) -> dict:
     return {"pos": pos, "pos_plus": pos + 1}
 
 
+def _no_row(live: Live) -> str:
+    """Why the newest row is missing: the model's layers cannot be recomputed, or the step skipped capture."""
+    return text.CHECK_NOT_CAPTURED if supports_attention(live.bundle.model) else text.CHECK_NOT_RECOMPUTABLE
+
+
 def attention_keys(live: Live) -> Checked:
     read = _newest_keys(live.session)
     if read is None:
-        raise ValueError(text.CHECK_NOT_CAPTURED)
+        raise ValueError(_no_row(live))
     pos, keys = read
     choices = (pos, pos + 1, 1)
     if keys not in choices:
@@ -40,7 +46,7 @@ def _focus_layer(live: Live) -> int:
 def attention_focus(live: Live) -> Checked:
     newest = av.latest_row(live.session)
     if newest is None or newest[1] is None:
-        raise ValueError(text.CHECK_NOT_CAPTURED)
+        raise ValueError(_no_row(live))
     layer = _focus_layer(live)
     weights = av.select_heads(newest[1], layer, None)
     pos = int(weights.argmax())

@@ -5,6 +5,7 @@ Pure functions and constants (no Streamlit): the page decides where each text go
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from autoreg_core.engine.kv_cache import PhaseTimes, WorkedExample
 from autoreg_core.engine.model_spec import Q4_1_BYTES, ModelSpec
@@ -28,6 +29,12 @@ DECODE_STEP_INTRO = ("With the cache, a decode step computes one query $q_t$ (pe
                      "$t + 1$ positions $0 … t$, its own included:")
 SOFTMAX_LATEX = r"a_t=\operatorname{softmax}\!\Big(\frac{q_t K_{\le t}^{\top}}{\sqrt{d}}\Big)"
 MIX_LATEX = r"o_t = a_t\,V_{\le t}"
+def not_recomputable(family: str) -> str:
+    """Why no row is shown when the page cannot recompute attention for the loaded model's layers at all."""
+    return (f"No attention row for this model: the page's recomputation of the attention weights does not handle "
+            f"the layout of {family}'s attention layers, so no step on any page can record one.")
+
+
 NOT_CAPTURED = ("This row was not captured: the step was taken on a page that does not record attention. "
                 "Steps taken here are recorded.")
 
@@ -81,12 +88,36 @@ def last_rows_caption(n_rows: int, shown: int, first: int) -> str:
 
 
 # ---------------------------------------------------------------- 3 · grouped-query attention
+def example_group(n_heads: int) -> int:
+    """A grouping a model without GQA could use: the largest of 4, 3, 2 query heads per K/V head that divides its
+    heads (Llama-3-8B's 32 query heads share 8 K/V heads, 4 each); 1 if none does."""
+    return next((g for g in (4, 3, 2) if n_heads % g == 0), 1)
+
+
 def gqa_text(model: str, spec: ModelSpec, group: int, positions: int) -> str:
     with_gqa, without_gqa = spec.cache_bytes(positions), spec.without_gqa().cache_bytes(positions)
+    if group == 1:
+        return no_gqa_text(model, spec, positions)
     return (f"{model} has **{spec.n_heads} query heads** but caches only **{spec.n_kv_heads} K/V heads**: each "
             f"group of {group} query heads reads the same cached keys and values. Queries are never cached, so only "
             f"K and V count. At {positions} positions the cache holds {human_bytes(with_gqa)}; with one K/V per "
             f"query head it would be {human_bytes(without_gqa)}, **{without_gqa / with_gqa:g}× more**.")
+
+
+def no_gqa_text(model: str, spec: ModelSpec, positions: int) -> str:
+    """A model whose every query head keeps its own K and V: what grouping would save, computed from its shape."""
+    cached = spec.cache_bytes(positions)
+    g = example_group(spec.n_heads)
+    if g == 1:
+        grouped = ""
+    else:
+        smaller = replace(spec, n_kv_heads=spec.n_heads // g).cache_bytes(positions)
+        grouped = (f" Had its {spec.n_heads} query heads shared {spec.n_heads // g} K/V heads, {g} each (grouped-query "
+                   f"attention, as Llama-3-8B's 32 query heads share 8), the cache would hold {human_bytes(smaller)}: "
+                   f"**{g}× smaller**.")
+    return (f"{model} has **{spec.n_heads} query heads** and caches **one K/V head for each** of them: no "
+            f"grouped-query attention, every query head reads keys and values of its own. Queries are never cached, so "
+            f"only K and V count. At {positions} positions the cache holds {human_bytes(cached)}.{grouped}")
 
 
 def kv_group_caption(kv_head: int, query_heads: list[int]) -> str:
@@ -99,6 +130,22 @@ def cache_check(measured: int, formula: int, per_position: float) -> tuple[bool,
     if measured == formula:
         return True, f"Equal, byte for byte: {formula:,} B. Each new token adds {per_position:,.0f} B."
     return False, f"Measured {measured:,} B differs from the formula {formula:,} B."
+
+
+def sliding_cache_text(measured: int, formula: int, n_sliding: int, n_layers: int, kept: int, window: int,
+                       family: str, adds: float) -> str:
+    """The cache of a sliding-window model once a window is full, read from the cache's own shapes: which layers
+    stopped growing, and what a new token adds now (``adds``: bytes per position of the layers still growing)."""
+    if measured == formula:
+        first = f"Equal, byte for byte: {formula:,} B."
+    else:
+        first = (f"Measured {measured:,} B, less than the formula's {formula:,} B, which counts every position in "
+                 "every layer.")
+    growth = (f"each new token now adds {adds:,.0f} B, in the other layers" if adds else
+              "each new token's keys and values now replace the oldest ones kept, and the cache stays this size")
+    return (f"{first} {n_sliding} of the {n_layers} layers of this {family} model attend over a sliding window of "
+            f"{window} positions and keep only the last {kept} positions' keys and values: they have stopped "
+            f"growing, so {growth}.")
 
 
 def layer_shapes_text(shape) -> str:
@@ -214,6 +261,8 @@ def recompute_rows(check) -> list[dict]:
 # Each question: (ask, choices, answer template). The answer names the right choice itself.
 CHECK_NOT_CAPTURED = ("the newest token's attention was not captured (its step was taken on another page): press Next "
                       "token on this page, then check again.")
+CHECK_NOT_RECOMPUTABLE = ("this page cannot recompute attention for this model's layers, so no step records the "
+                          "newest token's attention row.")
 NONE_OF_THE_CHOICES = "its attention row has {keys:,} weights, none of the choices."
 ATTENTION_KEYS = ("The newest token sits at position {pos:,} of the cache (counting from 0, so {pos:,} tokens came "
                   "before it). Over how many keys did its query attend?",
@@ -239,7 +288,8 @@ GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading o
     "1 · Where it looked": (
         "One row of weights per head: how much the newest token's query drew from each earlier position. Each "
         "row adds up to 1.",
-        "Step a few times and switch between layers 0, 15 and 29: where does the weight go in each?",
+        "Step a few times and switch between the first layer, a middle one and the last: where does the weight go in "
+        "each?",
         "Look at the weight on the very first token in several heads. Where a head puts a lot there, what might "
         "that token be doing for it?"),
     "2 · Causal triangle": (

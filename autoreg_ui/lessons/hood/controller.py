@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass
 from functools import lru_cache
+
+import torch
 
 from autoreg_core.engine.tokens import sequence_text, single_token_view
 from autoreg_core.experiments import batch_invariance as invariance
@@ -172,3 +175,66 @@ def search_markdown(tokenizer, search: invariance.FlipSearch) -> str:
     return text.search_found(flip.rows, plain(token_label(tokenizer, flip.solo_top)),
                              plain(token_label(tokenizer, flip.batched_top)), flip.gap, flip.max_delta,
                              plain(sequence_text(tokenizer, flip.ids[-12:])))
+
+
+# ---------------------------------------------------------------- positions: which kind this model has
+ROTARY, LEARNED, NO_POSITIONS = "rotary", "learned", "none"
+
+
+def position_table(model):
+    """(the module, its row of position 0) of a learned position table: GPT-2's ``wpe``, OPT's
+    ``embed_positions`` (whose rows start 2 further on, its ``offset``); None for a model without one."""
+    for name, module in model.named_modules():
+        if name.endswith(("wpe", "embed_positions")) and isinstance(module, torch.nn.Embedding):
+            return module, int(getattr(module, "offset", 0))
+    return None
+
+
+def positions_kind(model) -> str:
+    """How the model tells positions apart, read from its modules: a learned table added to the input, a rotary
+    embedding applied to queries and keys, or neither (the causal mask alone)."""
+    if position_table(model) is not None:
+        return LEARNED
+    if any(name.endswith("rotary_emb") for name, _ in model.named_modules()):
+        return ROTARY
+    return NO_POSITIONS
+
+
+def key_check_applies(model) -> bool:
+    """The cached-key check recomputes k_proj(input_layernorm(h)), rotated: a rotary model whose layers have a
+    separate key projection (Llama, Qwen, Mistral, Gemma) and rotate every dimension of a head."""
+    decoder = getattr(model, "model", None)
+    layers = getattr(decoder, "layers", None)
+    if positions_kind(model) != ROTARY or layers is None or not len(layers):
+        return False
+    params = dict(getattr(model.config, "rope_parameters", None) or {})
+    whole = float(params.get("partial_rotary_factor", 1.0)) == 1.0
+    return whole and hasattr(layers[0], "input_layernorm") and hasattr(layers[0].self_attn, "k_proj")
+
+
+@dataclass(frozen=True)
+class PositionVector:
+    """One row of a learned position table, beside the next row and the token embeddings it is added to."""
+
+    position: int
+    rows: int  # positions the table has
+    width: int  # numbers per row (the hidden size)
+    norm: float  # |p_pos|
+    next_cosine: float | None  # cos(p_pos, p_pos+1); None at the last row
+    token_norm: float  # the token embeddings' mean length
+
+
+def position_vector(model, position: int) -> PositionVector:
+    """Row ``position`` of the model's learned position table, read from its weights."""
+    table, offset = position_table(model)
+    weight = table.weight.detach().float()
+    rows = int(weight.shape[0]) - offset
+    if not 0 <= position < rows:
+        raise ValueError(f"Position {position:,} is outside the table (0–{rows - 1:,}).")
+    row = weight[offset + position]
+    nxt = None
+    if position + 1 < rows:
+        nxt = float(torch.nn.functional.cosine_similarity(row, weight[offset + position + 1], dim=0))
+    tokens = model.get_input_embeddings().weight.detach().float()
+    return PositionVector(position, rows, int(weight.shape[1]), float(row.norm()), nxt,
+                          float(tokens.norm(dim=1).mean()))

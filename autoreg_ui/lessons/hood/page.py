@@ -15,9 +15,10 @@ from autoreg_core.experiments import training_loss as loss
 from autoreg_ui import controls, guide, lesson_page, measuring, messages
 from autoreg_ui import keys as site_keys
 from autoreg_ui.charts import show_chart
+from autoreg_ui.family_text import family_name
 from autoreg_ui.lessons.hood import controller as hood
 from autoreg_ui.lessons.hood import figures as figs
-from autoreg_ui.lessons.hood import keys, questions, text
+from autoreg_ui.lessons.hood import keys, positions_text, questions, text
 from autoreg_ui.sharing import presenter
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import EXAMPLE_PROMPTS, session_or_start
@@ -104,11 +105,16 @@ def draw_loss(bundle, session) -> None:
 
 
 def draw_positions(bundle, session) -> None:
+    kind, family = hood.positions_kind(bundle.model), family_name(bundle.config.model_type)
+    if kind != hood.ROTARY:  # learned positions (GPT-2, OPT) or none: no rotation to show
+        draw_other_positions(bundle, session, kind, family)
+        return
     explain(text.ROPE_EXPLAIN)
     with guide.derivation(text.ROPE_DERIVATION):
         st.latex(text.ROPE_LATEX)
         rope = positions.rope_of(bundle.config)
-        st.markdown(text.rope_sentence(rope.base, rope.head_dim, rope.rope_type))  # code in a caption fails contrast
+        st.markdown(text.rope_sentence(rope.base, rope.head_dim, rope.rope_type,  # code in a caption fails contrast
+                                       of_head=bundle.spec.head_dim))
     ids = list(session.ids)[-hood.MAX_READ:]
     st.subheader(text.POSITION_IDS_TITLE)
     st.markdown(text.positions_sentence(session.prompt_len, len(session.ids)))
@@ -126,6 +132,10 @@ def draw_positions(bundle, session) -> None:
     st.subheader(text.KEY_TITLE)
     if cut:
         st.caption(cut)
+    if not hood.key_check_applies(bundle.model):  # a fused q/k/v projection, or part of each head rotated
+        st.caption(positions_text.key_check_skipped(kind, family))
+        draw_shift_and_padding(bundle, ids, cut, learned=False)
+        return
     left, right = st.columns(2)
     # a middle position by default: at position 0 the rotation is the identity and the check shows nothing
     at = int(left.number_input(text.KEY_POSITION, 0, len(ids) - 1, len(ids) // 2, key=keys.HOOD_KEY_POS))
@@ -137,14 +147,42 @@ def draw_positions(bundle, session) -> None:
         show_chart(figs.key_figure(check.cached, check.recomputed, check.unrotated), key=keys.HOOD_KEY_FIG,
                    filename=f"cached-key-layer{layer}-pos{at}")
 
+    draw_shift_and_padding(bundle, ids, cut, learned=False)
+
+
+def draw_other_positions(bundle, session, kind: str, family: str) -> None:
+    """The positions section for a model that does not rotate: its learned table (or none), then the same checks."""
+    table = hood.position_table(bundle.model)
+    if table is not None:
+        rows = int(table[0].weight.shape[0]) - table[1]
+        explain(positions_text.learned_explain(family, rows, int(table[0].weight.shape[1])))
+    else:
+        explain(positions_text.no_positions_explain(family))
+    ids = list(session.ids)[-hood.MAX_READ:]
+    st.subheader(text.POSITION_IDS_TITLE)
+    st.markdown(text.positions_sentence(session.prompt_len, len(session.ids)))
+    st.dataframe(hood.position_rows(bundle.tokenizer, session), hide_index=True, key=keys.HOOD_POSITIONS_TABLE)
+    if table is not None:
+        st.subheader(positions_text.VECTOR_TITLE)
+        pos = int(st.number_input(text.ANGLE_POSITION, 0, rows - 1, min(len(session.ids), rows - 1),
+                                  key=keys.HOOD_ANGLE_POS))
+        v = hood.position_vector(bundle.model, pos)
+        st.markdown(positions_text.position_vector_sentence(v.position, v.norm, v.next_cosine, v.token_norm))
+    st.caption(positions_text.key_check_skipped(kind, family))
+    draw_shift_and_padding(bundle, ids, text.cut_note(len(ids), len(session.ids)), learned=kind == hood.LEARNED)
+
+
+def draw_shift_and_padding(bundle, ids: list[int], cut: str | None, learned: bool) -> None:
+    """Off by one, and left padding: the same checks whatever the model's positions (``learned``: how to read them)."""
     st.subheader(text.SHIFT_TITLE)
     if cut:
         st.caption(cut)
     shifted = run_and_keep(st.session_state, keys.HOOD_SHIFT, measuring.stamp(bundle, tuple(ids)), text.SHIFT_RUN,
                            text.SHIFT_RUN, lambda: positions.shifted_step(bundle, ids), disabled=len(ids) < 2)
     if shifted is not None:
-        st.markdown(text.shift_sentence(shifted.shift, shifted.max_delta_last, shifted.kl_last_bits,
-                                        shifted.top_changed_last, shifted.max_delta_all, shifted.kl_all_bits))
+        say = positions_text.learned_shift_sentence if learned else text.shift_sentence
+        st.markdown(say(shifted.shift, shifted.max_delta_last, shifted.kl_last_bits, shifted.top_changed_last,
+                        shifted.max_delta_all, shifted.kl_all_bits))
         st.dataframe(hood.shift_rows(bundle.tokenizer, shifted), hide_index=True, key=keys.HOOD_SHIFT.table)
 
     st.subheader(text.PAD_TITLE)

@@ -8,7 +8,8 @@ from autoreg_core.experiments.batch_invariance import BATCH_SIZES, float_spacing
 from autoreg_core.experiments.rope import shifted_step
 from autoreg_core.experiments.training_loss import text_loss
 from autoreg_ui.lessons.hood import controller as hood
-from autoreg_ui.lessons.hood import text
+from autoreg_ui.lessons.hood import positions_text, text
+from autoreg_ui.lessons.hood.controller import LEARNED, positions_kind
 from autoreg_ui.predict import Checked, Live, Question, answer
 
 
@@ -104,8 +105,9 @@ def next_position(live: Live) -> Checked:
 def whole_shift(live: Live) -> Checked:
     shifted = shifted_step(live.bundle, _ids(live))
     dtype = live.bundle.dtype
+    words = positions_text.Q_WHOLE_SHIFT_LEARNED if positions_kind(live.bundle.model) == LEARNED else text.Q_WHOLE_SHIFT
     return Checked(diff_choice(shifted.max_delta_all) // 2,  # below 0.001 (or 0) → "hardly at all"
-                   answer(text.Q_WHOLE_SHIFT, delta=shifted.max_delta_all, kl=shifted.kl_all_bits,
+                   answer(words, delta=shifted.max_delta_all, kl=shifted.kl_all_bits,
                           dtype=dtype_name(dtype), bits=significant_bits(dtype)))
 
 

@@ -136,9 +136,15 @@ SHIFT_RUN = "Run the last step with its position shifted by one"
 PAD_RUN = "Batch this text with a longer one (left padding)"
 
 
-def rope_sentence(base: float, head_dim: int, rope_type: str) -> str:
+def rope_sentence(base: float, head_dim: int, rope_type: str, of_head: int | None = None) -> str:
+    """``head_dim``: the dimensions rotated (d in the formula); ``of_head``: the head's own size, when only part of
+    it is rotated (GPT-NeoX's ``partial_rotary_factor``)."""
     kind = "" if rope_type == "default" else (f" (its `rope_type` is {rope_type}: the frequencies are rescaled, "
                                               "so the plain formula is an approximation here)")
+    if of_head is not None and of_head != head_dim:
+        return (f"This model's config: `rope_theta` = {base:,.0f}, and only the first d = {head_dim} of each head's "
+                f"{of_head} dimensions are rotated (the rest carry no position), so {head_dim // 2} pairs per "
+                f"head{kind}.")
     return (f"This model's config: `rope_theta` = {base:,.0f}, head dimension d = {head_dim}, so "
             f"{head_dim // 2} pairs per head{kind}.")
 

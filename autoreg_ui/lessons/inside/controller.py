@@ -202,6 +202,20 @@ def worked_rows(counts: WorkedCounts) -> list[dict]:
 
 
 # ---------------------------------------------------------------- the sliding window
+def own_windows(config) -> list[int | None]:
+    """Each layer's own sliding window as transformers builds the model's cache (None: it keeps every position)."""
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicSlidingWindowLayer
+
+    return [int(layer.sliding_window) if isinstance(layer, DynamicSlidingWindowLayer) else None
+            for layer in DynamicCache(config=config).layers]
+
+
+def widest(windows: list[int | None]) -> int | None:
+    """The model's own sliding window (the widest, if layers differ); None when every layer keeps every position."""
+    return max((w for w in windows if w is not None), default=None)
+
+
 def window_numbers(compared: WindowComparison) -> list[Metric]:
     at = compared.diverges_at
     full, windowed = compared.full, compared.windowed

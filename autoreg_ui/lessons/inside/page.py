@@ -18,6 +18,7 @@ from autoreg_core.experiments.unembedding import unembed
 from autoreg_ui import controls, guide, lesson_page, measuring, messages
 from autoreg_ui import keys as site_keys
 from autoreg_ui.charts import show_chart
+from autoreg_ui.family_text import family_name
 from autoreg_ui.format import BYTE_UNITS_NOTE
 from autoreg_ui.lessons.inside import controller as inside
 from autoreg_ui.lessons.inside import figures as figs
@@ -129,7 +130,8 @@ def render() -> None:
         show_metrics(inside.phase_numbers(worked))
 
     guide.header(text.GUIDES, "4 · When the cache runs out")
-    explain(text.CACHE_RUNS_OUT)
+    windows = inside.own_windows(bundle.config)
+    explain(text.cache_runs_out(windows, family_name(bundle.config.model_type)))
     max_window = min(512, bundle.spec.max_positions)
     inside.clamp(state, keys.INSIDE_WINDOW_SIZE, 2, max_window, min(64, max_window))
     width = int(st.slider("Window W (positions each new token sees)", 2, max_window, key=keys.INSIDE_WINDOW_SIZE))
@@ -138,7 +140,7 @@ def render() -> None:
                             lambda: window.compare_window(bundle, prompt_ids, n_new, width))
     if compared is not None:
         show_metrics(inside.window_numbers(compared))
-        show_side_by_side(tok, text.window_captions(width), compared.full.generated_ids,
+        show_side_by_side(tok, text.window_captions(width, inside.widest(windows)), compared.full.generated_ids,
                           compared.windowed.generated_ids)
         show_chart(figs.window_bytes_figure(compared.full.cache_bytes, compared.windowed.cache_bytes, width),
                    key=keys.INSIDE_WINDOW_FIG, filename=f"sliding-window-W{width}")

@@ -111,10 +111,29 @@ CACHE_RUNS_OUT = (
     "full cache and with transformers' `DynamicSlidingWindowLayer` keeping W − 1 positions, so each new token "
     "makes W and sees itself and the last W − 1. The prompt itself is still read with full attention in the "
     "prefill; the window bites from the first decode step on.")
+CACHE_RUNS_OUT_INTRO = CACHE_RUNS_OUT[:CACHE_RUNS_OUT.index(" Below, what happens to this model")]
 
 
-def window_captions(width: int) -> tuple[str, str]:
-    return "Full cache (▌ marks where the texts part)", f"Sliding window, W = {width}"
+def cache_runs_out(windows: list[int | None], family: str) -> str:
+    """Section 4's opening for the loaded model: ``windows`` is each layer's own sliding window (None: the layer
+    sees every position), as transformers builds its cache from the config."""
+    own = [w for w in windows if w is not None]
+    if not own:
+        return CACHE_RUNS_OUT
+    rest = "changes nothing" if len(own) == len(windows) else "changes only the other layers"
+    return (f"{CACHE_RUNS_OUT_INTRO} This {family} model was trained with one: {len(own)} of its {len(windows)} "
+            f"layers attend over the last {max(own)} positions only, and their cache keeps {max(own) - 1} (the next "
+            "token's own key completes the window), so it stops growing there; Undo past that point rebuilds the "
+            "cache from the text, since the dropped positions are gone. Below, the same greedy generation twice: "
+            "with the model's own cache, and with every layer's cache cut to W − 1 positions by transformers' "
+            f"`DynamicSlidingWindowLayer`. The model's own mask still limits its sliding layers to {max(own)} "
+            f"positions, so a W of {max(own)} or more {rest}.")
+
+
+def window_captions(width: int, own_window: int | None = None) -> tuple[str, str]:
+    """``own_window``: the model's own sliding window, when it has one (its own cache is then not a full one)."""
+    first = "Full cache" if own_window is None else f"The model's own cache (window {own_window})"
+    return f"{first} (▌ marks where the texts part)", f"Sliding window, W = {width}"
 
 
 def lens_summary(tokenizer, reading: LensReading) -> str:

@@ -14,7 +14,7 @@ from autoreg_core.engine.tokens import sequence_text
 from autoreg_core.experiments.beam_search import BeamResult, BeamSettings
 from autoreg_core.experiments.continuations import MAX_CONTINUATIONS, ContinuationSet
 from autoreg_core.experiments.sampling_lab import MAX_DRAWS
-from autoreg_ui import controls, measuring, messages
+from autoreg_ui import controls, family_text, measuring, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.lessons.sampling import controller as sampling
 from autoreg_ui.lessons.sampling import keys, text
@@ -37,7 +37,11 @@ def source_picker(bundle, state: MutableMapping, context: bool = True) -> LabSou
         if state[keys.LAB_SOURCE] == sampling.PROMPT_SOURCE:
             left, right = st.columns([4, 1])
             left.text_input("Prompt", key=keys.LAB_PROMPT)
-            right.toggle("Chat mode", key=keys.LAB_CHAT)
+            chat_ok = bundle.has_chat_template
+            if not chat_ok:
+                state[keys.LAB_CHAT] = False
+            right.toggle("Chat mode", key=keys.LAB_CHAT, disabled=not chat_ok,
+                         help=None if chat_ok else family_text.chat_off(bundle.name))
             source = sampling.prompt_source(bundle, state[keys.LAB_PROMPT], state[keys.LAB_CHAT])
         else:
             source = sampling.session_source(current_session())

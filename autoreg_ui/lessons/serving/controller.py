@@ -155,3 +155,9 @@ def precision_rows(rows: list[precision.PrecisionRow], bandwidth: float, tokeniz
 
 
 
+
+
+def tied_head(bundle) -> bool:
+    """Whether the model's LM head is its token embedding matrix (one tensor, not two)."""
+    head, embedding = bundle.model.get_output_embeddings(), bundle.model.get_input_embeddings()
+    return head is not None and embedding is not None and head.weight is embedding.weight

@@ -109,6 +109,13 @@ DIAL_KEEPS = ("The dial rounds the decoder layers' Linear weights only: the toke
               "tied matrix in SmolLM2) stay float32.")
 
 
+def dial_keeps(model: str, tied: bool) -> str:
+    """What the dial leaves in float32, for the loaded model: one tied matrix, or an embedding and a separate head."""
+    both = f"one tied matrix in {model}" if tied else f"two separate matrices in {model}"
+    return (f"The dial rounds the decoder layers' Linear weights only: the token embedding and the LM head ({both}) "
+            "stay float32.")
+
+
 CHEAP_ROW = 0.25  # an extra row "cost little" while it adds less than this share of a single-row step
 
 
@@ -234,8 +241,9 @@ def precision_sentences(rows: list[precision.PrecisionRow]) -> list[str]:
     return out
 
 
-def dial_sentence(curves: dict[str, list[tuple[int, precision.Quality]]]) -> str:
-    """Where each grouping's top-1 agreement first fell below ``COLLAPSE_TOP1``, and what 4 bits in blocks does."""
+def dial_sentence(curves: dict[str, list[tuple[int, precision.Quality]]], keeps: str = DIAL_KEEPS) -> str:
+    """Where each grouping's top-1 agreement first fell below ``COLLAPSE_TOP1``, and what 4 bits in blocks does
+    (``keeps``: what the dial left alone, ``dial_keeps`` for the loaded model)."""
     parts = []
     for label, points in curves.items():
         fallen = [bits for bits, q in points if q.top1 < COLLAPSE_TOP1]
@@ -251,7 +259,7 @@ def dial_sentence(curves: dict[str, list[tuple[int, precision.Quality]]]) -> str
             parts.append("8 bits is exact too, since each block's 16 levels are among its 256 (255 = 15 × 17), while "
                          "5 and 6 bits place their levels in between and round the stored values off them: more "
                          "bits is not always closer")
-    return " · ".join(parts) + ". " + DIAL_KEEPS
+    return " · ".join(parts) + ". " + keeps
 
 
 # ---------------------------------------------------------------- this server, right now

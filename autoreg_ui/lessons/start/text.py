@@ -10,7 +10,8 @@ from urllib.parse import urlencode
 
 TITLE = "Start here"
 WHAT = (
-    "This app runs a real language model (SmolLM2-135M-Instruct) on this computer and lets you watch it "
+    "This app runs a real language model (SmolLM2-135M-Instruct by default; the sidebar names the one loaded) on "
+    "this computer and lets you watch it "
     "write, one token at a time. Each click on **Next token** runs one forward pass and shows what the "
     "model chose from: the scores it gave every token, what temperature, top-k and top-p did to them, "
     "where the new token looked in the text so far, and what the key-value cache saves. Every number "

@@ -1,0 +1,67 @@
+"""What the positions section says about a model that does not rotate its keys, or whose layers the cached-key
+check cannot read: learned position tables (GPT-2, OPT), no positions at all, fused q/k/v projections.
+
+Pure functions (no Streamlit); the numbers come from the model's own weights and config (``controller``).
+"""
+from __future__ import annotations
+
+from autoreg_ui.lessons.hood.text import AGREE, Q_WHOLE_SHIFT
+
+
+def learned_explain(family: str, rows: int, width: int) -> str:
+    """The positions section's opening for a model with a learned position table (GPT-2, OPT)."""
+    return ("Attention's scores alone are blind to order: a query's dot product with a key is the same wherever the "
+            "two tokens sit. The causal mask already breaks that symmetry, since each position sees only itself and "
+            f"what came before it. {family} does not rotate its queries and keys: it **adds a learned position "
+            f"vector** to each token's embedding before the first layer, row pos of a table of {rows:,} × {width:,} "
+            "numbers learned in training. Every layer then works on token plus position, so the keys written into "
+            "the cache already carry their absolute position, and a key never needs recomputing as the text grows. "
+            f"The table has one row per position: this model cannot read a position past {rows - 1:,}. Below: the "
+            "position ids of the steps, a row of the table, a position that is off by one, and left padding.")
+
+
+def no_positions_explain(family: str) -> str:
+    """The positions section's opening for a model that neither rotates nor adds positions."""
+    return (f"{family} has neither rotary embeddings nor a learned position table: it tells positions apart through "
+            "the causal mask alone, each position seeing only itself and what came before it. Below: the position "
+            "ids of the steps, a position that is off by one, and left padding.")
+
+
+VECTOR_TITLE = "A row of the position table"
+
+
+def position_vector_sentence(position: int, norm: float, next_cosine: float | None, token_norm: float) -> str:
+    """Row ``position`` of a learned table, read from the weights: its length, its likeness to the next row."""
+    nxt = ("" if next_cosine is None else
+           f" Its cosine with row {position + 1:,} is {next_cosine:.2f} (1 = the same direction, 0 = unrelated).")
+    return (f"Position {position:,} adds a vector of length **{norm:.2f}** to its token's embedding (the token "
+            f"embeddings' mean length is {token_norm:.2f}).{nxt}")
+
+
+def key_check_skipped(kind: str, family: str) -> str:
+    """Why the cached-key check is not offered for this model (``kind``: hood.controller's positions kind)."""
+    if kind == "learned":
+        return (f"No rotation to check: {family} adds its position vectors before the first layer, so a cached key "
+                "is the layer's key projection of token plus position, computed once in its own step.")
+    if kind == "none":
+        return f"No rotation to check: {family} has no rotary embeddings."
+    return (f"This check recomputes a key from a separate key projection that rotates every dimension of a head; "
+            f"{family}'s attention layers are laid out otherwise (a fused q/k/v projection or rotation of part of "
+            "each head), so the check is not offered for it.")
+
+
+def learned_shift_sentence(shift: int, delta_last: float, kl_last: float, changed_last: bool, delta_all: float,
+                           kl_all: float) -> str:
+    """The off-by-one check read for a model that adds a learned vector per absolute position (GPT-2, OPT)."""
+    top = ("the top token **changes**" if changed_last else "the top token stays the same")
+    whole = "almost nothing" if delta_all < AGREE * 10 else "**as well**"
+    return (f"Feeding only the last token {shift} position late moves the logits by up to **{delta_last:.2f}** "
+            f"(KL {kl_last:.3g} bits), and {top}: it gets the position vector of another row. Shifting the "
+            f"**whole** text by {shift} changes {whole} (max |Δ| {delta_all:.2g}, KL {kl_all:.2g} bits): this "
+            "model's positions are absolute, so every token gets another row of the table, not the same distances.")
+
+
+Q_WHOLE_SHIFT_LEARNED = (Q_WHOLE_SHIFT[0], Q_WHOLE_SHIFT[1],
+                         "Max |Δ logit| **{delta:.1e}** (KL {kl:.1e} bits): this model adds a learned vector for each "
+                         "absolute position, so shifting every position gives every token another row of its table: "
+                         "another input, not only the same distances.")

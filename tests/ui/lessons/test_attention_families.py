@@ -1,0 +1,64 @@
+"""The attention page's sentences for models of other shapes: no GQA, no recomputable row."""
+from autoreg_core.engine.model_spec import ModelSpec
+from autoreg_ui.lessons.attention import controller as ac
+from autoreg_ui.lessons.attention import text
+from tests import zoo
+
+
+def test_the_gqa_sentence_on_each_side_of_a_group_of_one():
+    gpt2, llama = zoo.bundle("gpt2").spec, zoo.bundle("llama").spec
+    assert (gpt2.gqa_group, llama.gqa_group) == (1, 2)
+    plain = text.gqa_text("tiny-gpt2", gpt2, gpt2.gqa_group, 10)
+    assert "one K/V head for each" in plain and "caches only" not in plain
+    # 4 query heads grouped 4 to a K/V head: the cache 4× smaller, computed from the shape
+    assert text.example_group(gpt2.n_heads) == 4
+    assert f"would hold {text.human_bytes(gpt2.cache_bytes(10) // 4)}: **4× smaller**" in plain
+    grouped = text.gqa_text("tiny-llama", llama, llama.gqa_group, 10)
+    assert "caches only **2 K/V heads**" in grouped and "**2× more**" in grouped
+
+
+def test_a_model_whose_heads_no_small_group_divides_gets_no_grouping_sentence():
+    assert [text.example_group(n) for n in (12, 9, 10, 7, 1)] == [4, 3, 2, 1, 1]
+    odd = ModelSpec.preset("odd", n_layers=1, n_heads=7, n_kv_heads=7, head_dim=8, hidden=56, vocab=10,
+                           n_params=1000, seq_len=4)
+    sentence = text.no_gqa_text("odd", odd, 4)
+    assert "Had its" not in sentence and sentence.endswith(f"the cache holds {text.human_bytes(odd.cache_bytes(4))}.")
+
+
+def test_a_missing_row_is_offered_a_backfill_only_when_the_model_can_be_recomputed():
+    assert ac.missing_row(True, "Llama") == ("warning", text.NOT_CAPTURED, True)
+    level, why, offer = ac.missing_row(False, "GPT-2")
+    assert (level, offer) == ("info", False)
+    assert "GPT-2" in why and "not captured" not in why and "another page" not in why
+
+
+def _cache_after(family: str, n: int):
+    from autoreg_core.engine import decode
+    from autoreg_core.engine import kv_cache as kvc
+
+    bundle = zoo.bundle(family)
+    cache = decode.new_cache(bundle)
+    decode.forward(bundle, list(range(5, 5 + n)), cache)
+    spec = bundle.spec
+    return (kvc.measured_bytes(cache), spec.cache_bytes(n), spec.cache_bytes_per_position, kvc.layer_shapes(cache), n,
+            getattr(bundle.config, "sliding_window", None))
+
+
+def test_the_cache_reading_on_each_side_of_the_sliding_window():
+    inside = _cache_after("mistral", zoo.WINDOW - 1)  # every position still kept
+    level, said = ac.cache_reading(*inside, "Mistral")
+    assert level == "success" and said.startswith("Equal, byte for byte") and "sliding" not in said
+    measured, formula, per, shapes, n, window = _cache_after("mistral", 20)
+    level, said = ac.cache_reading(measured, formula, per, shapes, n, window, "Mistral")
+    assert "2 of the 2 layers" in said and f"last {zoo.WINDOW - 1} positions" in said and "stays this size" in said
+    assert level == ("success" if measured == formula else "info")  # the spec may count the window or not
+    measured, formula, per, shapes, n, window = _cache_after("gemma2", 20)
+    level, said = ac.cache_reading(measured, formula, per, shapes, n, window, "Gemma 2")
+    assert "1 of the 2 layers" in said and "sliding window of 8 positions" in said
+    assert f"now adds {shapes[1].nbytes // 20:,} B, in the other layers" in said  # the full layer's K and V
+    # the formula counting the window, as the engine's spec does for sliding layers: equal, and still said
+    level, said = ac.cache_reading(measured, measured, per, shapes, n, window, "Gemma 2")
+    assert level == "success" and said.startswith("Equal, byte for byte") and "1 of the 2 layers" in said
+    measured, formula, per, shapes, n, _ = _cache_after("llama", 20)
+    assert ac.cache_reading(measured, formula, per, shapes, n, None, "Llama")[0] == "success"
+    assert ac.cache_reading(measured - 2, formula, per, shapes, n, None, "Llama")[0] == "error"  # no window: a gap

@@ -1,0 +1,62 @@
+"""The positions lesson on models of other families: learned tables, partial rotation, the checks that apply."""
+import pytest
+
+from autoreg_core.experiments import rope
+from autoreg_ui.lessons.hood import controller as hood
+from autoreg_ui.lessons.hood import positions_text, questions, text
+from tests import zoo
+
+
+def test_each_family_is_read_as_learned_or_rotary_and_the_key_check_only_where_it_applies():
+    kinds = {f: hood.positions_kind(zoo.bundle(f).model) for f in zoo.FAMILIES}
+    assert kinds == {"gpt2": "learned", "gpt_neox": "rotary", "opt": "learned", "phi3": "rotary", "llama": "rotary",
+                     "qwen2": "rotary", "qwen3": "rotary", "mistral": "rotary", "gemma2": "rotary"}
+    applies = [f for f in zoo.FAMILIES if hood.key_check_applies(zoo.bundle(f).model)]
+    assert applies == ["llama", "qwen2", "qwen3", "mistral", "gemma2"]
+
+
+@pytest.mark.parametrize("family, offset", [("gpt2", 0), ("opt", 2)])
+def test_a_row_of_the_learned_table_is_read_from_the_weights(family, offset):
+    model = zoo.bundle(family).model
+    table, found = hood.position_table(model)
+    assert found == offset
+    rows = table.weight.shape[0] - offset
+    assert rows == zoo.POSITIONS
+    v = hood.position_vector(model, 5)
+    assert v.norm == pytest.approx(float(table.weight[offset + 5].norm()), rel=1e-6) and v.width == zoo.HIDDEN
+    assert v.next_cosine is not None and hood.position_vector(model, rows - 1).next_cosine is None  # the last row
+    with pytest.raises(ValueError):
+        hood.position_vector(model, rows)
+
+
+def test_the_rotated_part_of_a_head_is_read_from_the_config():
+    neox, llama = rope.rope_of(zoo.config("gpt_neox")), rope.rope_of(zoo.config("llama"))
+    assert (neox.head_dim, llama.head_dim) == (4, 16)  # a quarter of NeoX's 16 dimensions
+    partial = text.rope_sentence(neox.base, neox.head_dim, neox.rope_type, of_head=16)
+    assert "only the first d = 4 of each head's 16 dimensions" in partial and "2 pairs" in partial
+    whole = text.rope_sentence(llama.base, llama.head_dim, llama.rope_type, of_head=16)
+    assert "head dimension d = 16, so 8 pairs" in whole and "only the first" not in whole
+
+
+def test_the_shift_sentence_for_learned_positions_on_each_side_of_its_boundary():
+    small = positions_text.learned_shift_sentence(1, 2.0, 0.5, True, text.AGREE * 10 / 2, 1e-6)
+    large = positions_text.learned_shift_sentence(1, 2.0, 0.5, True, 1.5, 0.2)
+    assert "changes almost nothing" in small and "changes **as well**" in large
+    assert all("absolute" in s and "rotary" not in s for s in (small, large))
+    assert "rotary positions only encode" in text.shift_sentence(1, 2.0, 0.5, True, 1e-6, 1e-9)
+
+
+def test_why_the_key_check_is_skipped_names_the_models_own_layout():
+    assert "adds its position vectors before the first layer" in positions_text.key_check_skipped("learned", "GPT-2")
+    assert "no rotary embeddings" in positions_text.key_check_skipped("none", "Bloom")
+    assert "fused q/k/v" in positions_text.key_check_skipped("rotary", "GPT-NeoX")
+
+
+def test_the_whole_shift_question_answers_with_the_models_own_kind_of_positions(monkeypatch):
+    from autoreg_core import SamplingConfig, Session
+    from autoreg_ui.predict import Live
+
+    for family, reading in (("gpt2", "learned vector for each absolute position"), ("llama", "rotary positions")):
+        bundle = zoo.bundle(family)
+        live = Live(bundle, Session(bundle, "The cat sat on the mat", chat=False), SamplingConfig())
+        assert reading in questions.whole_shift(live).answer
