@@ -1,0 +1,151 @@
+"""Presses in Chromium, as quick as people make them: only an opened address rewinds a tab (the back and forward
+buttons do, a late address arriving with a click does not), and a teacher's quick clicks never move the class's
+text back."""
+import re
+
+import pytest
+
+from .conftest import start_server, stop_server
+
+pytestmark = pytest.mark.e2e
+
+IDLE = "document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
+DESK = {"width": 1400, "height": 1000}
+# every 100 ms, the number of generated tokens the page shows, kept in the page (read at the end)
+WATCH = """() => { window.__seen = []; window.__watch = setInterval(() =>
+    window.__seen.push(document.querySelectorAll('.tokstrip .gen').length), 100); }"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    db = tmp_path_factory.mktemp("presses") / "classes.sqlite3"
+    proc, url = start_server("streamlit-presses.log", env={"AUTOREG_CLASS_DB": str(db)})
+    yield url
+    stop_server(proc)
+
+
+def _new(browser):
+    ctx = browser.new_context(viewport=DESK)
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    return ctx, page
+
+
+def _idle(page) -> None:
+    page.wait_for_function(IDLE)
+
+
+def _gen(page) -> int:
+    return page.locator(".tokstrip .gen").count()
+
+
+def _wait_gen(page, n: int, timeout: int = 30_000) -> None:
+    page.wait_for_function(f"document.querySelectorAll('.tokstrip .gen').length === {n}", timeout=timeout)
+
+
+def _steps_in_address(page) -> int:
+    found = re.search(r"[?&]steps=(\d+)", page.url)
+    return int(found.group(1)) if found else 0
+
+
+def test_back_and_forward_after_three_steps_replay_two_then_three(browser, server):
+    ctx, page = _new(browser)
+    try:
+        page.goto(f"{server}/step?prompt=The+capital+of+France+is&cfg_temperature=0")
+        page.get_by_role("button", name="Next token").first.wait_for()
+        for n in (1, 2, 3):
+            _idle(page)
+            page.get_by_role("button", name="Next token").first.click()
+            _wait_gen(page, n)
+            page.wait_for_function(f"/[?&]steps={n}(&|$)/.test(location.search)")
+        _idle(page)
+        page.go_back()
+        _wait_gen(page, 2)
+        _idle(page)
+        assert _steps_in_address(page) == 2
+        page.get_by_text("Rebuilt from the link: the prompt and 2 steps").wait_for()
+        page.go_forward()
+        _wait_gen(page, 3)
+        _idle(page)
+        assert _steps_in_address(page) == 3 and _gen(page) == 3
+    finally:
+        ctx.close()
+
+
+def _start_class(browser, url: str):
+    ctx, teacher = _new(browser)
+    teacher.goto(f"{url}/step?prompt=The+capital+of+France+is&cfg_temperature=0")
+    teacher.get_by_role("button", name="Next token").first.wait_for()
+    _idle(teacher)
+    teacher.get_by_role("button", name="Next token").first.click()
+    _wait_gen(teacher, 1)
+    _idle(teacher)
+    teacher.get_by_role("button", name="Start a class").click()
+    teacher.get_by_role("heading", name="Your class").wait_for()
+    _idle(teacher)
+    code = re.search(r"class=([A-Z0-9]{6})", teacher.url).group(1)
+    return ctx, teacher, code
+
+
+def _join(browser, url: str, code: str):
+    ctx, page = _new(browser)
+    page.goto(f"{url}/?class={code}")
+    page.get_by_role("button", name="Join").wait_for()
+    _idle(page)
+    page.get_by_role("button", name="Join").click()
+    page.get_by_text(f"You are in class {code}").wait_for()
+    return ctx, page
+
+
+def test_a_teacher_who_reveals_and_samples_at_once_never_moves_the_class_back(browser, server):
+    """Reveal takes a step; Everyone sample pressed within 50 ms carries the address from before that step. Ten
+    rounds: no student's text ever shows fewer tokens than before, and the teacher's tab never says it was
+    rebuilt from a link."""
+    contexts = []
+    try:
+        ctx, teacher, code = _start_class(browser, server)
+        contexts.append(ctx)
+        students = []
+        for _ in range(2):
+            ctx, student = _join(browser, server, code)
+            contexts.append(ctx)
+            _wait_gen(student, 1)
+            student.evaluate(WATCH)
+            students.append(student)
+        rebuilt, stepped = [], 0
+        for round_ in range(10):
+            _idle(teacher)
+            if teacher.get_by_role("button", name="Reveal").count() == 0:
+                teacher.get_by_role("button", name="Ask the class").click()
+                teacher.get_by_role("button", name="Reveal").wait_for()
+                _idle(teacher)
+            before = _gen(teacher)
+            # both presses from the page itself, 40 ms apart (Playwright's own round trips take longer)
+            teacher.evaluate("""() => { const button = name => [...document.querySelectorAll('button')]
+                .find(b => b.innerText.trim() === name);
+                button('Reveal').click(); setTimeout(() => button('Everyone sample').click(), 40); }""")
+            teacher.wait_for_timeout(500)
+            _idle(teacher)
+            teacher.wait_for_timeout(300)
+            _idle(teacher)
+            now = _gen(teacher)
+            stepped += now > before
+            for i, student in enumerate(students):
+                try:
+                    _wait_gen(student, now)
+                except Exception:
+                    teacher.screenshot(path=f"test-artifacts/presses-teacher-{round_}.png", full_page=True)
+                    student.screenshot(path=f"test-artifacts/presses-student-{round_}-{i}.png", full_page=True)
+                    raise AssertionError(f"round {round_}: student {i} shows {_gen(student)}, teacher {now}")
+            rebuilt.append(teacher.get_by_text("Rebuilt from the link").count())
+        teacher.wait_for_timeout(1500)  # a late address would have moved the class by now
+        for student in students:
+            seen = student.evaluate("() => { clearInterval(window.__watch); return window.__seen; }")
+            backs = [(i, a, b) for i, (a, b) in enumerate(zip(seen, seen[1:])) if b < a]
+            assert not backs, f"a student's text went back: {backs[:5]} of {len(seen)} samples"
+            assert seen[-1] == _gen(teacher) == _gen(student)
+        assert stepped >= 1, "no Reveal took its step: the scenario never happened"
+        assert rebuilt == [0] * 10
+    finally:
+        for ctx in contexts:
+            ctx.close()
