@@ -133,10 +133,10 @@ def test_a_teacher_who_reveals_and_samples_at_once_never_moves_the_class_back(br
             for i, student in enumerate(students):
                 try:
                     _wait_gen(student, now)
-                except Exception:
+                except Exception as exc:
                     teacher.screenshot(path=f"test-artifacts/presses-teacher-{round_}.png", full_page=True)
                     student.screenshot(path=f"test-artifacts/presses-student-{round_}-{i}.png", full_page=True)
-                    raise AssertionError(f"round {round_}: student {i} shows {_gen(student)}, teacher {now}")
+                    raise AssertionError(f"round {round_}: student {i} shows {_gen(student)}, teacher {now}") from exc
             rebuilt.append(teacher.get_by_text("Rebuilt from the link").count())
         teacher.wait_for_timeout(1500)  # a late address would have moved the class by now
         for student in students:
@@ -149,3 +149,78 @@ def test_a_teacher_who_reveals_and_samples_at_once_never_moves_the_class_back(br
     finally:
         for ctx in contexts:
             ctx.close()
+
+
+# ---------------------------------------------------------------- a press is a press
+def _open_step(browser, server):
+    ctx, page = _new(browser)
+    page.goto(f"{server}/step?prompt=Once+upon+a+time&cfg_temperature=0")
+    page.get_by_role("button", name="Next token").first.wait_for()
+    _idle(page)
+    page.wait_for_timeout(500)
+    page.evaluate("() => document.activeElement?.blur()")  # the keys go to the page, not to a text box
+    page.evaluate(WATCH)
+    return ctx, page
+
+
+def _settled(page, n: int) -> list[int]:
+    """Wait until the page shows ``n`` generated tokens and no press is left to run; the counts seen meanwhile."""
+    _wait_gen(page, n, timeout=90_000)
+    page.wait_for_timeout(800)
+    _idle(page)
+    assert _gen(page) == n
+    return page.evaluate("() => { clearInterval(window.__watch); return window.__seen; }")
+
+
+@pytest.mark.parametrize("every_ms", [40, 100])
+def test_twenty_presses_of_n_give_twenty_tokens(browser, server, every_ms):
+    ctx, page = _open_step(browser, server)
+    try:
+        for _ in range(20):
+            page.keyboard.press("n")
+            page.wait_for_timeout(every_ms)
+        seen = _settled(page, 20)
+        assert all(b >= a for a, b in zip(seen, seen[1:])), seen  # the strip never shrinks without Undo
+        assert page.get_by_text("still to run").count() == 0
+    finally:
+        ctx.close()
+
+
+def test_twenty_quick_clicks_on_next_token_give_twenty_tokens(browser, server):
+    ctx, page = _open_step(browser, server)
+    try:
+        button = page.get_by_role("button", name="Next token").first
+        for _ in range(20):
+            button.click(delay=0)
+            page.wait_for_timeout(40)
+        _settled(page, 20)
+    finally:
+        ctx.close()
+
+
+def test_mixed_presses_of_n_and_u_give_the_net_count(browser, server):
+    ctx, page = _open_step(browser, server)
+    try:
+        presses = "nnnunnuunn"  # 7 N, 3 U: never an Undo with nothing to undo
+        for key in presses:
+            page.keyboard.press(key)
+            page.wait_for_timeout(40)
+        seen = _settled(page, presses.count("n") - presses.count("u"))
+        drops = [b for a, b in zip(seen, seen[1:]) if b < a]
+        assert len(drops) <= presses.count("u") and all(a - b == 1 for a, b in zip(seen, seen[1:]) if b < a), seen
+    finally:
+        ctx.close()
+
+
+def test_a_key_typed_in_a_text_box_is_not_a_press(browser, server):
+    ctx, page = _open_step(browser, server)
+    try:
+        box = page.get_by_role("textbox").first
+        box.click()
+        box.press("End")
+        box.type("nun")
+        page.wait_for_timeout(1000)
+        _idle(page)
+        assert _gen(page) == 0
+    finally:
+        ctx.close()
