@@ -1,7 +1,9 @@
 """Presses in Chromium, as quick as people make them: only an opened address rewinds a tab (the back and forward
 buttons do, a late address arriving with a click does not), and a teacher's quick clicks never move the class's
 text back."""
+import asyncio
 import re
+import threading
 
 import pytest
 
@@ -149,6 +151,102 @@ def test_a_teacher_who_reveals_and_samples_at_once_never_moves_the_class_back(br
     finally:
         for ctx in contexts:
             ctx.close()
+
+
+def _slow_link(port: int, lag_s: float):
+    """A TCP proxy to ``port`` that delays every byte the server sends by ``lag_s`` (the browser's clicks go out at
+    once): a teacher far from the server, whose clicks can leave before the address the app wrote arrives.
+    Returns (its port, a function that stops it)."""
+    loop = asyncio.new_event_loop()
+
+    async def pipe(reader, writer, lag: float) -> None:
+        queue: asyncio.Queue = asyncio.Queue()
+
+        async def pump() -> None:
+            while (item := await queue.get()) is not None:
+                wait = item[0] + lag - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                writer.write(item[1])
+                await writer.drain()
+            writer.close()
+
+        pumping = loop.create_task(pump())
+        try:
+            while data := await reader.read(65536):
+                queue.put_nowait((loop.time(), data))
+        finally:
+            queue.put_nowait(None)
+            await pumping
+
+    async def handle(client_reader, client_writer) -> None:
+        server_reader, server_writer = await asyncio.open_connection("127.0.0.1", port)
+        await asyncio.gather(pipe(client_reader, server_writer, 0.0), pipe(server_reader, client_writer, lag_s),
+                             return_exceptions=True)
+
+    ports: list[int] = []
+    ready = threading.Event()
+
+    def run() -> None:  # the loop lives in its own thread (Playwright's runs in this one)
+        asyncio.set_event_loop(loop)
+        server = loop.run_until_complete(asyncio.start_server(handle, "127.0.0.1", 0))
+        ports.append(server.sockets[0].getsockname()[1])
+        ready.set()
+        loop.run_forever()
+
+    threading.Thread(target=run, daemon=True).start()
+    ready.wait(10)
+    return ports[0], lambda: loop.call_soon_threadsafe(loop.stop)
+
+
+def test_a_teacher_far_from_the_server_never_moves_the_class_back(browser, server):
+    """The teacher's tab gets the server's messages 0.8 s late: Everyone sample, pressed once Reveal's step has
+    reached the students, leaves with the address from before that step. Six rounds: no student's text ever
+    shows fewer tokens than before, and the teacher's tab never says it was rebuilt from a link."""
+    port = int(server.rsplit(":", 1)[1])
+    slow_port, stop = _slow_link(port, 0.8)
+    contexts = []
+    try:
+        ctx, teacher, code = _start_class(browser, f"http://127.0.0.1:{slow_port}")
+        contexts.append(ctx)
+        students = []
+        for _ in range(2):
+            ctx, student = _join(browser, server, code)
+            contexts.append(ctx)
+            _wait_gen(student, 1)
+            student.evaluate(WATCH)
+            students.append(student)
+        rebuilt = []
+        for pause_ms in (100, 250, 400, 100, 250, 400):
+            _idle(teacher)
+            if teacher.get_by_role("button", name="Reveal").count() == 0:
+                teacher.get_by_role("button", name="Ask the class").click()
+                teacher.get_by_role("button", name="Reveal").wait_for()
+                teacher.wait_for_timeout(1000)
+                _idle(teacher)
+            before = _gen(students[0])
+            teacher.evaluate(CLICK.replace("NAME", "Reveal"))
+            students[0].wait_for_function(f"document.querySelectorAll('.tokstrip .gen').length > {before}",
+                                          polling=10)
+            teacher.wait_for_timeout(pause_ms)  # Reveal's run ends, its address is still on the way
+            teacher.evaluate(CLICK.replace("NAME", "Everyone sample"))
+            teacher.wait_for_timeout(2500)
+            _idle(teacher)
+            rebuilt.append(teacher.get_by_text("Rebuilt from the link").count())
+        teacher.wait_for_timeout(1500)
+        for student in students:
+            seen = student.evaluate("() => { clearInterval(window.__watch); return window.__seen; }")
+            backs = [(i, a, b) for i, (a, b) in enumerate(zip(seen, seen[1:])) if b < a]
+            assert not backs, f"a student's text went back: {backs[:5]} of {len(seen)} samples"
+            assert seen[-1] == _gen(student) == 7 == _gen(teacher)
+        assert rebuilt == [0] * 6
+    finally:
+        for ctx in contexts:
+            ctx.close()
+        stop()
+
+
+CLICK = """() => [...document.querySelectorAll('button')].find(b => b.innerText.trim() === 'NAME').click()"""
 
 
 # ---------------------------------------------------------------- a press is a press
