@@ -3,7 +3,8 @@
 Keys (Streamlit reserves C and R): N next token, G generate N, U undo, X reset, A the page's own "advance"
 (draw again in the sampling lab, run the race on the cost page). A change to the session reaches the URL (and
 a teacher's class) once, at the end of the run (``after_run``), so the address bar always holds a link that
-rebuilds this moment.
+rebuilds this moment. Presses of Next token and Undo (and N, U) are counted in the browser and applied in order
+however fast they come (``step_row.presses``): Streamlit alone merges the triggers of reruns queued behind a run.
 """
 from __future__ import annotations
 
