@@ -3,7 +3,8 @@
 Keys (Streamlit reserves C and R): N next token, G generate N, U undo, X reset, A the page's own "advance"
 (draw again in the sampling lab, run the race on the cost page). A change to the session reaches the URL (and
 a teacher's class) once, at the end of the run (``after_run``), so the address bar always holds a link that
-rebuilds this moment.
+rebuilds this moment. Presses of Next token and Undo (and N, U) are counted in the browser and applied in order
+however fast they come (``step_row.presses``): Streamlit alone merges the triggers of reruns queued behind a run.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from autoreg_core.engine.session import FULL_LOGITS_KEPT
 from autoreg_ui import guide, keys, limits, messages, predict
 from autoreg_ui.sharing import links, presenter
 from autoreg_ui.state import current_config, current_session, session_or_start
+from autoreg_ui.step_row import presses
 
 NEXT_SHORTCUT, GENERATE_SHORTCUT, UNDO_SHORTCUT, RESET_SHORTCUT, ADVANCE_SHORTCUT = "N", "G", "U", "X", "A"
 MAX_GENERATE = 512
@@ -126,6 +128,9 @@ def step_buttons(page: str, capture_attention: bool = False, with_generate: bool
     if advance:
         row.button(advance.label, key=f"{page}_advance", on_click=advance.on_click, args=advance.args,
                    shortcut=ADVANCE_SHORTCUT, help=advance.help)
+    with left:  # every quick press of Next token / Undo (or N / U) counted in the browser, applied in order
+        presses.press_counter(f"{page}_presses", {"next": f"{page}_next", "undo": f"{page}_undo"},
+                              {"next": lambda: next_token(capture_attention), "undo": undo})
     return pressed
 
 

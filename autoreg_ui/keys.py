@@ -52,6 +52,7 @@ CFG_STOPS = "cfg_stops"
 LINK_SEEN = "link_seen"  # the link parameters last applied or written: a link is read once
 LINK_OTHERS_SEEN = "link_others_seen"  # the other parameters whose messages were shown
 LINK_PENDING = "link_pending"  # a recipe (from a link) or a session file waiting to be replayed
+LINK_EXPECTED = "link_expected"  # the app opens an address of its own as a link in the next run (a path's stop)
 PRESENT = "present"  # presenter mode toggle
 PRESENT_SEEN = "present_seen"  # the ?present= value last applied
 THEME_RELOAD = "theme_reload"  # presenter mode changed: reload once in the matching theme

@@ -19,6 +19,7 @@ from autoreg_ui import keys, limits, settings, site_pages
 from autoreg_ui import lesson_path_text as text
 from autoreg_ui.classroom import desk as class_desk
 from autoreg_ui.classroom import live as class_live
+from autoreg_ui.sharing import links
 from autoreg_ui.sharing.link_codec import EMBED_PARAMS
 
 NOT_CARRIED = (keys.PRESENT, *EMBED_PARAMS)  # presenter mode is the session's, not the stop's
@@ -158,6 +159,7 @@ def follow() -> None:
     if target is not None:
         # the toggle is not drawn in the switching run, so Streamlit forgets its value: kept here for the next run
         st.session_state[CARRY_PRESENT] = "present" in target[1]
+        links.expect_link(st.session_state)  # the stop's address is a link to replay, not one written before
         st.switch_page(target[0], query_params=target[1])
 
 

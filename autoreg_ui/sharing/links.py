@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, MutableMapping
 from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from autoreg_core import SamplingConfig
 from autoreg_core.engine.replay import Recipe, ReplayError, import_session, recipe_of, replay
@@ -124,12 +125,19 @@ def asks_for_a_page(query: Mapping) -> bool:
     return any(name.lower() not in (PRESENT, *EMBED_PARAMS) for name in query)
 
 
-def read_on_load(state: MutableMapping, query: Mapping) -> list[str]:
+def read_on_load(state: MutableMapping, query: Mapping, opened: bool | None = None) -> list[str]:
     """Before the sidebar is drawn: a link not yet applied becomes a pending replay; returns the messages.
 
-    A link is applied once: what the app writes into the URL itself is remembered (``keys.LINK_SEEN``),
-    so only a link that differs from it (a pasted link, a reload, the browser's back button) is replayed.
+    A link is applied once: what the app writes into the URL itself is remembered (``keys.LINK_SEEN``).
+    ``opened``: does this run's address come from opening it (``address_opened``, worked out here when None)?
+    Only then is an address that differs from the remembered one a link to replay. Any other run (a click, a
+    key, a moved widget) carries the address the browser held when the press was sent, which can be one the
+    app wrote before its newest write reached the browser: replaying it would take the tab a step back.
+    A teacher's tab that has loaded its class keeps the class's text (only its own actions change it), so it
+    replays no address at all.
     """
+    if opened is None:
+        opened = address_opened(state)
     params = values(query)
     notes: list[str] = []
     others = tuple(sorted((k, tuple(v)) for k, v in params.items() if k not in RECIPE_PARAMS))
@@ -137,13 +145,45 @@ def read_on_load(state: MutableMapping, query: Mapping) -> list[str]:
         state[keys.LINK_OTHERS_SEEN] = others
         notes += check_others(params)
     mine = _own(params)
-    if mine and mine != state.get(keys.LINK_SEEN):
-        state[keys.LINK_SEEN] = mine
-        link, recipe_notes = read_recipe(params)
-        notes += recipe_notes
-        if link is not None:
-            state[keys.LINK_PENDING] = ("link", link)
+    if not mine or mine == state.get(keys.LINK_SEEN) or not opened:
+        return notes
+    state[keys.LINK_SEEN] = mine
+    if _leads_a_class(state):
+        messages.say(text.CLASS_KEEPS_TEXT, "info", state)
+        return notes
+    link, recipe_notes = read_recipe(params)
+    notes += recipe_notes
+    if link is not None:
+        state[keys.LINK_PENDING] = ("link", link)
     return notes
+
+
+def address_opened(state: MutableMapping) -> bool:
+    """Does this run's address come from opening it, rather than from the app having written it?
+
+    Opened: the tab's first run (a pasted link, a reload, a new tab: nothing written yet), the browser's back
+    and forward buttons (Streamlit marks those runs: ``is_history_navigation``), and a page the app itself opens
+    with an address of its own making (``expect_link``). Decided by where the run came from, never by timing: a
+    sequence number written into the address could not tell the back button from a late click, since both
+    bring back an address the app wrote earlier.
+    """
+    expected = bool(state.pop(keys.LINK_EXPECTED, False))
+    if expected or keys.LINK_SEEN not in state:
+        return True
+    ctx = get_script_run_ctx()
+    return ctx is not None and bool(ctx.is_history_navigation)
+
+
+def expect_link(state: MutableMapping) -> None:
+    """The app is about to open a page with an address of its own making that is meant to be replayed (a lesson
+    path's stop): the next run reads it as a link."""
+    state[keys.LINK_EXPECTED] = True
+
+
+def _leads_a_class(state: Mapping) -> bool:
+    """Is this a teacher's tab that has loaded or published its class's text (its text is the class's)?"""
+    teacher = bool(state.get(keys.CLASS_CODE) and state.get(keys.CLASS_KEY))
+    return teacher and state.get(keys.CLASS_PUBLISHED) is not None
 
 
 def _own(params: dict[str, list[str]]) -> tuple:

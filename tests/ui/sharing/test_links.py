@@ -10,6 +10,7 @@ from autoreg_ui.lessons.attention import keys as attention_keys
 from autoreg_ui.lessons.attention import link_params as attention_links
 from autoreg_ui.lessons.step import keys as step_keys
 from autoreg_ui.sharing import link_codec, link_params, links
+from autoreg_ui.sharing import text as sharing_text
 
 N_LAYERS, N_HEADS = 30, 9
 NOW = replace(settings.SIDEBAR_DEFAULTS, temperature=1.3, top_k=20, seed=7)  # the sidebar's current settings
@@ -104,8 +105,47 @@ def test_read_on_load_applies_a_link_once_and_not_what_the_app_wrote_itself():
     assert links.read_on_load(state, query) == [] and keys.LINK_PENDING not in state  # the same link: once
     state[keys.LINK_SEEN] = links._own({"prompt": ["Hello"], "steps": ["3"]})  # what sync_url wrote after a step
     assert links.read_on_load(state, {"prompt": "Hello", "steps": "3"}) == [] and keys.LINK_PENDING not in state
-    links.read_on_load(state, {"prompt": "Hello", "steps": "1"})  # the back button, or a pasted link
+    links.read_on_load(state, {"prompt": "Hello", "steps": "1"}, opened=True)  # the back button
     assert state[keys.LINK_PENDING] == ("link", link_codec.Link(prompt="Hello", steps=1))
+
+
+def test_an_address_the_app_wrote_arriving_late_with_a_click_is_not_a_link():
+    state = {keys.LINK_SEEN: links._own({"prompt": ["Hello"], "steps": ["3"]})}  # sync_url wrote steps=3
+    late = {"prompt": "Hello", "steps": "2"}  # a click sent before steps=3 reached the browser
+    assert links.read_on_load(state, late, opened=False) == []
+    assert keys.LINK_PENDING not in state and state[keys.LINK_SEEN] == links._own({"prompt": ["Hello"],
+                                                                                  "steps": ["3"]})
+    links.read_on_load(state, late, opened=True)  # the same address from the back button: replayed
+    assert state[keys.LINK_PENDING] == ("link", link_codec.Link(prompt="Hello", steps=2))
+
+
+def test_which_runs_open_their_address():
+    assert links.address_opened({}) is True  # the tab's first run: a pasted link, a reload, a new tab
+    written = {keys.LINK_SEEN: ()}
+    assert links.address_opened(written) is False  # outside a script run: no back button pressed
+    links.expect_link(written)  # a lesson path opens a stop
+    assert links.address_opened(written) is True and keys.LINK_EXPECTED not in written
+    assert links.address_opened(written) is False  # once
+
+
+def test_the_browsers_history_buttons_open_their_address(monkeypatch):
+    class Ctx:
+        is_history_navigation = True
+    monkeypatch.setattr(links, "get_script_run_ctx", lambda: Ctx())
+    assert links.address_opened({keys.LINK_SEEN: ()}) is True
+    Ctx.is_history_navigation = False
+    assert links.address_opened({keys.LINK_SEEN: ()}) is False
+
+
+def test_a_teacher_tab_leading_its_class_replays_no_address():
+    teacher = {keys.CLASS_CODE: "ABC", keys.CLASS_KEY: "k", keys.LINK_SEEN: ()}
+    links.read_on_load(teacher, {"prompt": "Hello", "steps": "2"}, opened=True)  # not loaded yet: replayed
+    assert teacher[keys.LINK_PENDING] == ("link", link_codec.Link(prompt="Hello", steps=2))
+    leading = {**teacher, keys.CLASS_PUBLISHED: ({}, None)}
+    del leading[keys.LINK_PENDING]
+    links.read_on_load(leading, {"prompt": "Hello", "steps": "1"}, opened=True)  # the back button
+    assert keys.LINK_PENDING not in leading
+    assert leading[keys.MESSAGES] == [("info", sharing_text.CLASS_KEEPS_TEXT)]
 
 
 def test_messages_about_the_rest_of_a_link_show_once():

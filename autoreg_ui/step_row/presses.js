@@ -1,0 +1,70 @@
+// The step row's presses, counted in the browser: a click on Next token or Undo, or the key N or U, is added to a
+// running log sent to the server as one state value. Reruns that queue behind a running script merge into one;
+// the log they carry still holds every press, and the server applies the ones it has not applied yet, in order.
+const KINDS = ["next", "undo"];
+const KEYS = { n: "next", u: "undo" };
+const LOG_KEPT = 200;  // presses kept in the log: far more than can queue behind one run
+
+function shared() {
+  if (!window.__autoregPresses) {
+    const all = { rows: {} };
+    const find = (kind) => Object.values(all.rows).find(row => document.querySelector(`.st-key-${row.keys[kind]} button`));
+    all.onClick = (event) => {
+      const button = event.target instanceof Element ? event.target.closest("button") : null;
+      if (!button || button.disabled) return;
+      for (const row of Object.values(all.rows)) {
+        const kind = KINDS.find(k => button.closest(`.st-key-${row.keys[k]}`));
+        if (kind) {
+          event.preventDefault();
+          event.stopPropagation();
+          row.press(kind);
+          return;
+        }
+      }
+    };
+    all.onKey = (event) => {
+      if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
+      const kind = KEYS[(event.key || "").toLowerCase()];
+      if (!kind) return;
+      const target = event.target;
+      if (target instanceof Element && (target.closest("input, textarea, select, [contenteditable]")
+          || target.isContentEditable)) return;  // a text box keeps its letters
+      const row = find(kind);
+      if (!row) return;
+      event.preventDefault();
+      event.stopPropagation();
+      row.press(kind);
+    };
+    window.addEventListener("click", all.onClick, true);  // before Streamlit's own handlers see the press
+    window.addEventListener("keydown", all.onKey, true);
+    window.__autoregPresses = all;
+  }
+  return window.__autoregPresses;
+}
+
+export default function (component) {
+  const { data, key, setStateValue, parentElement } = component;
+  const all = shared();
+  let row = all.rows[key];
+  if (!row || row.epoch !== data.epoch) {  // a new session on the server: count from what it has applied
+    row = all.rows[key] = { epoch: data.epoch, seq: data.applied, log: [] };
+  }
+  row.keys = data.keys;
+  row.applied = Math.max(row.applied || 0, data.applied);
+  row.seq = Math.max(row.seq, data.applied);
+  const shown = parentElement.querySelector(".autoreg-pending");
+  row.show = () => {
+    const left = row.seq - row.applied;
+    const text = left <= 0 ? "" : (left === 1 ? data.one : data.many.replace("{n}", String(left)));
+    if (shown && shown.textContent !== text) shown.textContent = text;
+  };
+  row.press = (kind) => {
+    row.seq += 1;
+    row.log.push([row.seq, kind]);
+    if (row.log.length > LOG_KEPT) row.log.splice(0, row.log.length - LOG_KEPT);
+    setStateValue("log", { epoch: row.epoch, seq: row.seq, presses: row.log });
+    row.show();
+  };
+  row.show();
+  return () => { if (all.rows[key] === row) row.show = () => {}; };
+}

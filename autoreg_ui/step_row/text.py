@@ -1,0 +1,5 @@
+"""Every sentence the step row's press counter shows: how many presses the server has still to run."""
+from __future__ import annotations
+
+PENDING_ONE = "1 press still to run…"
+PENDING_MANY = "{n} presses still to run…"  # {n}: presses sent by this tab and not yet applied, counted in the browser
