@@ -151,7 +151,7 @@ def sample(row, info, session, key: str, students) -> None:
     config = current_config()
     temperature = round_temperature(config)
     if row.button(text.SAMPLE_BUTTON, key=keys.CLASS_SAMPLE + "_desk", type="primary",
-                  help=text.desk_sample_help(DESK_TOKENS, temperature)):
+                  help=text.desk_sample_help(DESK_TOKENS, temperature, greedy=not config.temperature)):
         teacher.start_round(info, session, key, DESK_TOKENS, replace(config, temperature=temperature))
     rnd = store().round(info.code, info.open_round)
     if rnd is not None and tuple(rnd.context) == tuple(session.ids):

@@ -64,9 +64,11 @@ END_DONE = "The class has ended; everything it held was deleted."
 RECORD_CSV = "Class record (CSV)"
 RECORD_JSON = "Class record (JSON)"
 RECORD_HANDOUT = "Hand-out with the class record (HTML, works offline)"
-RECORD_HELP = ("The steps, every question with the class's scored tokens, probabilities, ranks and points, the "
-               "leaderboard if it was on, and every sampling round with its draws and its tree. Students are "
-               "numbered unless nicknames are on; what they typed is left out.")
+RECORD_HELP = ("The steps of the text on your screen now, every question with the class's scored tokens, "
+               "probabilities, ranks and points, the leaderboard if it is on, and every sampling round with its "
+               "draws and its tree. A question's or a round's step number counts in the text on screen at the "
+               "time, which may be an earlier one. Students are numbered unless Show nicknames is on; the text of their guesses "
+               "is left out.")
 RECORD_HEADER = "Class {code}: the class record"
 BOARD_HEADER = "Leaderboard"
 ANONYMOUS = "student {n}"
@@ -105,19 +107,22 @@ CLASS_TIE = "No single most common guess: {tokens} tie ({count} each of {n})."
 NO_GUESSES = "Nobody guessed."
 
 DESK_CODE = "Class {code}"
-DESK_CODE_HELP = "The join link and its QR code, to show the class again."
-DESK_NO_TEXT = "Start a prompt on **Step through generation** to ask the class."
+DESK_CODE_HELP = "The join link and its QR code, to show your students again."
+DESK_NO_TEXT = "Start a prompt on **Step through generation** to ask the class or have it sample."
 DESK_GUESSES = "Guesses ({n})"
 DESK_GUESSES_HELP = "The guesses beside the model's probabilities, counted by scored token."
 DESK_TREE = "The tree"
-DESK_DRAWS = "**Draws in: {n} of {following}**"
+DESK_DRAWS = "**Draws in: {n} of {following} following**"
 DESK_TREE_HELP = "The draws of this round merged into one tree."
 
 
-def desk_sample_help(tokens: int, temperature: float) -> str:
-    """Everyone sample on the desk: the round's own length and temperature (the Class page sets others)."""
-    return (f"Each following student's tab draws {tokens} tokens after your text with its own seed, at temperature "
-            f"{temperature:g} and your other settings. The Class page lets you pick the length and temperature.")
+def desk_sample_help(tokens: int, temperature: float, greedy: bool = False) -> str:
+    """Everyone sample on the desk: the round's own length and temperature (the Class page sets others);
+    ``greedy``: the teacher's own settings are greedy, so the round's temperature is not theirs (say why)."""
+    why = " (your settings are greedy; at 0 every draw would take the most likely token)" if greedy else ""
+    return (f"Each following student's tab draws up to {tokens} tokens after your text (fewer if the model ends "
+            f"the text) with its own seed, at temperature {temperature:g}{why} and your other settings. The Class "
+            "page lets you pick the length and temperature.")
 
 
 SAMPLE_HEADER = "Everyone samples"
@@ -152,7 +157,7 @@ EXPLORE_BUTTON = "Explore on my own"
 CLASS_AT_STOP = "The class is at stop {number} of {total}: **{title}**."
 EXPLORE_STOP = "Explore on my own there"
 EXPLORE_STOP_HELP = ("Open this stop's page in your tab, set up as the teacher's lesson sets it, and try it yourself; "
-                     "the class goes on, and Follow again brings you back.")
+                     "the class goes on. To follow again, open the **Class** page and press **Follow again**.")
 EXPLORE_HELP = "Start your own session from exactly this point, on the step page."
 FOLLOW_BUTTON = "Follow again"
 LEAVE_BUTTON = "Leave the class…"
@@ -203,23 +208,31 @@ def class_tie(tokens: list[str], count: int, n: int) -> str:
 
 def record_note(names_on: bool) -> str:
     """Who the record names, as the class had it when the record was made."""
-    who = ("Students are named by the nicknames they chose (nicknames were on)." if names_on else
-           "Students are numbered in the order they joined (nicknames were off).")
-    return (f"{who} Questions and rounds are numbered in the order this class had them. A guess is listed by the "
+    who = ("Students are named by the nicknames they chose (Show nicknames was on); one who chose none is "
+           "numbered in the order they joined." if names_on else
+           "Students are numbered in the order they joined (Show nicknames was off).")
+    return (f"{who} Questions and rounds are numbered in the order this class had them; their step numbers count in "
+            "the text on screen at the time, which may be an earlier text than this hand-out's. A guess is listed by the "
             "token it was scored as, not by what was typed.")
 
 
-def record_question(number: int, after_step: int, drew: str | None, prob: float | None, rank: int | None) -> str:
+def after_step(step: int) -> str:
+    """Where a question or a round was in its text: steps count from 1, so 0 steps is right after the prompt."""
+    return "after the prompt" if step == 0 else f"after step {step}"
+
+
+def record_question(number: int, step: int, drew: str | None, prob: float | None, rank: int | None) -> str:
     """A question's heading in the hand-out: which token it asked for and, once revealed, what the model drew."""
-    head = f"Question {number}: the token after step {after_step}"
+    head = f"Question {number}: the token {after_step(step)}"
     if drew is None or prob is None:
         return head + " (not revealed)"
     return f"{head}; the model drew {drew} (p = {pct(prob)}, rank {rank})"
 
 
-def record_round(number: int, after_step: int, temperature: float, draws: int, tokens: int) -> str:
-    return (f"Round {number}: {draws} draw{'s' if draws != 1 else ''} of {tokens} token{'s' if tokens != 1 else ''} "
-            f"after step {after_step}, at temperature {temperature:g}")
+def record_round(number: int, step: int, temperature: float, draws: int, tokens: int) -> str:
+    """A round's heading in the hand-out: a draw ends early when the model ends the text, hence "up to"."""
+    return (f"Round {number}: {draws} draw{'s' if draws != 1 else ''} of up to {tokens} "
+            f"token{'s' if tokens != 1 else ''} {after_step(step)}, at temperature {temperature:g}")
 
 
 def several_tokens(n: int) -> str:
@@ -257,7 +270,7 @@ def settings_text(config: dict, round_tokens: int | None = None) -> str:
     if round_tokens is None:
         parts.append(f"at most {int(config.get('max_new_tokens', 64))} new tokens")
     else:
-        parts.append(f"{round_tokens} token{'s' if round_tokens != 1 else ''} per student")
+        parts.append(f"at most {round_tokens} token{'s' if round_tokens != 1 else ''} per student")
     return " · ".join(parts)
 
 

@@ -54,9 +54,9 @@ def test_a_limit_is_said_with_its_number():
 
 def test_a_rounds_settings_line_states_its_own_temperature_and_length_not_a_seed():
     line = text.settings_text({"temperature": 1.5, "top_k": 0, "seed": 3, "max_new_tokens": 64}, round_tokens=5)
-    assert line == "temperature 1.5 · 5 tokens per student"
+    assert line == "temperature 1.5 · at most 5 tokens per student"
     assert text.settings_text({"temperature": 0.0, "max_new_tokens": 64}, round_tokens=1) == (
-        "greedy (temperature 0) · 1 token per student")
+        "greedy (temperature 0) · at most 1 token per student")
 
 
 def test_the_desk_shows_a_question_only_while_the_text_is_the_one_it_was_about():
@@ -82,8 +82,9 @@ def test_a_draw_shows_as_escaped_chips_with_visible_newlines():
 
 
 def test_desk_sample_help_states_the_rounds_own_length_and_temperature():
-    assert "draws 5 tokens" in text.desk_sample_help(5, 1.0) and "temperature 1 " in text.desk_sample_help(5, 1.0)
-    assert "temperature 0.7 " in text.desk_sample_help(5, 0.7)
+    assert "draws up to 5 tokens" in text.desk_sample_help(5, 1.0) and "temperature 1 " in text.desk_sample_help(5, 1.0)
+    assert "temperature 0.7 " in text.desk_sample_help(5, 0.7) and "greedy" not in text.desk_sample_help(5, 0.7)
+    assert "temperature 1 (your settings are greedy" in text.desk_sample_help(5, 1.0, greedy=True)
 
 
 def test_a_students_page_names_the_stop_the_class_is_on():

@@ -72,7 +72,7 @@ def test_nicknames_and_the_leaderboard_only_when_they_were_on(store):
     section = record.record_html(rec)
     assert "&lt;i&gt;Bob&lt;/i&gt;" in section and "<i>Bob</i>" not in section  # escaped in the hand-out
     assert text.BOARD_HEADER in section
-    assert "nicknames were on" in section
+    assert "Show nicknames was on" in section
 
 
 def test_the_csv_and_json_hold_the_same_record(store):
@@ -95,6 +95,14 @@ def test_the_record_goes_at_the_end_of_the_handout(store):
 def test_a_question_heading_says_what_the_model_drew_only_once_revealed():
     assert text.record_question(2, 4, None, None, None) == "Question 2: the token after step 4 (not revealed)"
     assert text.record_question(1, 0, "·Paris", 0.773, 1) == (
-        "Question 1: the token after step 0; the model drew ·Paris (p = 77.3%, rank 1)")
-    assert text.record_round(1, 3, 1.5, 1, 1) == "Round 1: 1 draw of 1 token after step 3, at temperature 1.5"
-    assert text.record_round(2, 3, 0.0, 2, 5) == "Round 2: 2 draws of 5 tokens after step 3, at temperature 0"
+        "Question 1: the token after the prompt; the model drew ·Paris (p = 77.3%, rank 1)")
+    assert text.record_round(1, 3, 1.5, 1, 1) == "Round 1: 1 draw of up to 1 token after step 3, at temperature 1.5"
+    assert text.record_round(2, 3, 0.0, 2, 5) == "Round 2: 2 draws of up to 5 tokens after step 3, at temperature 0"
+
+
+def test_the_record_note_says_who_is_named_and_which_text_the_steps_count_in():
+    on, off = text.record_note(True), text.record_note(False)
+    assert "Show nicknames was on" in on and "one who chose none is numbered" in on
+    assert "numbered in the order they joined (Show nicknames was off)" in off
+    assert all("earlier text" in note for note in (on, off))
+    assert "if it is on" in text.RECORD_HELP and "text of their guesses" in text.RECORD_HELP
