@@ -67,8 +67,8 @@ RECORD_HANDOUT = "Hand-out with the class record (HTML, works offline)"
 RECORD_HELP = ("The steps of the text on your screen now, every question with the class's scored tokens, "
                "probabilities, ranks and points, the leaderboard if it is on, and every sampling round with its "
                "draws and its tree. A question's or a round's step number counts in the text on screen at the "
-               "time, which may be an earlier one. Students are numbered unless Show nicknames is on; the text of their guesses "
-               "is left out.")
+               "time, which may be an earlier one. Students are numbered unless Show nicknames is on; the text of "
+               "their guesses is left out.")
 RECORD_HEADER = "Class {code}: the class record"
 BOARD_HEADER = "Leaderboard"
 ANONYMOUS = "student {n}"
@@ -212,8 +212,8 @@ def record_note(names_on: bool) -> str:
            "numbered in the order they joined." if names_on else
            "Students are numbered in the order they joined (Show nicknames was off).")
     return (f"{who} Questions and rounds are numbered in the order this class had them; their step numbers count in "
-            "the text on screen at the time, which may be an earlier text than this hand-out's. A guess is listed by the "
-            "token it was scored as, not by what was typed.")
+            "the text on screen at the time, which may be an earlier text than this hand-out's. A guess is listed by "
+            "the token it was scored as, not by what was typed.")
 
 
 def after_step(step: int) -> str:
