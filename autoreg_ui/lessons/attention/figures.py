@@ -17,6 +17,7 @@ from autoreg_core.experiments.attention_rows import MISSING
 from autoreg_ui import palette
 from autoreg_ui.format import human_bytes
 from autoreg_ui.labels import escaped, short_label
+from autoreg_ui.lessons.attention import text as att_text
 
 QUERY_COLOR = palette.HIGHLIGHT
 PROMPT_COLOR = palette.MUTED
@@ -267,8 +268,14 @@ FORMULA_LATEX = (r"\text{bytes} = 2 \times \text{layers} \times \text{batch} \ti
 
 def formula_latex(spec: ModelSpec, positions: int, batch: int = 1) -> str:
     """The cache formula with this model's numbers filled in, and its result from ``spec``."""
-    factors = [2, spec.n_layers, batch, spec.n_kv_heads, spec.head_dim, positions]
     total = spec.cache_bytes(positions, batch)
+    if spec.sliding_layers:  # a sliding layer keeps fewer positions: layers × positions becomes their sum
+        kept = sum(spec.positions_kept(layer, positions) for layer in range(spec.n_layers))
+        factors = [2, batch, spec.n_kv_heads, spec.head_dim]
+        text = (r" \times ".join(f"{f:,}" for f in factors) + rf" \times \underbrace{{{kept:,}}}_{{"
+                r"\text{positions kept by all layers}}" + rf" \times {spec.cache_bytes_per_element:g} = {total:,}")
+        return text.replace(",", "{,}") + r"\ \text{bytes}"
+    factors = [2, spec.n_layers, batch, spec.n_kv_heads, spec.head_dim, positions]
     text = r" \times ".join(f"{f:,}" for f in factors) + rf" \times {spec.cache_bytes_per_element:g} = {total:,}"
     return text.replace(",", "{,}") + r"\ \text{bytes}"
 
@@ -280,7 +287,7 @@ def shapes_table(shapes: list[LayerCacheShape]) -> list[dict]:
 
 
 def memory_figure(spec: ModelSpec, max_len: int | None = None) -> go.Figure:
-    """Cache bytes against sequence length (a straight line) next to the fixed weight bytes.
+    """Cache bytes against sequence length (a straight line, bent where sliding windows fill) next to the weights.
 
     ``spec`` carries the chosen sequence length, batch and both precisions (weights, cache).
     """
@@ -298,7 +305,9 @@ def memory_figure(spec: ModelSpec, max_len: int | None = None) -> go.Figure:
              marker=dict(color=CACHE_COLOR, size=12),
              hovertemplate=f"{seq_len:,} tokens × batch {batch}: {human_bytes(here)}<extra></extra>"),
     ]
-    layout = dict(title=dict(text=f"The cache grows linearly with tokens<br>{html.escape(spec.name)}, batch {batch}"),
+    title = "<br>".join(html.escape(line, quote=False) for line in (att_text.memory_title(spec),
+                                                                     att_text.memory_caption(spec)))
+    layout = dict(title=dict(text=title),
                   height=340, margin=dict(l=50, r=10, t=50, b=40),
                   xaxis=dict(title=dict(text="sequence length (tokens)")),
                   yaxis=dict(title=dict(text="GiB"), rangemode="tozero"), legend=dict(orientation="h", y=-0.2))

@@ -52,8 +52,9 @@ STRIP_LEGEND = ("Each token is shaded by the weight the new token's query gave i
 
 
 def bar_title(where: str, position: int) -> str:
-    """Two lines: the chart sits in half the page, and one line was wider than it on a projector."""
-    return f"{where}<br>query {position} over {position + 1} cached keys"
+    """A title line and, after it, a sentence the chart shows as its caption (``charts.framed``)."""
+    return (f"{where}<br>The weights that the query at position {position} gave the keys at positions 0 to "
+            f"{position}, its own included.")
 
 
 def heads_title(layer: int, n_heads: int, position: int) -> str:
@@ -168,6 +169,24 @@ def worked_example_text(ex: WorkedExample, model: str, dtype: str) -> str:
 def calculator_caption(calc) -> str:
     return (f"{calc.name}: {calc.n_layers} layers, {calc.n_heads} query heads, {calc.n_kv_heads} K/V heads of "
             f"{calc.head_dim}, {calc.n_params / 1e6:,.0f} M parameters. {calc.note}.")
+
+
+def memory_title(spec: ModelSpec) -> str:
+    """The memory chart's one-line title, true for the model drawn: a sliding layer keeps at most its window − 1
+    positions (``ModelSpec.positions_kept``), so its share of the cache stops growing there."""
+    windows = sorted({w for w in spec.layer_windows if w is not None})
+    if not windows:
+        return "The cache grows linearly with tokens"
+    window = f"the {windows[0]:,}-token window fills" if len(windows) == 1 else "the sliding windows fill"
+    if len(spec.sliding_layers) >= spec.n_layers:
+        return f"The cache grows with tokens until {window}, then stays flat"
+    return f"The cache grows linearly with tokens, more slowly once {window}"
+
+
+def memory_caption(spec: ModelSpec) -> str:
+    """The memory chart's caption (under its title): what the line is computed from."""
+    return (f"Computed, not measured: “{spec.name}” at batch {spec.batch}, from its shape and the chosen "
+            "precisions, beside the weights' bytes.")
 
 
 def weights_help(calc) -> str:

@@ -110,7 +110,7 @@ def token_label(tokenizer, token_id: int) -> str:
 
 
 # ---------------------------------------------------------------- 1 · the training loss
-NO_RECORD = "—"  # a prompt token: no step recorded its −log p
+NO_RECORD = text.NO_RECORD
 
 
 def loss_rows(tokenizer, scored: loss.TextLoss, records) -> list[dict]:

@@ -5,6 +5,7 @@ import plotly.graph_objects as go
 
 from autoreg_ui import palette
 from autoreg_ui.labels import escaped, short_label
+from autoreg_ui.lessons.hood import text
 
 HEIGHT = 320
 PROJECTOR_HEIGHT = 225  # presenter mode grows it by charts.HEIGHT_GROWTH: the loss chart then ends on the first screen
@@ -37,9 +38,9 @@ def loss_figure(labels: list[str], losses: list[float], prompt_terms: int,
                         name="−log-prob the step recorded", marker=dict(color=palette.HIGHLIGHT, symbol="x", size=9),
                         hovertemplate="token %{x}<br>recorded −log p = %{y:.4f} nats<extra></extra>")
     if names is not None:  # the tokens themselves under their bars; a long text keeps the places (hover names them)
-        fig.update_xaxes(title="the token predicted", tickvals=xs, ticktext=names)
+        fig.update_xaxes(title=text.LOSS_AXIS_TOKENS, tickvals=xs, ticktext=names)
     else:
-        fig.update_xaxes(title="token in the text (its place, from 1)", tickformat="d")
+        fig.update_xaxes(title=text.LOSS_AXIS_PLACES, tickformat="d")
     fig.update_yaxes(title="−log p, nats", rangemode="tozero")
     return _layout(fig, "Every term of the loss, from one pass", height)
 

@@ -26,6 +26,9 @@ LOSS_EXPLAIN = (
 LOSS_LATEX = (r"\mathcal{L} = -\frac{1}{T-1}\sum_{t=2}^{T}\log p(x_t \mid x_{<t}),\qquad "
               r"\text{perplexity} = e^{\mathcal{L}}")
 LOSS_DERIVATION = "Formula: loss, perplexity, nats"
+LOSS_AXIS_TOKENS = "the token predicted"  # the loss chart's x axis when its ticks name the tokens
+LOSS_AXIS_PLACES = "token in the text (its place, from 1)"  # … when the text is too long to name them
+NO_RECORD = "—"  # the loss table's "recorded by the step" cell for a prompt token: no step recorded its −log p
 NATS = (f"The logarithm is the natural one, so the loss is in **nats**; one nat is 1 / ln 2 = {1 / math.log(2):.3f} "
         "bits. A loss of 0 means every next token had probability 1. The loss is a mean, so e^(−loss) is the "
         "**geometric mean** of those probabilities: each extra nat divides that mean by e, not any one token's "

@@ -105,10 +105,15 @@ def filters_text(pipe: decode.Pipeline) -> str:
     return " ".join(parts)
 
 
+RAW_PANEL_TITLE = "1. logits, zoomed axis"  # its axis spans the shown logits, not 0 up (``shown_caption`` says why)
+
+
 def shown_caption(pipe: decode.Pipeline, ids: list[int], vocab_size: int) -> str:
     return (f"{len(ids)} of {vocab_size:,} tokens shown; at temperature 1 they hold "
-            f"{float(pipe.raw_probs[ids].sum()):.1%} of the probability. Every panel after the raw logits has the "
-            "same probability axis, 0 to 1, so a flatter distribution looks flatter. Grey bars: removed by this stage "
+            f"{float(pipe.raw_probs[ids].sum()):.1%} of the probability. The logits' axis is zoomed to the "
+            "shown logits, their bars rising from its bottom: the softmax reads only the differences between logits. "
+            "Every panel after it has the same probability axis, 0 to 1, so a flatter distribution looks flatter. "
+            "Grey bars: removed by this stage "
             "(hover names it); ✕ marks a token removed by an earlier stage.")
 
 

@@ -30,7 +30,7 @@ TRY_NEXT = "Next token"
 TRY_NEXT_HELP = ("One decode step: the model reads the text so far, scores every token of its vocabulary, and "
                  "one token is picked and added. Press again for the next one.")
 TRY_WAITING = "Press **Next token**: the model adds one token to this text, shaded by how likely it found it."
-TRY_MORE = "See what each step chose from, on the step page"
+TRY_MORE = "See what the last step chose from, on the step page"
 TEACH_TITLE = "For teachers"
 
 

@@ -1,4 +1,6 @@
 """Step through generation: one decode step per click, with everything the step decided."""
+import html
+
 import streamlit as st
 
 from autoreg_core.engine.model_spec import dtype_name
@@ -100,12 +102,10 @@ def render() -> None:
             st.info("Press **Next token** (or the N key) to run the first decode step.")
             return
         how = "forced" if last.forced else ("greedy" if last.config.greedy else "sampled")
-        kept = f"{last.kept} token{'s' if last.kept != 1 else ''}"
-        label = session_views(session)[-1].label
-        title = (f"Step {last.index}: {how} “{label}”, p = {last.prob:.3f}<br>p is its probability in the "
-                 f"model's softmax; {last.prob_filtered:.3f} after the filters, rank {last.rank}, {kept} kept.")
-        if presenter.active():  # one line on a projector: the rest is in the strip's hover and the numbers below
-            title = f"Step {last.index}: {how} “{label}”, p = {last.prob:.3f}, {kept} kept"
+        label = html.escape(session_views(session)[-1].label, quote=False)  # a chat's “<|im_end|>” is no tag
+        # one line on a projector: the rest is in the strip's hover and the numbers below
+        title = step_text.step_title(last.index, how, label, last.prob, last.prob_filtered, last.rank, last.kept,
+                                     one_line=presenter.active())
         figure = topn_figure(bundle.tokenizer, top_of_record(last, top_n), title)
         if presenter.active():  # with the step's buttons and strip on one 720 px screen
             figure.update_layout(height=PROJECTOR_CHART_PX, xaxis_title=None)  # the bars are the tokens: no axis title

@@ -108,6 +108,19 @@ def around_the_loop(n_tokens: int, dtype: str, last_ms: float | None = None) -> 
 """
 
 
+def step_title(index: int, how: str, label: str, prob: float, prob_filtered: float, rank: int, kept: int,
+               one_line: bool = False) -> str:
+    """This step's chart title (``label`` already escaped for the chart) and, after ``<br>``, the sentence shown as its
+    caption; ``one_line`` (a projector): the title alone, with the tokens kept. ``prob`` and ``rank`` are in the
+    model's own softmax, ``prob_filtered`` after the filters (0 for a forced token the filters removed)."""
+    tokens = f"{kept} token{'s' if kept != 1 else ''}"
+    head = f"Step {index}: {how} “{label}”, p = {prob:.3f}"
+    if one_line:
+        return f"{head}, {tokens} kept"
+    return (f"{head}<br>p is its probability in the model's own softmax, where it ranked {rank}; after the filters "
+            f"its probability is {prob_filtered:.3f}, with {tokens} kept.")
+
+
 def pass_note(forward_ms: float, rows: int) -> str:
     """How the last step's forward pass ran: alone, or shared with other tabs' steps (timed as the whole pass)."""
     if rows <= 1:

@@ -34,7 +34,8 @@ EMPTY = "Type some text to see its tokens."
 
 
 CHUNKS_NOTE = ("Each chip is one token of the text above; its colour only sets it apart from its neighbours. "
-               "Hover a chip for its position, id and piece. " + STRIP_MARKS)
+               "Hover a chip for its position (from 0, as in the table), id and piece. A chip in ⟨ ⟩ shows the bytes "
+               "of a token that holds only part of a character. " + STRIP_MARKS)
 
 
 def count_sentence(tokens: int, characters: int, utf8_bytes: int) -> str:

@@ -1,5 +1,6 @@
 """The attention page's figures: the token strip (escaped, shaded), the bars, heads, triangle and GQA, and the KV
 cache's figures."""
+import math
 import re
 
 import numpy as np
@@ -103,3 +104,27 @@ def test_memory_and_phase_figures():
     bars = fig_att.phase_times_figure(2.0, 30.0, 12)
     assert list(bars.data[0].y) == [2.0, 30.0]
     assert fig_att.cache_growth_figure([], 1.0).data == ()
+
+
+def test_the_memory_chart_title_and_formula_hold_for_sliding_window_models():
+    """A sliding layer keeps at most window − 1 positions: the title must not say "linearly" for it, and the
+    formula's factors must multiply to the bytes it prints."""
+    from dataclasses import replace
+
+    from autoreg_ui.charts import split_title
+    from autoreg_ui.lessons.attention import text
+
+    full = replace(PRESETS["70B model with GQA, 4K tokens"], n_layers=2, layer_windows=(None, None))
+    mixed, every = replace(full, layer_windows=(64, None)), replace(full, layer_windows=(64, 64))
+    assert text.memory_title(full) == "The cache grows linearly with tokens"
+    assert "more slowly once the 64-token window fills" in text.memory_title(mixed)
+    assert "then stays flat" in text.memory_title(every) and "linearly" not in text.memory_title(every)
+    line = fig_att.memory_figure(every).data[0]
+    assert line.y[-1] == line.y[-2]  # flat once the window is full, as the title says
+    title, caption = split_title(fig_att.memory_figure(every).layout.title.text)
+    assert title == text.memory_title(every) and caption.startswith("Computed, not measured") and "&" not in caption
+    for spec in (mixed, every):
+        shown = fig_att.formula_latex(spec, 1000).replace("{,}", "")
+        factors = re.sub(r"_\{\\text\{[^}]*\}\}", "", shown.split("=")[0])  # the underbrace's words
+        numbers = [float(n) for n in re.findall(r"\d+(?:\.\d+)?", factors)]
+        assert math.prod(numbers) == spec.cache_bytes(1000, 1) == int(shown.split("=")[1].split("\\")[0])

@@ -10,7 +10,8 @@ def test_sentences_carry_the_numbers_they_name():
     assert "the last prompt token, before any step" in text.query_text(4, "`x`", 0, "Layer 1, head 0")
     assert text.query_text(9, "`x`", 3, "Layer 1, head 0") == ("Query: position **9** `x`, the token of decode "
                                                               "step 3. Layer 1, head 0.")
-    assert text.bar_title("Layer 1, head 0", 9) == "Layer 1, head 0<br>query 9 over 10 cached keys"
+    assert text.bar_title("Layer 1, head 0", 9) == ("Layer 1, head 0<br>The weights that the query at position 9 gave "
+                                                   "the keys at positions 0 to 9, its own included.")
     assert text.last_rows_caption(300, 256, 44).endswith("(positions 44–299) so the page stays light.")
     assert text.cache_check(10, 10, 2.0) == (True, "Equal, byte for byte: 10 B. Each new token adds 2 B.")
     assert text.cache_check(9, 10, 2.0)[0] is False

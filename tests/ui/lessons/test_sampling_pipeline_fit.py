@@ -8,6 +8,7 @@ import torch
 from autoreg_core import SamplingConfig
 from autoreg_core.engine import decode
 from autoreg_core.experiments import sampling_lab as lab
+from autoreg_ui.lessons.sampling import text
 from autoreg_ui.lessons.sampling.figures import pipeline as figures
 
 VOCAB = 49_152  # the embedded model's: the longest counts a title can hold ("49,152 left")
@@ -31,7 +32,9 @@ def test_two_temperatures_share_one_probability_axis():
     for name, pipe, fig in (("cold", cold_pipe, cold), ("hot", hot_pipe, hot)):
         axes = _y_axes(fig)
         assert len(axes) == len(pipe.stages) + 1
-        shown = [v for v in fig.data[0].y if v is not None]  # the raw logits: their own scale, zoomed around them
+        raw = fig.data[0]  # the raw logits: their own scale, zoomed around them, bars rising from the axis's bottom
+        shown = [raw.base + v for v in raw.y if v is not None]
+        assert raw.base == axes[0].range[0]
         assert axes[0].autorange is False and axes[0].range[0] < min(shown) < max(shown) < axes[0].range[1]
         ranges[name] = [tuple(a.range) for a in axes[1:]]
         assert ranges[name] == [figures.PROB_RANGE] * (len(axes) - 1)
@@ -74,7 +77,7 @@ def test_the_two_temperatures_are_wired_as_the_lab_caption_says():
     """text.LAB_SLIDERS: the lab's sliders start at the sidebar's, then are the lab's own; Copy makes them equal;
     the repetition penalty is the sidebar's."""
     from autoreg_ui import keys
-    from autoreg_ui.lessons.sampling import controller, text
+    from autoreg_ui.lessons.sampling import controller
     from autoreg_ui.lessons.sampling import keys as sampling_keys
 
     sidebar = SamplingConfig(temperature=0.4, top_k=7, top_p=0.8, min_p=0.01, repetition_penalty=1.2, seed=3)
@@ -98,7 +101,21 @@ def test_the_raw_logit_axis_is_zoomed_around_the_shown_logits_and_says_so():
     assert (low, high) == (5.0 - drawn.ZOOM_PAD, 5.0 + drawn.ZOOM_PAD)
     assert drawn.zoomed_range([float("-inf")]) == {}
     pipe, fig = _figure(1.0)
-    assert any(a.text == f"1. logits, {drawn.ZOOMED}" for a in fig.layout.annotations)
+    assert any(a.text == text.RAW_PANEL_TITLE for a in fig.layout.annotations)
+    assert "zoomed" in text.RAW_PANEL_TITLE and "zoomed" in text.shown_caption(pipe, [0, 1], VOCAB)
+
+
+def test_negative_logits_still_draw_the_best_token_tallest():
+    """GPT-2's logits are negative: on a zoomed axis, bars drawn from 0 would hang from the top, the best shortest."""
+    from autoreg_ui.lessons.sampling.figures import pipeline as drawn
+
+    logits = torch.tensor([-30.0, -32.5, -40.0, -35.0])
+    pipe = decode.process(logits, None, SamplingConfig(temperature=1.0))
+    fig = drawn.pipeline_figure(pipe, [0, 1, 3, 2], ["a", "b", "d", "c"])
+    raw = fig.data[0]
+    assert list(raw.y) == sorted(raw.y, reverse=True) and min(raw.y) > 0  # highest logit, tallest bar
+    assert [raw.base + h for h in raw.y] == pytest.approx([-30.0, -32.5, -35.0, -40.0])
+    assert [c[3] for c in raw.customdata] == pytest.approx([-30.0, -32.5, -35.0, -40.0])  # hover shows the logit
 
 
 def test_the_u_label_sits_where_no_interval_is_drawn():

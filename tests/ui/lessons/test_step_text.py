@@ -125,3 +125,14 @@ def test_the_snippets_put_the_ids_on_the_models_device(tiny):
             lines = [line for line in code.splitlines() if line.startswith("ids = ")]
             assert len(lines) == 1 and lines[0].endswith(".input_ids.to(model.device)"), (make, chat)
             assert code.index("model, tok") < code.index("ids = ")  # model exists before the ids move to it
+
+
+def test_this_step_title_is_one_line_and_a_caption_sentence():
+    from autoreg_ui.charts import split_title
+
+    title, caption = split_title(step_text.step_title(3, "sampled", "·cat", 0.412, 0.709, 2, 22))
+    assert title == "Step 3: sampled “·cat”, p = 0.412"
+    assert caption == ("p is its probability in the model's own softmax, where it ranked 2; after the filters its "
+                       "probability is 0.709, with 22 tokens kept.")
+    assert step_text.step_title(1, "greedy", "x", 0.5, 1.0, 1, 1, one_line=True) == (
+        "Step 1: greedy “x”, p = 0.500, 1 token kept")

@@ -16,13 +16,13 @@ from autoreg_core.engine.decode import ARGMAX, MIN_P, RAW, TOP_P, Pipeline, Stag
 from autoreg_core.experiments.sampling_lab import InverseCdfDraw, ManyDraws, StrategyRow, Sweep
 from autoreg_ui import palette
 from autoreg_ui.labels import escaped, short_label
+from autoreg_ui.lessons.sampling import text as sampling_text
 
 KEPT_COLOR = palette.ACCENT
 RAW_COLOR = palette.RAW
 REMOVED_COLOR = palette.FADED
 CHOSEN_COLOR = palette.HIGHLIGHT
 CUM_COLOR = palette.CUMULATIVE
-ZOOMED = "zoomed axis"  # said in the raw-logit panel's title: its axis does not start at 0
 PANEL_COLUMNS = 3  # six panels in two rows: the whole pipeline fits one screen
 # Every probability panel shares one fixed axis, so a flatter distribution (a higher temperature) looks flatter;
 # a little above 1 so the top-p line at p = 1 and the cumulative sum's last point stay inside the panel.
@@ -102,9 +102,9 @@ def pipeline_figure(pipeline: Pipeline, ids: list[int], labels: list[str], chose
                                     hovertemplate="%{customdata[0]} (id %{customdata[1]})<br>probability %{y:.4f}"
                                                   "<extra></extra>"))
         elif stages[k].name == RAW:
-            layout["yaxis" + ya[1:]] = dict(_y_axis(k, cells, "logit", fixed=False),
-                                            **zoomed_range(stages[k].scores[torch.tensor(ids)].tolist()))
-            _raw_panel(fig, stages[k], ids, hover_labels, (xa, ya))
+            zoom = zoomed_range(stages[k].scores[idx].tolist())
+            layout["yaxis" + ya[1:]] = dict(_y_axis(k, cells, "logit", fixed=False), **zoom)
+            _raw_panel(fig, stages[k], ids, hover_labels, (xa, ya), floor=zoom["range"][0] if zoom else None)
         else:
             _stage_panel(fig, pipeline, k, ids, hover_labels, removed_by, (xa, ya))
     return go.Figure(data=fig["data"], layout=dict(layout, shapes=fig["shapes"], annotations=fig["annotations"]))
@@ -125,12 +125,16 @@ def zoomed_range(logits: list[float]) -> dict:
     return dict(range=[low - pad, high + pad], autorange=False)
 
 
-def _raw_panel(fig: dict, stage: Stage, ids: list[int], hover_labels: list[str], axes: tuple[str, str]) -> None:
+def _raw_panel(fig: dict, stage: Stage, ids: list[int], hover_labels: list[str], axes: tuple[str, str],
+               floor: float | None = None) -> None:
+    """The logits as bars rising from ``floor`` (the zoomed axis's bottom), so a higher logit is always a taller bar:
+    drawn from 0 on a zoomed axis, negative logits (GPT-2's are) would hang from the top, the best one shortest."""
     idx = torch.tensor(ids, dtype=torch.long)
     vals = [v if math.isfinite(v) else None for v in stage.scores[idx].tolist()]
-    fig["data"].append(dict(type="bar", x=list(range(len(ids))), y=vals, marker=dict(color=RAW_COLOR),
-                            showlegend=False, customdata=list(zip(hover_labels, stage.probs[idx].tolist(), ids)),
-                            hovertemplate="%{customdata[0]} (id %{customdata[2]})<br>logit %{y:.3f}"
+    heights = vals if floor is None else [None if v is None else v - floor for v in vals]
+    fig["data"].append(dict(type="bar", x=list(range(len(ids))), y=heights, base=floor, marker=dict(color=RAW_COLOR),
+                            showlegend=False, customdata=list(zip(hover_labels, stage.probs[idx].tolist(), ids, vals)),
+                            hovertemplate="%{customdata[0]} (id %{customdata[2]})<br>logit %{customdata[3]:.3f}"
                                           "<br>softmax %{customdata[1]:.4f}<extra></extra>",
                             xaxis=axes[0], yaxis=axes[1]))
 
@@ -200,7 +204,7 @@ def _stage_title(stage: Stage) -> str:
     """One short line (the stage and the tokens left), escaped: three panels a row fit a projector's type.
     How many a stage removed is on hover (each grey bar names its stage)."""
     if stage.name == RAW:
-        return f"1. logits, {ZOOMED}"
+        return sampling_text.RAW_PANEL_TITLE
     if stage.name == ARGMAX:
         return "greedy: 1 left"  # the stage's own title names the temperature too: too wide for a panel
     if not stage.active:
