@@ -8,11 +8,13 @@ const LOG_KEPT = 200;  // presses kept in the log: far more than can queue behin
 function shared() {
   if (!window.__autoregPresses) {
     const all = { rows: {} };
-    const find = (kind) => Object.values(all.rows).find(row => document.querySelector(`.st-key-${row.keys[kind]} button`));
+    // Rows are kept per step row (its buttons' keys), so a row of a page left behind matches no button here.
+    const live = () => Object.values(all.rows);
+    const find = (kind) => live().find(row => document.querySelector(`.st-key-${row.keys[kind]} button`));
     all.onClick = (event) => {
       const button = event.target instanceof Element ? event.target.closest("button") : null;
       if (!button || button.disabled) return;
-      for (const row of Object.values(all.rows)) {
+      for (const row of live()) {
         const kind = KINDS.find(k => button.closest(`.st-key-${row.keys[k]}`));
         if (kind) {
           event.preventDefault();
@@ -43,8 +45,11 @@ function shared() {
 }
 
 export default function (component) {
-  const { data, key, setStateValue, parentElement } = component;
+  const { data, setStateValue, parentElement } = component;
   const all = shared();
+  // One row per step row of the server's session (data.row), kept across remounts: a page that redraws its
+  // whole body mid-burst keeps the presses still to run and their numbers.
+  const key = data.row;
   let row = all.rows[key];
   if (!row || row.epoch !== data.epoch) {  // a new session on the server: count from what it has applied
     row = all.rows[key] = { epoch: data.epoch, seq: data.applied, log: [] };
@@ -53,7 +58,7 @@ export default function (component) {
   row.applied = Math.max(row.applied || 0, data.applied);
   row.seq = Math.max(row.seq, data.applied);
   const shown = parentElement.querySelector(".autoreg-pending");
-  row.show = () => {
+  const show = row.show = () => {
     const left = row.seq - row.applied;
     const text = left <= 0 ? "" : (left === 1 ? data.one : data.many.replace("{n}", String(left)));
     if (shown && shown.textContent !== text) shown.textContent = text;
@@ -65,6 +70,12 @@ export default function (component) {
     setStateValue("log", { epoch: row.epoch, seq: row.seq, presses: row.log });
     row.show();
   };
+  // Presses sent while the page was being redrawn may have gone with the old element: send the log again, once
+  // per count the server reports, so a burst's last presses still run (the server skips numbers it has run).
+  if (row.seq > data.applied && row.resentAt !== data.applied) {
+    row.resentAt = data.applied;
+    setStateValue("log", { epoch: row.epoch, seq: row.seq, presses: row.log });
+  }
   row.show();
-  return () => { if (all.rows[key] === row) row.show = () => {}; };
+  return () => { if (row.show === show) row.show = () => {}; };  // a newer mount's display stays
 }

@@ -83,6 +83,7 @@ def press_counter(key: str, button_keys: Mapping[str, str], actions: Mapping[str
         value = st.session_state.get(key)
         apply(st.session_state, key, value.get("log") if isinstance(value, Mapping) else None, actions)
 
-    data = {"epoch": _epoch(st.session_state, key), "applied": int(st.session_state.get(applied_key(key), 0)),
+    data = {"row": key, "epoch": _epoch(st.session_state, key),
+            "applied": int(st.session_state.get(applied_key(key), 0)),
             "keys": dict(button_keys), "one": text.PENDING_ONE, "many": text.PENDING_MANY}
     _component()(key=key, on_log_change=on_log, width="stretch", height="content", data=data)
