@@ -267,9 +267,15 @@ FORMULA_LATEX = (r"\text{bytes} = 2 \times \text{layers} \times \text{batch} \ti
 
 def formula_latex(spec: ModelSpec, positions: int, batch: int = 1) -> str:
     """The cache formula with this model's numbers filled in, and its result from ``spec``."""
-    factors = [2, spec.n_layers, batch, spec.n_kv_heads, spec.head_dim, positions]
     total = spec.cache_bytes(positions, batch)
-    text = r" \times ".join(f"{f:,}" for f in factors) + rf" \times {spec.cache_bytes_per_element:g} = {total:,}"
+    kept = [spec.positions_kept(layer, positions) for layer in range(spec.n_layers)]
+    if all(k == positions for k in kept):
+        factors = [f"{f:,}" for f in (2, spec.n_layers, batch, spec.n_kv_heads, spec.head_dim, positions)]
+    else:  # sliding layers keep fewer positions: layers × positions becomes a sum over groups of layers
+        groups = sorted({k: kept.count(k) for k in kept}.items(), reverse=True)
+        summed = " + ".join(f"{n:,}" + r" \times " + f"{k:,}" for k, n in groups)
+        factors = ["2", rf"({summed})", f"{batch:,}", f"{spec.n_kv_heads:,}", f"{spec.head_dim:,}"]
+    text = r" \times ".join(factors) + rf" \times {spec.cache_bytes_per_element:g} = {total:,}"
     return text.replace(",", "{,}") + r"\ \text{bytes}"
 
 
