@@ -254,10 +254,14 @@ def check_fits(name: str, device: torch.device, dtype: torch.dtype, **kw) -> Non
     n_params, need = weight_bytes_needed(name, dtype, **kw)
     free = available_memory(device)
     if free is not None and need > free:
-        raise ModelLoadError(
-            f"{name!r} does not fit here: its {n_params / 1e9:.2f} billion parameters take "
-            f"{need / 2**30:.1f} GiB in {dtype_name(dtype)}, and this {device.type} has "
-            f"{free / 2**30:.1f} GiB free.")
+        def size(n: int) -> str:
+            return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
+
+        count = f"{n_params / 1e9:.2f} billion" if n_params >= 1e9 else f"{n_params / 1e6:.1f} million"
+        room = (f"this GPU has {size(free)} free" if device.type == "cuda" else
+                f"this machine has {size(free)} of memory available")
+        raise ModelLoadError(f"{name!r} does not fit here: its {count} parameters take {size(need)} in "
+                             f"{dtype_name(dtype)}, and {room}.")
 
 
 def _looks_like_a_path(name: str) -> bool:
@@ -278,8 +282,8 @@ def load_failure(name: str, exc: BaseException) -> str:
     kinds = {type(e).__name__ for e in _causes(exc)}
     text = " ".join(str(e) for e in _causes(exc))
     if "trust_remote_code" in text:
-        return (f"{name!r} needs its own Python code from the Hub (trust_remote_code), which this app never "
-                "runs: choose a model whose architecture transformers includes.")
+        return (f"{name!r} needs its own Python code, shipped with the checkpoint (trust_remote_code), which this "
+                "app never runs: choose a model whose architecture transformers includes.")
     if "GatedRepoError" in kinds or "gated repo" in text:
         return (f"{name!r} is gated on the Hugging Face Hub: accept its terms on its Hub page, log in on this "
                 "machine (`hf auth login`), then restart the app.")
@@ -288,7 +292,12 @@ def load_failure(name: str, exc: BaseException) -> str:
                 f"it once while online (`hf download {name}`), or copy its folder here and allow that folder.")
     if "RepositoryNotFoundError" in kinds:
         return f"{name!r} is neither a folder here nor a model on the Hugging Face Hub (or it is private)."
-    if "Unrecognized configuration class" in text or "does not recognize this architecture" in text:
+    if "does not recognize this architecture" in text:
+        import transformers
+
+        return (f"{name!r} has an architecture that transformers {transformers.__version__}, installed here, does "
+                "not know: a newer transformers may, if the checkpoint itself is sound.")
+    if "Unrecognized configuration class" in text:
         return f"{name!r} is not a text-generating (causal) language model that transformers knows."
     return f"Could not load {name!r}: {type(exc).__name__}: {exc}"
 

@@ -122,14 +122,14 @@ def variant_bundle(bundle, variant: str):
 
 def variants_for(bundle) -> tuple[str, ...]:
     """The variants this model can be measured in: all, but the fp8 cache only without sliding-window layers
-    (transformers' quantized cache keeps every position of every layer)."""
+    (transformers' quantized cache accepts only full-attention layers)."""
     return tuple(v for v in VARIANTS if not (v == FP8_CACHE and bundle.spec.sliding_layers))
 
 
 def new_cache(bundle, variant: str):
     """The KV cache a variant decodes with: fp8 for ``FP8_CACHE``, else a plain DynamicCache."""
     if variant == FP8_CACHE and bundle.spec.sliding_layers:
-        raise ValueError(f"transformers' quantized KV cache keeps every position of every layer, and "
+        raise ValueError(f"transformers' quantized KV cache supports only layers that attend to every position, and "
                          f"{bundle.name} has sliding-window layers, so its fp8 cache cannot be measured here.")
     return QuantizedCache(backend="fp8", config=bundle.config) if variant == FP8_CACHE else decode.new_cache(bundle)
 

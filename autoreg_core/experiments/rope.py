@@ -24,7 +24,7 @@ from transformers import DynamicCache
 
 from autoreg_core.engine import decode
 from autoreg_core.engine.attention import key_states
-from autoreg_core.engine.model_spec import ROTARY
+from autoreg_core.engine.model_spec import LEARNED, ROTARY
 from autoreg_core.engine.padding import left_padded_cache
 
 
@@ -95,9 +95,11 @@ def check_cached_key(bundle, ids: list[int], position: int, layer: int = 0, kv_h
     ids = [int(i) for i in ids]
     if not 0 <= position < len(ids):
         raise ValueError(f"Position {position} is outside the text (0–{len(ids) - 1}).")
-    if bundle.spec.positions != ROTARY:
+    if bundle.spec.positions == LEARNED:
         raise ValueError(f"{bundle.name} adds a learned position vector to each token's embedding instead of "
                          "rotating its keys, so there is no rotation to check.")
+    if bundle.spec.positions != ROTARY:
+        raise ValueError(f"{bundle.name} has no rotary embeddings, so there is no rotation to check.")
     model = bundle.model
     cache = DynamicCache()  # without the config: a sliding layer keeps every position too, so any can be read
     fwd = decode.forward(bundle, ids, cache, hidden_states=True)

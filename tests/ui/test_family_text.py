@@ -61,3 +61,19 @@ def test_the_window_lesson_says_when_the_model_slides_its_own_window():
     assert inside_text.window_captions(16, inside.widest(windows["gemma2"]))[0].startswith(
         "The model's own cache (window 8)")
     assert inside.widest(windows["llama"]) is None
+
+
+def test_what_the_dial_keeps_is_said_in_the_loaded_dtype():
+    from autoreg_ui.lessons.serving import text as serving_text
+
+    assert serving_text.dial_keeps("m", True, "bfloat16").endswith("stay bfloat16.")
+
+
+def test_a_sliding_model_s_own_cache_is_not_called_full():
+    from autoreg_ui.lessons.inside import text as inside_text
+
+    said = inside_text.cache_runs_out([8, None], "Gemma 2")
+    assert "1 of its 2 layers attends over the last 8 positions only, and its cache keeps 7" in said
+    assert "trained with full attention" not in said and "uses one, as its config says" in said
+    assert "2 of its 2 layers attend" in inside_text.cache_runs_out([8, 8], "Mistral")
+    assert inside_text.window_captions(4, 8)[0].startswith("The model's own cache (window 8)")

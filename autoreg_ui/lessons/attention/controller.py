@@ -98,18 +98,19 @@ def missing_row(capturable: bool, family: str) -> tuple[str, str, bool]:
 
 
 def cache_reading(measured: int, formula: int, per_position: float, shapes: list[kvc.LayerCacheShape],
-                  positions: int, window: int | None, family: str) -> tuple[str, str]:
-    """(level, sentence) for the measured cache beside the formula. Layers of a sliding-window model that keep
-    fewer positions than the text has (read from the cache's own shapes) are said so, with what a new token adds
-    now; any other difference is an error."""
+                  positions: int, windows: tuple[int | None, ...], family: str) -> tuple[str, str]:
+    """(level, sentence) for the measured cache beside the formula. ``windows``: each layer's sliding window
+    (``ModelSpec.layer_windows``; None: the layer keeps every position). A sliding layer keeps at most window − 1
+    positions, so once it holds them the next token adds nothing to it: said so, with what a new token adds now.
+    The formula already counts only the positions each layer keeps, so any difference is an error."""
     equal, said = text.cache_check(measured, formula, per_position)
-    short = [s for s in shapes if s.keys[2] < positions]
-    if not window or not short or measured > formula:
+    full = [i for i, w in enumerate(windows) if w is not None and positions >= w - 1]
+    if not equal or not full or not positions:
         return ("success" if equal else "error"), said
-    adds = sum(s.nbytes / s.keys[2] for s in shapes if s.keys[2] == positions and positions)
-    sentence = text.sliding_cache_text(measured, formula, len(short), len(shapes), max(s.keys[2] for s in short),
-                                       window, family, adds)
-    return ("success" if equal else "info"), sentence
+    n_layers = len(windows) or len(shapes)
+    adds = per_position * (n_layers - len(full)) / n_layers  # the layers that still keep every position
+    window = max(windows[i] for i in full)
+    return "success", text.sliding_cache_text(formula, len(full), n_layers, window - 1, window, family, adds)
 
 
 @dataclass

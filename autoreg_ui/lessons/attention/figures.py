@@ -17,7 +17,6 @@ from autoreg_core.experiments.attention_rows import MISSING
 from autoreg_ui import palette
 from autoreg_ui.format import human_bytes
 from autoreg_ui.labels import escaped, short_label
-from autoreg_ui.lessons.attention import text as att_text
 
 QUERY_COLOR = palette.HIGHLIGHT
 PROMPT_COLOR = palette.MUTED
@@ -269,14 +268,14 @@ FORMULA_LATEX = (r"\text{bytes} = 2 \times \text{layers} \times \text{batch} \ti
 def formula_latex(spec: ModelSpec, positions: int, batch: int = 1) -> str:
     """The cache formula with this model's numbers filled in, and its result from ``spec``."""
     total = spec.cache_bytes(positions, batch)
-    if spec.sliding_layers:  # a sliding layer keeps fewer positions: layers × positions becomes their sum
-        kept = sum(spec.positions_kept(layer, positions) for layer in range(spec.n_layers))
-        factors = [2, batch, spec.n_kv_heads, spec.head_dim]
-        text = (r" \times ".join(f"{f:,}" for f in factors) + rf" \times \underbrace{{{kept:,}}}_{{"
-                r"\text{positions kept by all layers}}" + rf" \times {spec.cache_bytes_per_element:g} = {total:,}")
-        return text.replace(",", "{,}") + r"\ \text{bytes}"
-    factors = [2, spec.n_layers, batch, spec.n_kv_heads, spec.head_dim, positions]
-    text = r" \times ".join(f"{f:,}" for f in factors) + rf" \times {spec.cache_bytes_per_element:g} = {total:,}"
+    kept = [spec.positions_kept(layer, positions) for layer in range(spec.n_layers)]
+    if all(k == positions for k in kept):
+        factors = [f"{f:,}" for f in (2, spec.n_layers, batch, spec.n_kv_heads, spec.head_dim, positions)]
+    else:  # sliding layers keep fewer positions: layers × positions becomes a sum over groups of layers
+        groups = sorted({k: kept.count(k) for k in kept}.items(), reverse=True)
+        summed = " + ".join(f"{n:,}" + r" \times " + f"{k:,}" for k, n in groups)
+        factors = ["2", rf"({summed})", f"{batch:,}", f"{spec.n_kv_heads:,}", f"{spec.head_dim:,}"]
+    text = r" \times ".join(factors) + rf" \times {spec.cache_bytes_per_element:g} = {total:,}"
     return text.replace(",", "{,}") + r"\ \text{bytes}"
 
 
@@ -287,7 +286,7 @@ def shapes_table(shapes: list[LayerCacheShape]) -> list[dict]:
 
 
 def memory_figure(spec: ModelSpec, max_len: int | None = None) -> go.Figure:
-    """Cache bytes against sequence length (a straight line, bent where sliding windows fill) next to the weights.
+    """Cache bytes against sequence length (a straight line) next to the fixed weight bytes.
 
     ``spec`` carries the chosen sequence length, batch and both precisions (weights, cache).
     """
@@ -305,9 +304,7 @@ def memory_figure(spec: ModelSpec, max_len: int | None = None) -> go.Figure:
              marker=dict(color=CACHE_COLOR, size=12),
              hovertemplate=f"{seq_len:,} tokens × batch {batch}: {human_bytes(here)}<extra></extra>"),
     ]
-    title = "<br>".join(html.escape(line, quote=False) for line in (att_text.memory_title(spec),
-                                                                     att_text.memory_caption(spec)))
-    layout = dict(title=dict(text=title),
+    layout = dict(title=dict(text=f"The cache grows linearly with tokens<br>{html.escape(spec.name)}, batch {batch}"),
                   height=340, margin=dict(l=50, r=10, t=50, b=40),
                   xaxis=dict(title=dict(text="sequence length (tokens)")),
                   yaxis=dict(title=dict(text="GiB"), rangemode="tozero"), legend=dict(orientation="h", y=-0.2))

@@ -45,7 +45,8 @@ def render() -> None:
             st.markdown(text.DECODE_STEP_INTRO)
             st.latex(text.SOFTMAX_LATEX)
             st.latex(text.MIX_LATEX)
-            st.markdown(text.weights_text(D, pic.n_rows))
+            st.markdown(text.weights_text(D, pic.n_rows, spec.layer_windows[layer] if layer < len(spec.layer_windows)
+                                          else None))
         with left:
             if pic.latest is None:
                 st.info(text.NOTHING_YET)
@@ -109,8 +110,7 @@ def render() -> None:
         c1.metric("Measured from the tensors", human_bytes(pic.measured), help=f"{pic.measured:,} bytes")
         c1.metric("Formula", human_bytes(formula), help=f"{formula:,} bytes")
         level, check = ac.cache_reading(pic.measured, formula, spec.cache_bytes_per_position, pic.shapes,
-                                        pic.positions, getattr(bundle.config, "sliding_window", None),
-                                        family_name(bundle.config.model_type))
+                                        pic.positions, spec.layer_windows, family_name(bundle.config.model_type))
         getattr(c1, level)(check)
         if pic.shapes:
             c1.markdown(text.layer_shapes_text(pic.shapes[0]))
@@ -170,7 +170,7 @@ def render() -> None:
                                           format_func=lambda h: ac.head_label(h, gqa)))
         pic = ac.read(session, layer, head)
         if not capturable:
-            st.info(text.no_capture(type(bundle.model).__name__))
+            st.info(text.no_capture(family_name(bundle.config.model_type)))
         with views:
             open_section(SECTIONS, keys.ATT_SECTION, pic, layer, head, f"Layer {layer}, {ac.head_name(head, H)}",
                          guides=text.GUIDES)

@@ -33,10 +33,17 @@ def attention_keys(live: Live) -> Checked:
     if read is None:
         raise ValueError(_no_row(live))
     pos, keys = read
+    windows = live.bundle.spec.layer_windows
+    sliding = [w for w in windows if w is not None and w < keys]  # layers whose window the row has outgrown
+    if sliding and len(sliding) == len(windows):
+        raise ValueError(text.KEYS_ALL_SLIDING.format(window=max(sliding), window_less=max(sliding) - 1, keys=keys))
     choices = (pos, pos + 1, 1)
     if keys not in choices:
         raise ValueError(text.NONE_OF_THE_CHOICES.format(keys=keys))
-    return Checked(choices.index(keys), answer(text.ATTENTION_KEYS, keys=keys, pos=pos, pos_plus=pos + 1))
+    said = answer(text.ATTENTION_KEYS, keys=keys, pos=pos, pos_plus=pos + 1)
+    if sliding:
+        said += " " + text.KEYS_SOME_SLIDING.format(n=len(sliding), layers=len(windows), window=max(sliding))
+    return Checked(choices.index(keys), said)
 
 
 def _focus_layer(live: Live) -> int:

@@ -18,8 +18,8 @@ NO_SESSION = "Start a session on the *Step through generation* page (type a prom
 NOTHING_YET = "Nothing has been through the model yet."
 
 
-def no_capture(model_type: str) -> str:
-    return (f"Attention capture needs a Llama-style model; {model_type} is not one. "
+def no_capture(family: str) -> str:
+    return (f"This page cannot recompute attention for {family}'s layers, so it shows no attention rows. "
             "The cache sections below still work.")
 
 
@@ -39,7 +39,13 @@ NOT_CAPTURED = ("This row was not captured: the step was taken on a page that do
                 "Steps taken here are recorded.")
 
 
-def weights_text(head_dim: int, n_rows: int) -> str:
+def weights_text(head_dim: int, n_rows: int, window: int | None = None) -> str:
+    """``window``: the shown layer's sliding window (None: it sees every position)."""
+    if window is not None and n_rows > window:
+        return (f"Here $d={head_dim}$, but this layer slides over the last {window} positions: its cache holds "
+                f"{window - 1} keys and values, and the new token's own make {window}. So of the {n_rows} positions "
+                f"so far, only the last **{window}** get a weight, and those add up to 1; the older ones get 0 (they "
+                "have left the cache). None looks ahead: the future is not in the cache yet.")
     return (f"Here $d={head_dim}$ and $K$, $V$ are ${n_rows}\\times{head_dim}$ per head, so $a_t$ has exactly "
             f"**{n_rows}** weights that add up to 1, one per cached token. They never look ahead: the future is "
             "not in the cache yet.")
@@ -112,10 +118,11 @@ def no_gqa_text(model: str, spec: ModelSpec, positions: int) -> str:
     if g == 1:
         grouped = ""
     else:
-        smaller = replace(spec, n_kv_heads=spec.n_heads // g).cache_bytes(positions)
-        grouped = (f" Had its {spec.n_heads} query heads shared {spec.n_heads // g} K/V heads, {g} each (grouped-query "
-                   f"attention, as Llama-3-8B's 32 query heads share 8), the cache would hold {human_bytes(smaller)}: "
-                   f"**{g}× smaller**.")
+        kv = spec.n_heads // g
+        smaller = replace(spec, n_kv_heads=kv).cache_bytes(positions)
+        grouped = (f" Had its {spec.n_heads} query heads shared {kv} K/V head{'s' if kv > 1 else ''}, {g} each "
+                   f"(grouped-query attention, as Llama-3-8B's 32 query heads share 8), the cache would hold "
+                   f"{human_bytes(smaller)}: **{g}× smaller**.")
     return (f"{model} has **{spec.n_heads} query heads** and caches **one K/V head for each** of them: no "
             f"grouped-query attention, every query head reads keys and values of its own. Queries are never cached, so "
             f"only K and V count. At {positions} positions the cache holds {human_bytes(cached)}.{grouped}")
@@ -133,20 +140,18 @@ def cache_check(measured: int, formula: int, per_position: float) -> tuple[bool,
     return False, f"Measured {measured:,} B differs from the formula {formula:,} B."
 
 
-def sliding_cache_text(measured: int, formula: int, n_sliding: int, n_layers: int, kept: int, window: int,
-                       family: str, adds: float) -> str:
-    """The cache of a sliding-window model once a window is full, read from the cache's own shapes: which layers
-    stopped growing, and what a new token adds now (``adds``: bytes per position of the layers still growing)."""
-    if measured == formula:
-        first = f"Equal, byte for byte: {formula:,} B."
-    else:
-        first = (f"Measured {measured:,} B, less than the formula's {formula:,} B, which counts every position in "
-                 "every layer.")
+def sliding_cache_text(formula: int, n_sliding: int, n_layers: int, kept: int, window: int, family: str,
+                       adds: float) -> str:
+    """The cache of a sliding-window model once a window is full, measured equal to the formula (which counts the
+    positions each layer keeps): which layers stopped growing, and what a new token adds now (``adds``: bytes per
+    position of the layers that still keep every position)."""
+    many = n_sliding > 1
+    attend, keep, they = ("attend", "keep", "they have") if many else ("attends", "keeps", "it has")
     growth = (f"each new token now adds {adds:,.0f} B, in the other layers" if adds else
               "each new token's keys and values now replace the oldest ones kept, and the cache stays this size")
-    return (f"{first} {n_sliding} of the {n_layers} layers of this {family} model attend over a sliding window of "
-            f"{window} positions and keep only the last {kept} positions' keys and values: they have stopped "
-            f"growing, so {growth}.")
+    return (f"Equal, byte for byte: {formula:,} B. {n_sliding} of the {n_layers} layers of this {family} model "
+            f"{attend} over a sliding window of {window} positions and {keep} only the last {kept} positions' keys "
+            f"and values (the next token's own key completes the window): {they} stopped growing, so {growth}.")
 
 
 def layer_shapes_text(shape) -> str:
@@ -283,6 +288,11 @@ CHECK_NOT_CAPTURED = ("the newest token's attention was not captured (its step w
 CHECK_NOT_RECOMPUTABLE = ("this page cannot recompute attention for this model's layers, so no step records the "
                           "newest token's attention row.")
 NONE_OF_THE_CHOICES = "its attention row has {keys:,} weights, none of the choices."
+KEYS_ALL_SLIDING = ("every layer of this model slides over the last {window:,} positions, so its query scored only "
+                    "{window:,} keys (the cache's {window_less:,} and its own), not all {keys:,} positions: none of "
+                    "the choices.")
+KEYS_SOME_SLIDING = ("That is in the layers that see every position; {n} of the {layers} layers slide over the last "
+                     "{window:,} positions, and there the query scored only {window:,} keys.")
 ATTENTION_KEYS = ("The newest token sits at position {pos:,} of the cache (counting from 0, so {pos:,} tokens came "
                   "before it). Over how many keys did its query attend?",
                   ("{pos:,}", "{pos_plus:,}", "just 1"),
@@ -317,8 +327,10 @@ GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading o
         "Press Next token and watch the triangle gain exactly one row and one column.",
         "If earlier rows never change when a token is added, what does the model not need to recompute?"),
     "3 · Grouped-query attention": (
-        "Several query heads share one stored key/value head: the colours show which queries read the same cache.",
-        "Compare the heads of one group: do queries that share keys still look at different places?",
+        "Each query head reads one stored key/value head; under grouped-query attention several share one, and the "
+        "colours show which queries read the same cache (a model without it gives every query head its own).",
+        "Compare heads of one colour: do queries that share keys still look at different places? Without grouping, "
+        "compare any two heads.",
         "What does sharing K and V between heads save, and what might it cost?"),
     "4 · KV cache": (
         "The cache bytes are measured from the tensors themselves and set next to the formula "

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import torch
 
+from autoreg_core.engine.attention import supports_attention
 from autoreg_core.engine.tokens import sequence_text, single_token_view
 from autoreg_core.experiments import batch_invariance as invariance
 from autoreg_core.experiments import rope as positions
@@ -201,15 +202,17 @@ def positions_kind(model) -> str:
 
 
 def key_check_applies(model) -> bool:
-    """The cached-key check recomputes k_proj(input_layernorm(h)), rotated: a rotary model whose layers have a
-    separate key projection (Llama, Qwen, Mistral, Gemma) and rotate every dimension of a head."""
-    decoder = getattr(model, "model", None)
-    layers = getattr(decoder, "layers", None)
-    if positions_kind(model) != ROTARY or layers is None or not len(layers):
-        return False
-    params = dict(getattr(model.config, "rope_parameters", None) or {})
-    whole = float(params.get("partial_rotary_factor", 1.0)) == 1.0
-    return whole and hasattr(layers[0], "input_layernorm") and hasattr(layers[0].self_attn, "k_proj")
+    """The cached-key check recomputes a key with the layer's own projection (separate or fused) and the family's
+    own rotation (of the whole head, or of its first part): any rotary model whose layers the attention
+    recomputation can read."""
+    return positions_kind(model) == ROTARY and supports_attention(model)
+
+
+def key_check_projection(model) -> str:
+    """How the page names the recomputed key: Llama's separate ``k_proj``, or the key part of a fused projection."""
+    layers = getattr(getattr(model, "model", None), "layers", None)
+    attn = getattr(layers[0], "self_attn", None) if layers is not None and len(layers) else None
+    return "k_proj(norm(h))" if hasattr(attn, "k_proj") else "the key part of the fused q/k/v projection of norm(h)"
 
 
 @dataclass(frozen=True)
@@ -236,5 +239,9 @@ def position_vector(model, position: int) -> PositionVector:
     if position + 1 < rows:
         nxt = float(torch.nn.functional.cosine_similarity(row, weight[offset + position + 1], dim=0))
     tokens = model.get_input_embeddings().weight.detach().float()
+    project_in = next((m for name, m in model.named_modules() if name.endswith("project_in") and m is not None), None)
+    if project_in is not None:  # OPT-350m: the position vector is added to the embedding projected to the hidden size
+        with torch.no_grad():
+            tokens = project_in(tokens.to(project_in.weight.dtype)).float()
     return PositionVector(position, rows, int(weight.shape[1]), float(row.norm()), nxt,
                           float(tokens.norm(dim=1).mean()))

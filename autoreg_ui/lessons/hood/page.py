@@ -132,7 +132,7 @@ def draw_positions(bundle, session) -> None:
     st.subheader(text.KEY_TITLE)
     if cut:
         st.caption(cut)
-    if not hood.key_check_applies(bundle.model):  # a fused q/k/v projection, or part of each head rotated
+    if not hood.key_check_applies(bundle.model):  # layers the recomputation cannot read
         st.caption(positions_text.key_check_skipped(kind, family))
         draw_shift_and_padding(bundle, ids, cut, learned=False)
         return
@@ -143,7 +143,8 @@ def draw_positions(bundle, session) -> None:
     check = run_and_keep(st.session_state, keys.HOOD_KEY, measuring.stamp(bundle, tuple(ids), at, layer),
                          text.KEY_RUN, text.KEY_RUN, lambda: positions.check_cached_key(bundle, ids, at, layer))
     if check is not None:
-        st.markdown(text.key_sentence(check.gap, check.gap_unrotated, check.gap_other_position, at, layer))
+        st.markdown(text.key_sentence(check.gap, check.gap_unrotated, check.gap_other_position, at, layer,
+                                      hood.key_check_projection(bundle.model), rope.head_dim, bundle.spec.head_dim))
         show_chart(figs.key_figure(check.cached, check.recomputed, check.unrotated), key=keys.HOOD_KEY_FIG,
                    filename=f"cached-key-layer{layer}-pos{at}")
 

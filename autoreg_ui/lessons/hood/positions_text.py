@@ -21,10 +21,12 @@ def learned_explain(family: str, rows: int, width: int) -> str:
 
 
 def no_positions_explain(family: str) -> str:
-    """The positions section's opening for a model that neither rotates nor adds positions."""
-    return (f"{family} has neither rotary embeddings nor a learned position table: it tells positions apart through "
-            "the causal mask alone, each position seeing only itself and what came before it. Below: the position "
-            "ids of the steps, a position that is off by one, and left padding.")
+    """The positions section's opening for a model that neither rotates nor adds positions from a table this page
+    can find (BLOOM and MPT, for two, add a bias growing with distance to each attention score: ALiBi)."""
+    return (f"{family} has neither rotary embeddings nor a learned position table: it tells positions apart another "
+            "way, such as ALiBi (BLOOM's and MPT's: a penalty on each attention score that grows with the distance "
+            "between the two tokens), or through the causal mask alone, each position seeing only itself and what came "
+            "before it. Below: the position ids of the steps, a position that is off by one, and left padding.")
 
 
 VECTOR_TITLE = "A row of the position table"
@@ -41,24 +43,28 @@ def position_vector_sentence(position: int, norm: float, next_cosine: float | No
 def key_check_skipped(kind: str, family: str) -> str:
     """Why the cached-key check is not offered for this model (``kind``: hood.controller's positions kind)."""
     if kind == "learned":
-        return (f"No rotation to check: {family} adds its position vectors before the first layer, so a cached key "
-                "is the layer's key projection of token plus position, computed once in its own step.")
+        return (f"No rotation to check: {family} adds its position vectors to the embeddings before the first layer, "
+                "so a cached key is the layer's key projection of its input, which already carries that position, "
+                "computed once in its own step.")
     if kind == "none":
         return f"No rotation to check: {family} has no rotary embeddings."
-    return (f"This check recomputes a key from a separate key projection that rotates every dimension of a head; "
-            f"{family}'s attention layers are laid out otherwise (a fused q/k/v projection or rotation of part of "
-            "each head), so the check is not offered for it.")
+    return (f"This check recomputes a key with the layer's own key projection and rotation; the page cannot read "
+            f"those in {family}'s attention layers, so the check is not offered for it.")
 
 
 def learned_shift_sentence(shift: int, delta_last: float, kl_last: float, changed_last: bool, delta_all: float,
                            kl_all: float) -> str:
     """The off-by-one check read for a model that adds a learned vector per absolute position (GPT-2, OPT)."""
     top = ("the top token **changes**" if changed_last else "the top token stays the same")
-    whole = "almost nothing" if delta_all < AGREE * 10 else "**as well**"
+    if delta_all < AGREE * 10:
+        whole, why = "almost nothing", (" yet the logits hardly move: its neighbouring rows, or its use of them, "
+                                        "differ little")
+    else:
+        whole, why = "**as well**", ", not the same distances"
     return (f"Feeding only the last token {shift} position late moves the logits by up to **{delta_last:.2f}** "
             f"(KL {kl_last:.3g} bits), and {top}: it gets the position vector of another row. Shifting the "
             f"**whole** text by {shift} changes {whole} (max |Δ| {delta_all:.2g}, KL {kl_all:.2g} bits): this "
-            "model's positions are absolute, so every token gets another row of the table, not the same distances.")
+            f"model's positions are absolute, so every token gets another row of the table,{why}.")
 
 
 Q_WHOLE_SHIFT_LEARNED = (Q_WHOLE_SHIFT[0], Q_WHOLE_SHIFT[1],

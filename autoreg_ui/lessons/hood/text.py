@@ -114,8 +114,8 @@ ROPE_EXPLAIN = (
     "Attention's scores alone are blind to order: a query's dot product with a key is the same wherever the two "
     "tokens sit. The causal mask already breaks that symmetry, since each position sees only itself and what came "
     "before it, and models with no position encoding at all learn positions from the mask alone (Haviv et al., "
-    "2022). Rotary embeddings put the distance between two tokens into every score directly: Llama-style models, "
-    "this one too, **rotate** each query and key. A head's d numbers are taken in pairs, and pair "
+    "2022). Rotary embeddings put the distance between two tokens into every score directly: this model, like "
+    "Llama and most recent models, **rotates** each query and key. A head's d numbers are taken in pairs, and pair "
     "i is turned by the angle θᵢ = pos · base^(−2i/d), with `base` the config's `rope_theta`. A query at m "
     "and a key at n then meet at the angle difference (m − n)·base^(−2i/d): attention sees how far apart "
     "two tokens are. Below: the position ids of the steps, the angles, a cached key recomputed, left "
@@ -140,8 +140,7 @@ PAD_RUN = "Batch this text with a longer one (left padding)"
 
 
 def rope_sentence(base: float, head_dim: int, rope_type: str, of_head: int | None = None) -> str:
-    """``head_dim``: the dimensions rotated (d in the formula); ``of_head``: the head's own size, when only part of
-    it is rotated (GPT-NeoX's ``partial_rotary_factor``)."""
+    """``head_dim``: the dimensions rotated (d); ``of_head``: the head's size, when only part turns (GPT-NeoX)."""
     kind = "" if rope_type == "default" else (f" (its `rope_type` is {rope_type}: the frequencies are rescaled, "
                                               "so the plain formula is an approximation here)")
     if of_head is not None and of_head != head_dim:
@@ -155,8 +154,8 @@ def rope_sentence(base: float, head_dim: int, rope_type: str, of_head: int | Non
 def positions_sentence(prompt_len: int, total: int) -> str:
     nxt = total
     return (f"The prefill fed the {prompt_len:,} prompt tokens at positions 0 … {prompt_len - 1:,} in one pass. Each "
-            f"decode step feeds one token at the position equal to the cache's length before it: the next step, "
-            f"with {total:,} tokens cached, uses position **{nxt:,}**.")
+            f"decode step feeds one token at the position equal to the number of tokens before it: the next step, "
+            f"with {total:,} tokens before it, uses position **{nxt:,}**.")
 
 
 def angles_sentence(position: int, first: float, last: float, pairs: int) -> str:
@@ -166,14 +165,16 @@ def angles_sentence(position: int, first: float, last: float, pairs: int) -> str
             "over thousands of positions.")
 
 
-def key_sentence(gap: float, gap_unrotated: float, gap_other: float, position: int, layer: int) -> str:
+def key_sentence(gap: float, gap_unrotated: float, gap_other: float, position: int, layer: int,
+                 projection: str = "k_proj(norm(h))", rotated: int | None = None, head_dim: int | None = None) -> str:
+    """``rotated`` of ``head_dim`` dimensions turn (fewer in GPT-NeoX); ``projection`` names the recomputed key."""
     if gap < AGREE:
         same = (f"equals the cache entry to **{gap:.1e}**: the cache stores keys already rotated by their own "
                 "position, so a key never needs recomputing as the text grows.")
     else:
-        same = (f"differs from the cache entry by **{gap:.1e}**, more than float rounding: this model does not "
-                "store its keys the plain Llama way.")
-    return (f"Layer {layer}, position {position:,}: k_proj(norm(h)) rotated by θ at {position:,} {same} Before the "
+        same = f"differs from the cache entry by **{gap:.1e}**, more than float rounding: not the key it holds."
+    turned = "rotated" if rotated in (None, head_dim) else f"with its first {rotated} of {head_dim} dimensions turned"
+    return (f"Layer {layer}, position {position:,}: {projection} {turned} by θ at {position:,} {same} Before the "
             f"rotation the same key is {gap_unrotated:.2f} away from the entry; rotated for another position, "
             f"{gap_other:.2f}.")
 

@@ -216,11 +216,13 @@ def widest(windows: list[int | None]) -> int | None:
     return max((w for w in windows if w is not None), default=None)
 
 
-def window_numbers(compared: WindowComparison) -> list[Metric]:
+def window_numbers(compared: WindowComparison, own_window: int | None = None) -> list[Metric]:
+    """``own_window``: the model's own sliding window (its own cache is then not a full one)."""
     at = compared.diverges_at
     full, windowed = compared.full, compared.windowed
+    own = "Full cache at the end" if own_window is None else "The model's own cache at the end"
     return [("Texts part at token", "never" if at is None else f"{at + 1}", "Counting the generated tokens from 1."),
-            ("Full cache at the end", human_bytes(full.cache_bytes[-1]), f"{full.cache_positions[-1]} positions"),
+            (own, human_bytes(full.cache_bytes[-1]), f"{full.cache_positions[-1]} positions"),
             ("Window cache at the end", human_bytes(windowed.cache_bytes[-1]),
              f"{windowed.cache_positions[-1]} positions, never more than W − 1 = {compared.window - 1}")]
 

@@ -97,10 +97,12 @@ def sweep_figure(points: list[PrefillPoint]) -> go.Figure:
     return _layout(fig, "What one token costs: prefill vs decode")
 
 
-def window_bytes_figure(full: list[int], windowed: list[int], window: int) -> go.Figure:
-    """Measured cache size after the prefill and after every decode pass, full cache vs sliding window (MiB)."""
+def window_bytes_figure(full: list[int], windowed: list[int], window: int, own_window: int | None = None) -> go.Figure:
+    """Measured cache size after the prefill and after every decode pass, full cache (the model's own, when it has a
+    sliding window of its own: ``own_window``) vs sliding window (MiB)."""
     fig = go.Figure()
-    for values, name, color in ((full, "full cache", palette.HIGHLIGHT),
+    first = "full cache" if own_window is None else f"the model's own cache (window {own_window})"
+    for values, name, color in ((full, first, palette.HIGHLIGHT),
                                 (windowed, f"sliding window, W = {window}", palette.ACCENT)):
         fig.add_scatter(x=list(range(len(values))), y=[v / MIB for v in values], mode="lines", name=name,
                         line=dict(color=color), customdata=[human_bytes(v) for v in values],

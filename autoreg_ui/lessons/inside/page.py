@@ -139,10 +139,11 @@ def render() -> None:
                             f"Generate {n_new} tokens with both caches", "Full cache, then sliding window…",
                             lambda: window.compare_window(bundle, prompt_ids, n_new, width))
     if compared is not None:
-        show_metrics(inside.window_numbers(compared))
+        show_metrics(inside.window_numbers(compared, inside.widest(windows)))
         show_side_by_side(tok, text.window_captions(width, inside.widest(windows)), compared.full.generated_ids,
                           compared.windowed.generated_ids)
-        show_chart(figs.window_bytes_figure(compared.full.cache_bytes, compared.windowed.cache_bytes, width),
+        show_chart(figs.window_bytes_figure(compared.full.cache_bytes, compared.windowed.cache_bytes, width,
+                                            inside.widest(windows)),
                    key=keys.INSIDE_WINDOW_FIG, filename=f"sliding-window-W{width}")
         st.caption(BYTE_UNITS_NOTE)
 

@@ -121,13 +121,14 @@ def cache_runs_out(windows: list[int | None], family: str) -> str:
     if not own:
         return CACHE_RUNS_OUT
     rest = "changes nothing" if len(own) == len(windows) else "changes only the other layers"
-    return (f"{CACHE_RUNS_OUT_INTRO} This {family} model was trained with one: {len(own)} of its {len(windows)} "
-            f"layers attend over the last {max(own)} positions only, and their cache keeps {max(own) - 1} (the next "
-            "token's own key completes the window), so it stops growing there; Undo past that point rebuilds the "
-            "cache from the text, since the dropped positions are gone. Below, the same greedy generation twice: "
-            "with the model's own cache, and with every layer's cache cut to W − 1 positions by transformers' "
-            f"`DynamicSlidingWindowLayer`. The model's own mask still limits its sliding layers to {max(own)} "
-            f"positions, so a W of {max(own)} or more {rest}.")
+    attend, their = ("attend", "their") if len(own) > 1 else ("attends", "its")
+    return (f"{CACHE_RUNS_OUT_INTRO} This {family} model uses one, as its config says: {len(own)} of its "
+            f"{len(windows)} layers {attend} over the last {max(own)} positions only, and {their} cache keeps "
+            f"{max(own) - 1} (the next token's own key completes the window), so it stops growing there; Undo "
+            "past that point rebuilds the cache from the text, since the dropped positions are gone. Below, the "
+            "same greedy generation twice: with the model's own cache, and with every layer's cache cut to W − 1 "
+            "positions by transformers' `DynamicSlidingWindowLayer`. The model's own mask still limits its "
+            f"sliding layers to {max(own)} positions, so a W of {max(own)} or more {rest}.")
 
 
 def window_captions(width: int, own_window: int | None = None) -> tuple[str, str]:

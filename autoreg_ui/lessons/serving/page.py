@@ -159,4 +159,5 @@ def render() -> None:
               if (kept := measuring.show_kept(f"{keys.SRV_DIAL.kept}_{g}", bundle.name))}
     if curves:
         show_chart(figs.dial_figure(curves), key=f"{keys.SRV_CHART}_dial", filename="precision-bit-dial")
-        st.markdown(text.dial_sentence(curves, text.dial_keeps(bundle.name, serving.tied_head(bundle))))
+        st.markdown(text.dial_sentence(curves, text.dial_keeps(bundle.name, serving.tied_head(bundle),
+                                                                 dtype_name(bundle.dtype))))

@@ -109,11 +109,12 @@ DIAL_KEEPS = ("The dial rounds the decoder layers' Linear weights only: the toke
               "tied matrix in SmolLM2) stay float32.")
 
 
-def dial_keeps(model: str, tied: bool) -> str:
-    """What the dial leaves in float32, for the loaded model: one tied matrix, or an embedding and a separate head."""
+def dial_keeps(model: str, tied: bool, dtype: str = "float32") -> str:
+    """What the dial leaves as loaded (``dtype``), for the loaded model: one tied matrix, or an embedding and a
+    separate head."""
     both = f"one tied matrix in {model}" if tied else f"two separate matrices in {model}"
     return (f"The dial rounds the decoder layers' Linear weights only: the token embedding and the LM head ({both}) "
-            "stay float32.")
+            f"stay {dtype}.")
 
 
 CHEAP_ROW = 0.25  # an extra row "cost little" while it adds less than this share of a single-row step

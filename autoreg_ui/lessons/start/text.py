@@ -11,11 +11,11 @@ from urllib.parse import urlencode
 TITLE = "Start here"
 WHAT = (
     "This app runs a real language model (SmolLM2-135M-Instruct by default; the sidebar names the one loaded) on "
-    "this computer and lets you watch it "
+    "the computer that serves this page and lets you watch it "
     "write, one token at a time. Each click on **Next token** runs one forward pass and shows what the "
     "model chose from: the scores it gave every token, what temperature, top-k and top-p did to them, "
     "where the new token looked in the text so far, and what the key-value cache saves. Every number "
-    "you see is computed or measured live on this computer, except a few published figures (other models' "
+    "you see is computed or measured live on that computer, except a few published figures (other models' "
     "vocabulary sizes, hosted models' speeds, reading speed), which are cited with their sources."
 )
 HOW = (

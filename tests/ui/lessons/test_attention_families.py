@@ -41,24 +41,47 @@ def _cache_after(family: str, n: int):
     decode.forward(bundle, list(range(5, 5 + n)), cache)
     spec = bundle.spec
     return (kvc.measured_bytes(cache), spec.cache_bytes(n), spec.cache_bytes_per_position, kvc.layer_shapes(cache), n,
-            getattr(bundle.config, "sliding_window", None))
+            spec.layer_windows)
 
 
 def test_the_cache_reading_on_each_side_of_the_sliding_window():
-    inside = _cache_after("mistral", zoo.WINDOW - 1)  # every position still kept
-    level, said = ac.cache_reading(*inside, "Mistral")
+    before = _cache_after("mistral", zoo.WINDOW - 2)  # the next token still grows every layer
+    level, said = ac.cache_reading(*before, "Mistral")
     assert level == "success" and said.startswith("Equal, byte for byte") and "sliding" not in said
-    measured, formula, per, shapes, n, window = _cache_after("mistral", 20)
-    level, said = ac.cache_reading(measured, formula, per, shapes, n, window, "Mistral")
-    assert "2 of the 2 layers" in said and f"last {zoo.WINDOW - 1} positions" in said and "stays this size" in said
-    assert level == ("success" if measured == formula else "info")  # the spec may count the window or not
-    measured, formula, per, shapes, n, window = _cache_after("gemma2", 20)
-    level, said = ac.cache_reading(measured, formula, per, shapes, n, window, "Gemma 2")
-    assert "1 of the 2 layers" in said and "sliding window of 8 positions" in said
+    # window − 1 positions: every sliding layer holds all it keeps, so the next token adds nothing (not 512 B)
+    at = _cache_after("mistral", zoo.WINDOW - 1)
+    level, said = ac.cache_reading(*at, "Mistral")
+    assert level == "success" and "2 of the 2 layers" in said and "stays this size" in said and "adds" not in said
+    measured, formula, per, shapes, n, windows = _cache_after("mistral", 20)
+    assert measured == formula  # the formula counts the positions each sliding layer keeps
+    level, said = ac.cache_reading(measured, formula, per, shapes, n, windows, "Mistral")
+    assert level == "success" and f"last {zoo.WINDOW - 1} positions" in said and "stays this size" in said
+    measured, formula, per, shapes, n, windows = _cache_after("gemma2", 20)
+    level, said = ac.cache_reading(measured, formula, per, shapes, n, windows, "Gemma 2")
+    assert "1 of the 2 layers of this Gemma 2 model attends" in said and "sliding window of 8 positions" in said
+    assert "it has stopped growing" in said
     assert f"now adds {shapes[1].nbytes // 20:,} B, in the other layers" in said  # the full layer's K and V
-    # the formula counting the window, as the engine's spec does for sliding layers: equal, and still said
-    level, said = ac.cache_reading(measured, measured, per, shapes, n, window, "Gemma 2")
-    assert level == "success" and said.startswith("Equal, byte for byte") and "1 of the 2 layers" in said
-    measured, formula, per, shapes, n, _ = _cache_after("llama", 20)
-    assert ac.cache_reading(measured, formula, per, shapes, n, None, "Llama")[0] == "success"
-    assert ac.cache_reading(measured - 2, formula, per, shapes, n, None, "Llama")[0] == "error"  # no window: a gap
+    # a gap the window does not explain is an error, not a sliding-window sentence
+    assert ac.cache_reading(measured - 2, formula, per, shapes, n, windows, "Gemma 2")[0] == "error"
+    measured, formula, per, shapes, n, windows = _cache_after("llama", 20)
+    assert ac.cache_reading(measured, formula, per, shapes, n, windows, "Llama")[0] == "success"
+    assert ac.cache_reading(measured - 2, formula, per, shapes, n, windows, "Llama")[0] == "error"  # no window: a gap
+
+
+def test_the_filled_in_formula_counts_what_each_sliding_layer_keeps():
+    from autoreg_ui.lessons.attention import figures as fig_att
+
+    spec = zoo.bundle("gemma2").spec
+    latex = fig_att.formula_latex(spec, 20)
+    assert latex.startswith(r"2 \times (1 \times 20 + 1 \times 7) \times 1 \times 2 \times 16 \times 4 = ")
+    assert latex.endswith(f"{spec.cache_bytes(20):,}".replace(",", "{,}") + r"\ \text{bytes}")
+    assert 2 * 27 * 2 * 16 * 4 == spec.cache_bytes(20)
+    assert fig_att.formula_latex(spec, 6).startswith(r"2 \times 2 \times 1 \times 2 \times 16 \times 6 \times 4")
+
+
+def test_the_weights_sentence_in_a_sliding_layer_past_its_window():
+    said = text.weights_text(16, 20, 8)
+    assert "only the last **8** get a weight" in said and "its cache holds 7 keys" in said
+    plain = text.weights_text(16, 20, None)
+    assert "exactly **20** weights" in plain and plain == text.weights_text(16, 20)
+    assert "exactly **8** weights" in text.weights_text(16, 8, 8)

@@ -12,7 +12,13 @@ def test_each_family_is_read_as_learned_or_rotary_and_the_key_check_only_where_i
     assert kinds == {"gpt2": "learned", "gpt_neox": "rotary", "opt": "learned", "phi3": "rotary", "llama": "rotary",
                      "qwen2": "rotary", "qwen3": "rotary", "mistral": "rotary", "gemma2": "rotary"}
     applies = [f for f in zoo.FAMILIES if hood.key_check_applies(zoo.bundle(f).model)]
-    assert applies == ["llama", "qwen2", "qwen3", "mistral", "gemma2"]
+    # every rotary family: the check reads fused projections (GPT-NeoX, Phi-3) and partial rotation (GPT-NeoX) too
+    assert applies == ["gpt_neox", "phi3", "llama", "qwen2", "qwen3", "mistral", "gemma2"]
+    names = {f: hood.key_check_projection(zoo.bundle(f).model) for f in ("gpt_neox", "phi3", "llama")}
+    assert names == {"gpt_neox": "the key part of the fused q/k/v projection of norm(h)",
+                     "phi3": "the key part of the fused q/k/v projection of norm(h)", "llama": "k_proj(norm(h))"}
+    partial = text.key_sentence(1e-7, 1.0, 2.0, 5, 1, names["gpt_neox"], 4, 16)
+    assert "fused q/k/v projection of norm(h) with its first 4 of 16 dimensions turned by θ at 5" in partial
 
 
 @pytest.mark.parametrize("family, offset", [("gpt2", 0), ("opt", 2)])
@@ -42,14 +48,17 @@ def test_the_shift_sentence_for_learned_positions_on_each_side_of_its_boundary()
     small = positions_text.learned_shift_sentence(1, 2.0, 0.5, True, text.AGREE * 10 / 2, 1e-6)
     large = positions_text.learned_shift_sentence(1, 2.0, 0.5, True, 1.5, 0.2)
     assert "changes almost nothing" in small and "changes **as well**" in large
+    assert "neighbouring rows" in small and "neighbouring rows" not in large
     assert all("absolute" in s and "rotary" not in s for s in (small, large))
     assert "rotary positions only encode" in text.shift_sentence(1, 2.0, 0.5, True, 1e-6, 1e-9)
 
 
 def test_why_the_key_check_is_skipped_names_the_models_own_layout():
-    assert "adds its position vectors before the first layer" in positions_text.key_check_skipped("learned", "GPT-2")
+    learned = positions_text.key_check_skipped("learned", "GPT-2")
+    assert "before the first layer" in learned and "key projection of its input, which already carries" in learned
     assert "no rotary embeddings" in positions_text.key_check_skipped("none", "Bloom")
-    assert "fused q/k/v" in positions_text.key_check_skipped("rotary", "GPT-NeoX")
+    assert "cannot read those in Foo's attention layers" in positions_text.key_check_skipped("rotary", "Foo")
+    assert "ALiBi" in positions_text.no_positions_explain("BLOOM")  # not "the causal mask alone" for BLOOM
 
 
 def test_the_whole_shift_question_answers_with_the_models_own_kind_of_positions(monkeypatch):

@@ -81,7 +81,8 @@ def test_further_reading_names_the_three_papers_the_issue_asks_for():
 
 def test_the_opening_says_what_is_measured_and_what_is_cited():
     assert "nothing is precomputed" not in text.WHAT
-    assert "computed or measured live on this computer, except a few published figures" in text.WHAT
+    assert "computed or measured live on that computer, except a few published figures" in text.WHAT
+    assert "on the computer that serves this page" in text.WHAT  # a student's own device runs nothing
     assert "which are cited with their sources" in text.WHAT
     serving = next(stop for stop in text.STOPS if stop.page == "serving")
     assert "barely moves" not in serving.do  # an outcome to measure, not to announce
