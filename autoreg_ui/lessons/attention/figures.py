@@ -17,6 +17,7 @@ from autoreg_core.experiments.attention_rows import MISSING
 from autoreg_ui import palette
 from autoreg_ui.format import human_bytes
 from autoreg_ui.labels import escaped, short_label
+from autoreg_ui.lessons.attention import sliding_text
 from autoreg_ui.lessons.attention import text as att_text
 
 QUERY_COLOR = palette.HIGHLIGHT
@@ -96,7 +97,7 @@ def triangle_figure(z: np.ndarray, labels: list[str], sources: list[str], n_prom
         text = [[f"query {first + q}: {labels[q] if q < len(labels) else ''}<br>key {first + k}: "
                  f"{labels[k] if k < len(labels) else ''}<br>"
                  + ("future: masked" if k > q else ("row not captured" if sources[q] == MISSING
-                                                   else att_text.OUTSIDE_WINDOW_HOVER
+                                                   else sliding_text.OUTSIDE_WINDOW_HOVER
                                                    if window is not None and q - k >= window
                                                    else f"weight {z[q, k]:.4f}"))
                  for k in range(N)] for q in range(N)]
@@ -292,11 +293,11 @@ def _sliding_growth_figure(points: list[CachePoint], bytes_per_position: float, 
     texts = [0] + [p.positions for p in points]
     kept_line = [0.0] + [kept(p.positions) for p in points]
     traces = [
-        dict(type="scatter", x=xs, y=texts, mode="lines", name=att_text.GROWTH_TEXT_LINE,
+        dict(type="scatter", x=xs, y=texts, mode="lines", name=sliding_text.GROWTH_TEXT_LINE,
              line=dict(color=PREFILL_COLOR, width=1.5, dash="dot", shape="hv"),
              hovertemplate="after step %{x}: %{y} positions in the text<extra></extra>"),
         dict(type="scatter", x=xs, y=kept_line, mode="lines", line=dict(color=DECODE_COLOR, width=2, shape="hv"),
-             name=att_text.KEPT_LINE, hovertemplate="after step %{x}: %{y:g} positions kept<extra></extra>"),
+             name=sliding_text.KEPT_LINE, hovertemplate="after step %{x}: %{y:g} positions kept<extra></extra>"),
         dict(type="scatter", x=[p.step for p in points], y=[p.measured_bytes for p in points], yaxis="y2",
              mode="markers", name="measured bytes", marker=dict(color=CACHE_COLOR, size=7, symbol="circle-open"),
              customdata=[[p.phase, human_bytes(p.measured_bytes), p.formula_bytes, p.positions] for p in points],
@@ -306,15 +307,15 @@ def _sliding_growth_figure(points: list[CachePoint], bytes_per_position: float, 
     top = max(texts) * 1.08 + 1
     first = points[0]
     layout = dict(
-        title=dict(text=att_text.growth_title(spec)), height=340,
+        title=dict(text=sliding_text.growth_title(spec)), height=340,
         margin=dict(l=50, r=60, t=50, b=40), legend=dict(orientation="h", y=-0.2),
         xaxis=dict(title=dict(text="decode step (0 = prefill)"), rangemode="tozero", tickformat="d",
                    dtick=max(1, -(-points[-1].step // 10))),
-        yaxis=dict(title=dict(text=att_text.growth_axis(spec)), range=[0, top]),
+        yaxis=dict(title=dict(text=sliding_text.growth_axis(spec)), range=[0, top]),
         yaxis2=dict(title=dict(text="bytes (measured)"), overlaying="y", side="right",
                     range=[0, top * bytes_per_position], showgrid=False),
         annotations=[dict(x=0, y=kept(first.positions),
-                          text=att_text.growth_annotation(spec, first.positions, kept(first.positions)),
+                          text=sliding_text.growth_annotation(spec, first.positions, kept(first.positions)),
                           showarrow=True, arrowhead=2, ax=50, ay=-10)])
     return go.Figure(data=traces, layout=layout)
 

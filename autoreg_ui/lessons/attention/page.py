@@ -17,7 +17,7 @@ from autoreg_ui.family_text import family_name
 from autoreg_ui.format import BYTE_UNITS_NOTE, human_bytes
 from autoreg_ui.lessons.attention import controller as ac
 from autoreg_ui.lessons.attention import figures as fig_att
-from autoreg_ui.lessons.attention import keys, questions, text
+from autoreg_ui.lessons.attention import keys, questions, sliding_text, text
 from autoreg_ui.lessons.attention import link_params as attention_links
 from autoreg_ui.sharing import presenter
 from autoreg_ui.sharing.presenter import explain
@@ -41,13 +41,13 @@ def render() -> None:
 
     def where_it_looked(pic: ac.Picture, layer: int, head: int | None, where: str) -> None:
         left, right = st.columns([3, 2])
-        window = text.window_of(spec, layer)
+        window = sliding_text.window_of(spec, layer)
         with right:
-            st.markdown(text.decode_step_intro(window))
-            st.latex(text.SOFTMAX_LATEX if window is None else text.SOFTMAX_LATEX_SLIDING)
-            st.latex(text.MIX_LATEX if window is None else text.MIX_LATEX_SLIDING)
+            st.markdown(sliding_text.decode_step_intro(window))
+            st.latex(text.SOFTMAX_LATEX if window is None else sliding_text.SOFTMAX_LATEX_SLIDING)
+            st.latex(text.MIX_LATEX if window is None else sliding_text.MIX_LATEX_SLIDING)
             st.markdown(text.weights_text(D, pic.n_rows) if window is None
-                        else text.sliding_weights_text(D, pic.n_rows, window))
+                        else sliding_text.sliding_weights_text(D, pic.n_rows, window))
         with left:
             if pic.latest is None:
                 st.info(text.NOTHING_YET)
@@ -66,7 +66,7 @@ def render() -> None:
             st.caption(text.STRIP_LEGEND)
             show_chart(fig_att.attention_bar_figure(pic.labels, weights, session.prompt_len,
                                                     text.bar_title(where, qpos) if window is None
-                                                    else text.sliding_bar_title(where, qpos, window)),
+                                                    else sliding_text.sliding_bar_title(where, qpos, window)),
                        key=keys.ATT_BAR_CHART, filename=f"attention-layer{layer}-query{qpos}", width="stretch")
             if st.toggle("Show all heads of this layer", key=keys.ATT_ALL_HEADS):
                 show_chart(fig_att.heads_grid_figure(pic.labels, row[layer].numpy(), gqa.kv_of_query,
@@ -79,9 +79,9 @@ def render() -> None:
         if N == 0:
             st.info(text.NOTHING_YET)
             return
-        window = text.window_of(spec, layer)
+        window = sliding_text.window_of(spec, layer)
         said = (text.triangle_text(P, N, pic.n_steps) if window is None
-                else text.sliding_triangle_text(P, N, pic.n_steps, window))
+                else sliding_text.sliding_triangle_text(P, N, pic.n_steps, window))
         if not presenting:
             explain(said)
         if (n_missing := pic.sources.count(av.MISSING)) and capturable:
@@ -126,8 +126,8 @@ def render() -> None:
         with st.expander(f"K and V shapes in all {len(pic.shapes)} layers at this step"):
             st.dataframe(fig_att.shapes_table(pic.shapes), hide_index=True, key=keys.ATT_SHAPES_TABLE)
         example = worked_example(spec)
-        st.markdown(text.sliding_worked_example_text(example, spec, bundle.name, dtype_name(bundle.dtype))
-                    if text.example_drops(spec, example)
+        st.markdown(sliding_text.sliding_worked_example_text(example, spec, bundle.name, dtype_name(bundle.dtype))
+                    if sliding_text.example_drops(spec, example)
                     else text.worked_example_text(example, bundle.name, dtype_name(bundle.dtype)))
         st.markdown(text.WHY_EXACT)
         if st.button(text.RECOMPUTE_BUTTON, key=keys.ATT_RECOMPUTE, disabled=not pic.positions):
@@ -183,7 +183,7 @@ def render() -> None:
             st.info(text.no_capture(type(bundle.model).__name__))
         with views:
             open_section(SECTIONS, keys.ATT_SECTION, pic, layer, head, f"Layer {layer}, {ac.head_name(head, H)}",
-                         guides=text.guides_for(spec, layer))
+                         guides=sliding_text.guides_for(spec, layer))
 
 
     lesson()
