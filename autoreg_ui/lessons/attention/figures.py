@@ -17,6 +17,8 @@ from autoreg_core.experiments.attention_rows import MISSING
 from autoreg_ui import palette
 from autoreg_ui.format import human_bytes
 from autoreg_ui.labels import escaped, short_label
+from autoreg_ui.lessons.attention import sliding_text
+from autoreg_ui.lessons.attention import text as att_text
 
 QUERY_COLOR = palette.HIGHLIGHT
 PROMPT_COLOR = palette.MUTED
@@ -76,22 +78,27 @@ PRESENTER_TRIANGLE_HEIGHT = 278  # grown by 1.25 on a projector: fits under the 
 
 
 def triangle_figure(z: np.ndarray, labels: list[str], sources: list[str], n_prompt: int,
-                    title: str, first: int = 0, height: int | None = None) -> go.Figure:
+                    title: str, first: int = 0, height: int | None = None, window: int | None = None) -> go.Figure:
     """Queries down, keys across: the causal triangle, one row per forward pass position.
 
     Prefill rows and decode rows are marked in a strip on the left; rows that were not captured
     are hatched grey and say so on hover. Future keys are blank (masked). ``z``, ``labels`` and
     ``sources`` may be a window of a long sequence starting at absolute position ``first``;
     ``n_prompt`` is absolute. ``height``: the whole figure's, for a projector's screen (default: grows
-    with the rows); its top margin then leaves room for large type above the key labels.
+    with the rows); its top margin then leaves room for large type above the key labels. ``window``: a sliding
+    layer's; keys outside a query's window are masked, blank like the future (``mask_outside_window``).
     """
     N = z.shape[0]
+    if window is not None:
+        z = mask_outside_window(z, window, first)
     pos = [first + i for i in range(N)]
     raw_labels, labels = labels, escaped(labels)
     if N <= MAX_HOVER_TEXT:
         text = [[f"query {first + q}: {labels[q] if q < len(labels) else ''}<br>key {first + k}: "
                  f"{labels[k] if k < len(labels) else ''}<br>"
                  + ("future: masked" if k > q else ("row not captured" if sources[q] == MISSING
+                                                   else sliding_text.OUTSIDE_WINDOW_HOVER
+                                                   if window is not None and q - k >= window
                                                    else f"weight {z[q, k]:.4f}"))
                  for k in range(N)] for q in range(N)]
         hover = "%{text}<extra></extra>"
@@ -136,6 +143,16 @@ def triangle_figure(z: np.ndarray, labels: list[str], sources: list[str], n_prom
                   margin=dict(l=10, r=10, t=top, b=10), showlegend=False, shapes=shapes,
                   xaxis=xaxis, xaxis2=xaxis2, yaxis=yaxis, yaxis2=yaxis2)
     return go.Figure(data=traces, layout=layout)
+
+
+def mask_outside_window(z: np.ndarray, window: int, first: int = 0) -> np.ndarray:
+    """A copy of the triangle with the keys a sliding layer's mask hides (key ≤ query − window) set to NaN, so they
+    are drawn blank like the future instead of as weight 0. ``z`` may start at absolute position ``first`` (a
+    shift of both axes leaves query − key unchanged)."""
+    z = np.array(z, dtype=np.float32, copy=True)
+    q, k = np.indices(z.shape)
+    z[q - k >= window] = np.nan
+    return z
 
 
 def gqa_figure(kv_of_query: list[int], n_kv_heads: int, selected_head: int | None = None) -> go.Figure:
@@ -225,14 +242,19 @@ WEIGHT_COLOR = palette.INK
 GIB = 1024 ** 3
 
 
-def cache_growth_figure(points: list[CachePoint], bytes_per_position: float) -> go.Figure:
+def cache_growth_figure(points: list[CachePoint], bytes_per_position: float,
+                        spec: ModelSpec | None = None) -> go.Figure:
     """Cache length (left axis) and measured bytes (right axis) after the prefill and each step.
 
     The line starts at an empty cache, jumps by the whole prompt at the prefill, then climbs one
     position per decode step. Both axes share one scale (bytes = positions × bytes per position),
     so the measured byte markers sit exactly on the length line when the formula holds.
-    Built in one constructor call from dicts: it is redrawn on every click.
+    Built in one constructor call from dicts: it is redrawn on every click. With ``spec`` of a model with sliding
+    layers, the line is the positions kept (mean over layers: bytes ÷ bytes per position, as ``cache_bytes``
+    counts them) and a second line shows the positions in the text.
     """
+    if spec is not None and spec.sliding_layers and points:
+        return _sliding_growth_figure(points, bytes_per_position, spec)
     if not points:
         return go.Figure(layout=dict(title=dict(text="No forward pass yet: the cache is empty"), height=300))
     xs = [0] + [p.step for p in points]
@@ -261,6 +283,43 @@ def cache_growth_figure(points: list[CachePoint], bytes_per_position: float) -> 
     return go.Figure(data=traces, layout=layout)
 
 
+def _sliding_growth_figure(points: list[CachePoint], bytes_per_position: float, spec: ModelSpec) -> go.Figure:
+    """``cache_growth_figure`` for a model with sliding layers: positions kept (flat once windows are full) beside the
+    positions in the text, the measured bytes on the kept line's scale."""
+    def kept(n: int) -> float:
+        return sum(spec.positions_kept(layer, n) for layer in range(spec.n_layers)) / spec.n_layers
+
+    xs = [0] + [p.step for p in points]
+    texts = [0] + [p.positions for p in points]
+    kept_line = [0.0] + [kept(p.positions) for p in points]
+    traces = [
+        dict(type="scatter", x=xs, y=texts, mode="lines", name=sliding_text.GROWTH_TEXT_LINE,
+             line=dict(color=PREFILL_COLOR, width=1.5, dash="dot", shape="hv"),
+             hovertemplate="after step %{x}: %{y} positions in the text<extra></extra>"),
+        dict(type="scatter", x=xs, y=kept_line, mode="lines", line=dict(color=DECODE_COLOR, width=2, shape="hv"),
+             name=sliding_text.KEPT_LINE, hovertemplate="after step %{x}: %{y:g} positions kept<extra></extra>"),
+        dict(type="scatter", x=[p.step for p in points], y=[p.measured_bytes for p in points], yaxis="y2",
+             mode="markers", name="measured bytes", marker=dict(color=CACHE_COLOR, size=7, symbol="circle-open"),
+             customdata=[[p.phase, human_bytes(p.measured_bytes), p.formula_bytes, p.positions] for p in points],
+             hovertemplate=("%{customdata[0]} %{x}: %{customdata[3]} positions in the text<br>measured %{y:,} B "
+                            "(%{customdata[1]})<br>formula %{customdata[2]:,} B<extra></extra>")),
+    ]
+    top = max(texts) * 1.08 + 1
+    first = points[0]
+    layout = dict(
+        title=dict(text=sliding_text.growth_title(spec)), height=340,
+        margin=dict(l=50, r=60, t=50, b=40), legend=dict(orientation="h", y=-0.2),
+        xaxis=dict(title=dict(text="decode step (0 = prefill)"), rangemode="tozero", tickformat="d",
+                   dtick=max(1, -(-points[-1].step // 10))),
+        yaxis=dict(title=dict(text=sliding_text.growth_axis(spec)), range=[0, top]),
+        yaxis2=dict(title=dict(text="bytes (measured)"), overlaying="y", side="right",
+                    range=[0, top * bytes_per_position], showgrid=False),
+        annotations=[dict(x=0, y=kept(first.positions),
+                          text=sliding_text.growth_annotation(spec, first.positions, kept(first.positions)),
+                          showarrow=True, arrowhead=2, ax=50, ay=-10)])
+    return go.Figure(data=traces, layout=layout)
+
+
 FORMULA_LATEX = (r"\text{bytes} = 2 \times \text{layers} \times \text{batch} \times \text{kv\_heads} \times "
                  r"\text{head\_dim} \times \text{positions} \times \text{bytes per element}")
 
@@ -268,14 +327,19 @@ FORMULA_LATEX = (r"\text{bytes} = 2 \times \text{layers} \times \text{batch} \ti
 def formula_latex(spec: ModelSpec, positions: int, batch: int = 1) -> str:
     """The cache formula with this model's numbers filled in, and its result from ``spec``."""
     total = spec.cache_bytes(positions, batch)
-    kept = [spec.positions_kept(layer, positions) for layer in range(spec.n_layers)]
-    if all(k == positions for k in kept):
-        factors = [f"{f:,}" for f in (2, spec.n_layers, batch, spec.n_kv_heads, spec.head_dim, positions)]
-    else:  # sliding layers keep fewer positions: layers × positions becomes a sum over groups of layers
-        groups = sorted({k: kept.count(k) for k in kept}.items(), reverse=True)
-        summed = " + ".join(f"{n:,}" + r" \times " + f"{k:,}" for k, n in groups)
-        factors = ["2", rf"({summed})", f"{batch:,}", f"{spec.n_kv_heads:,}", f"{spec.head_dim:,}"]
-    text = r" \times ".join(factors) + rf" \times {spec.cache_bytes_per_element:g} = {total:,}"
+    if spec.sliding_layers:  # a sliding layer keeps fewer positions: in the template's order, layers and positions
+        kept = [spec.positions_kept(layer, positions) for layer in range(spec.n_layers)]
+        rest = r" \times ".join(f"{f:,}" for f in (batch, spec.n_kv_heads, spec.head_dim))
+        if len(set(kept)) == 1:  # every layer keeps as many: layers × … × positions kept
+            text = (rf"2 \times {spec.n_layers:,} \times {rest} \times \underbrace{{{kept[0]:,}}}_{{"
+                    r"\text{positions kept}}" + rf" \times {spec.cache_bytes_per_element:g} = {total:,}")
+        else:  # layers keep different counts: layers × positions becomes a sum over the groups of layers
+            groups = " + ".join(rf"{kept.count(n):,} \times {n:,}" for n in sorted(set(kept), reverse=True))
+            text = (rf"2 \times \underbrace{{({groups})}}_{{\text{{layers}} \times \text{{positions kept}}}} \times "
+                    rf"{rest} \times {spec.cache_bytes_per_element:g} = {total:,}")
+        return text.replace(",", "{,}") + r"\ \text{bytes}"
+    factors = [2, spec.n_layers, batch, spec.n_kv_heads, spec.head_dim, positions]
+    text = r" \times ".join(f"{f:,}" for f in factors) + rf" \times {spec.cache_bytes_per_element:g} = {total:,}"
     return text.replace(",", "{,}") + r"\ \text{bytes}"
 
 

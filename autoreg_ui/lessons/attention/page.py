@@ -17,7 +17,7 @@ from autoreg_ui.family_text import family_name
 from autoreg_ui.format import BYTE_UNITS_NOTE, human_bytes
 from autoreg_ui.lessons.attention import controller as ac
 from autoreg_ui.lessons.attention import figures as fig_att
-from autoreg_ui.lessons.attention import keys, questions, text
+from autoreg_ui.lessons.attention import keys, questions, sliding_text, text
 from autoreg_ui.lessons.attention import link_params as attention_links
 from autoreg_ui.sharing import presenter
 from autoreg_ui.sharing.presenter import explain
@@ -41,12 +41,13 @@ def render() -> None:
 
     def where_it_looked(pic: ac.Picture, layer: int, head: int | None, where: str) -> None:
         left, right = st.columns([3, 2])
+        window = sliding_text.window_of(spec, layer)
         with right:
-            st.markdown(text.DECODE_STEP_INTRO)
-            st.latex(text.SOFTMAX_LATEX)
-            st.latex(text.MIX_LATEX)
-            st.markdown(text.weights_text(D, pic.n_rows, spec.layer_windows[layer] if layer < len(spec.layer_windows)
-                                          else None))
+            st.markdown(sliding_text.decode_step_intro(window))
+            st.latex(text.SOFTMAX_LATEX if window is None else sliding_text.SOFTMAX_LATEX_SLIDING)
+            st.latex(text.MIX_LATEX if window is None else sliding_text.MIX_LATEX_SLIDING)
+            st.markdown(text.weights_text(D, pic.n_rows) if window is None
+                        else sliding_text.sliding_weights_text(D, pic.n_rows, window))
         with left:
             if pic.latest is None:
                 st.info(text.NOTHING_YET)
@@ -64,7 +65,8 @@ def render() -> None:
                         unsafe_allow_html=True)
             st.caption(text.STRIP_LEGEND)
             show_chart(fig_att.attention_bar_figure(pic.labels, weights, session.prompt_len,
-                                                    text.bar_title(where, qpos)),
+                                                    text.bar_title(where, qpos) if window is None
+                                                    else sliding_text.sliding_bar_title(where, qpos, window)),
                        key=keys.ATT_BAR_CHART, filename=f"attention-layer{layer}-query{qpos}", width="stretch")
             if st.toggle("Show all heads of this layer", key=keys.ATT_ALL_HEADS):
                 show_chart(fig_att.heads_grid_figure(pic.labels, row[layer].numpy(), gqa.kv_of_query,
@@ -77,8 +79,11 @@ def render() -> None:
         if N == 0:
             st.info(text.NOTHING_YET)
             return
+        window = sliding_text.window_of(spec, layer)
+        said = (text.triangle_text(P, N, pic.n_steps) if window is None
+                else sliding_text.sliding_triangle_text(P, N, pic.n_steps, window))
         if not presenting:
-            explain(text.triangle_text(P, N, pic.n_steps))
+            explain(said)
         if (n_missing := pic.sources.count(av.MISSING)) and capturable:
             st.warning(text.missing_rows(n_missing, N))
             backfill_offer(session, "triangle")
@@ -86,10 +91,11 @@ def render() -> None:
             st.caption(text.last_rows_caption(N, ac.MAX_TRIANGLE, first))
         show_chart(fig_att.triangle_figure(pic.z[first:, first:], pic.labels[first:N], pic.sources[first:], P,
                                            text.triangle_title(where, N - first), first=first,
-                                           height=fig_att.PRESENTER_TRIANGLE_HEIGHT if presenting else None),
+                                           height=fig_att.PRESENTER_TRIANGLE_HEIGHT if presenting else None,
+                                           window=window),
                    key=keys.ATT_TRIANGLE_CHART, filename=f"attention-triangle-layer{layer}", width="stretch")
         if presenting:  # on a projector the chart comes first, right under the step buttons
-            explain(text.triangle_text(P, N, pic.n_steps))
+            explain(said)
 
 
     def grouped_query(pic: ac.Picture, layer: int, head: int | None, where: str) -> None:
@@ -114,11 +120,14 @@ def render() -> None:
         getattr(c1, level)(check)
         if pic.shapes:
             c1.markdown(text.layer_shapes_text(pic.shapes[0]))
-        show_chart(fig_att.cache_growth_figure(pic.timeline, spec.cache_bytes_per_position),
+        show_chart(fig_att.cache_growth_figure(pic.timeline, spec.cache_bytes_per_position, spec),
                    key=keys.ATT_GROWTH_CHART, filename="kv-cache-growth", where=c2, width="stretch")
         with st.expander(f"K and V shapes in all {len(pic.shapes)} layers at this step"):
             st.dataframe(fig_att.shapes_table(pic.shapes), hide_index=True, key=keys.ATT_SHAPES_TABLE)
-        st.markdown(text.worked_example_text(worked_example(spec), bundle.name, dtype_name(bundle.dtype)))
+        example = worked_example(spec)
+        st.markdown(sliding_text.sliding_worked_example_text(example, spec, bundle.name, dtype_name(bundle.dtype))
+                    if sliding_text.example_drops(spec, example)
+                    else text.worked_example_text(example, bundle.name, dtype_name(bundle.dtype)))
         st.markdown(text.WHY_EXACT)
         if st.button(text.RECOMPUTE_BUTTON, key=keys.ATT_RECOMPUTE, disabled=not pic.positions):
             check = recompute_check(bundle, session)
@@ -173,7 +182,7 @@ def render() -> None:
             st.info(text.no_capture(family_name(bundle.config.model_type)))
         with views:
             open_section(SECTIONS, keys.ATT_SECTION, pic, layer, head, f"Layer {layer}, {ac.head_name(head, H)}",
-                         guides=text.GUIDES)
+                         guides=sliding_text.guides_for(spec, layer))
 
 
     lesson()

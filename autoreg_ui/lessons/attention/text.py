@@ -39,13 +39,8 @@ NOT_CAPTURED = ("This row was not captured: the step was taken on a page that do
                 "Steps taken here are recorded.")
 
 
-def weights_text(head_dim: int, n_rows: int, window: int | None = None) -> str:
-    """``window``: the shown layer's sliding window (None: it sees every position)."""
-    if window is not None and n_rows > window:
-        return (f"Here $d={head_dim}$, but this layer slides over the last {window} positions: its cache holds "
-                f"{window - 1} keys and values, and the new token's own make {window}. So of the {n_rows} positions "
-                f"so far, only the last **{window}** get a weight, and those add up to 1; the older ones get 0 (they "
-                "have left the cache). None looks ahead: the future is not in the cache yet.")
+def weights_text(head_dim: int, n_rows: int) -> str:
+    """A layer that sees every position (a sliding layer's sentence is ``sliding_text.sliding_weights_text``)."""
     return (f"Here $d={head_dim}$ and $K$, $V$ are ${n_rows}\\times{head_dim}$ per head, so $a_t$ has exactly "
             f"**{n_rows}** weights that add up to 1, one per cached token. They never look ahead: the future is "
             "not in the cache yet.")

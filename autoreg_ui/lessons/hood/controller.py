@@ -23,7 +23,7 @@ from autoreg_core.experiments.teacher_forcing import MAX_TOKENS
 from autoreg_ui import keys as site_keys
 from autoreg_ui import measuring
 from autoreg_ui.app_files import app_folder
-from autoreg_ui.lessons.hood import text
+from autoreg_ui.lessons.hood import positions_text, text
 from autoreg_ui.state import EXAMPLE_PROMPTS
 
 MAX_READ = MAX_TOKENS  # the most recent tokens a section reads
@@ -134,12 +134,14 @@ RECENT_STEPS = 8  # steps with a row of their own in the position table
 
 def position_rows(tokenizer, session) -> list[dict]:
     """The prefill's positions, then one row per recent step: the token it fed and at which position."""
-    rows = [{"pass": "prefill", "tokens fed": session.prompt_len, "position ids": f"0 … {session.prompt_len - 1}"}]
+    rows = [{"pass": "prefill", "tokens fed": session.prompt_len, "position ids": f"0 … {session.prompt_len - 1}",
+             "token fed": positions_text.NO_TOKEN}]  # many tokens: a dash, not the grey "None" of a missing cell
     earlier, recent = session.records[:-RECENT_STEPS], session.records[-RECENT_STEPS:]
     if earlier:  # folded into one row, so the ids run on without a gap
         first, last = (positions.step_positions(r.context_len, 1)[0] for r in (earlier[0], earlier[-1]))
         rows.append({"pass": text.earlier_steps(earlier[0].index, earlier[-1].index), "tokens fed": len(earlier),
-                     "position ids": f"{first} … {last}" if last > first else str(first)})
+                     "position ids": f"{first} … {last}" if last > first else str(first),
+                     "token fed": positions_text.NO_TOKEN})
     for record in recent:
         rows.append({"pass": f"step {record.index}", "tokens fed": 1,
                      "position ids": str(positions.step_positions(record.context_len, 1)[0]),

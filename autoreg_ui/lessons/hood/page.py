@@ -36,7 +36,8 @@ def render() -> None:
     SECTIONS = {"1 · The training loss": draw_loss,  # the labels are text.LOSS, POSITIONS, DETERMINISM (tested)
                 "2 · Positions: rotary embeddings and the cache": draw_positions,
                 "3 · Nondeterminism and batch invariance": draw_determinism}
-    controls.open_section(SECTIONS, keys.HOOD_SECTION, bundle, session, guides=text.GUIDES)
+    controls.open_section(SECTIONS, keys.HOOD_SECTION, bundle, session,
+                          guides=positions_text.guides_for(hood.positions_kind(bundle.model)))
 
 
 def run_and_keep(state: MutableMapping, job: site_keys.JobKeys, stamp: tuple, label: str, what: str,
@@ -153,6 +154,7 @@ def draw_positions(bundle, session) -> None:
 
 def draw_other_positions(bundle, session, kind: str, family: str) -> None:
     """The positions section for a model that does not rotate: its learned table (or none), then the same checks."""
+    st.caption(positions_text.other_positions_note(kind, family))
     table = hood.position_table(bundle.model)
     if table is not None:
         rows = int(table[0].weight.shape[0]) - table[1]

@@ -5,7 +5,7 @@ Pure functions (no Streamlit); the numbers come from the model's own weights and
 """
 from __future__ import annotations
 
-from autoreg_ui.lessons.hood.text import AGREE, Q_WHOLE_SHIFT
+from autoreg_ui.lessons.hood.text import AGREE, GUIDES, POSITIONS, Q_WHOLE_SHIFT
 
 
 def learned_explain(family: str, rows: int, width: int) -> str:
@@ -71,3 +71,48 @@ Q_WHOLE_SHIFT_LEARNED = (Q_WHOLE_SHIFT[0], Q_WHOLE_SHIFT[1],
                          "Max |Δ logit| **{delta:.1e}** (KL {kl:.1e} bits): this model adds a learned vector for each "
                          "absolute position, so shifting every position gives every token another row of its table: "
                          "another input, not only the same distances.")
+
+NO_TOKEN = "—"  # the position table's "token fed" cell for a pass that fed many tokens (the prefill, folded steps)
+
+def other_positions_note(kind: str, family: str) -> str:
+    """Under the positions tab's label, which names rotary embeddings (the label is kept: the open section's state,
+    the page tests and the recorded page dump key on it): what this model does instead."""
+    if kind == "learned":
+        return (f"The tab's title names rotary embeddings, the scheme most families here use; {family} does not "
+                "rotate: it adds a learned position vector to each token, and this tab shows that table and the cache.")
+    return (f"The tab's title names rotary embeddings, the scheme most families here use; {family} has no position "
+            "encoding of its own, and this tab shows what that means for the cache.")
+
+
+LEARNED_POSITIONS_GUIDE = (
+    "Beside the position ids of the steps: a row of the learned position table read from the weights, the last "
+    "token fed at the wrong position, the whole text moved by one, and the text batched with left padding.",
+    "Set the table row's position to 0, then 1, then one near the end of the table: does the vector's length "
+    "change, and how alike is each row to the next one?",
+    "Nothing rotates this model's keys: why is a key stored in the cache still right when later tokens arrive?")
+NO_POSITIONS_GUIDE = (
+    "Beside the position ids of the steps: the last token fed at the wrong position, the whole text moved by one, "
+    "and the text batched with left padding, on a model with no position encoding of its own.",
+    "Run the last step with its position shifted by one: how far do the logits move when the model has no position "
+    "vector or rotation to read the ids with?",
+    "If only the causal mask tells positions apart, how can the model still know which token came first?")
+
+
+def guides_for(kind: str) -> dict[str, tuple[str, str, str]]:
+    """The Notice · Try · Ask boxes for a model whose positions are ``kind`` (hood.controller's): the stored
+    ``GUIDES`` for a rotary model, the positions tab's own box otherwise."""
+    if kind == "learned":
+        return {**GUIDES, POSITIONS: LEARNED_POSITIONS_GUIDE}
+    if kind == "none":
+        return {**GUIDES, POSITIONS: NO_POSITIONS_GUIDE}
+    return GUIDES
+
+
+def position_check(read: int, total: int, delta: float, kl_bits: float, changed: bool) -> str:
+    """The position question's check: the last step of the ``read`` tokens it ran on, fed one position late."""
+    top = "changed" if changed else "unchanged"
+    where = (f"the step that fed the last token at {read - 1:,}" if read >= total else
+             f"the last {read:,} tokens (as many as one pass reads here), read as a text of their own: the step "
+             f"that fed their last token at {read - 1:,}")
+    return (f"Checked on {where}: fed one position later instead, its logits move by up to {delta:.2f} "
+            f"(KL {kl_bits:.3g} bits, top token {top}).")

@@ -372,15 +372,6 @@ def text_part(read: int, total: int, end: str) -> str:
     return "this text" if read >= total else f"this text's {end} {read:,} tokens (as many as one pass reads here)"
 
 
-def position_check(read: int, total: int, delta: float, kl_bits: float, changed: bool) -> str:
-    """The position question's check: the last step of the ``read`` tokens it ran on, fed one position late."""
-    top = "changed" if changed else "unchanged"
-    where = (f"the step that fed the last token at {read - 1:,}" if read >= total else
-             f"the last {read:,} tokens (as many as one pass reads here), read as a text of their own: the step "
-             f"that fed their last token at {read - 1:,}")
-    return (f"Checked on {where}: fed one position later instead, its logits move by up to {delta:.2f} "
-            f"(KL {kl_bits:.3g} bits, top token {top}).")
-
 # ---------------------------------------------------------------- Notice · Try · Ask (guide.show)
 GUIDES: dict[str, tuple[str, str, str]] = {
     LOSS: (

@@ -73,15 +73,13 @@ def test_the_filled_in_formula_counts_what_each_sliding_layer_keeps():
 
     spec = zoo.bundle("gemma2").spec
     latex = fig_att.formula_latex(spec, 20)
-    assert latex.startswith(r"2 \times (1 \times 20 + 1 \times 7) \times 1 \times 2 \times 16 \times 4 = ")
+    assert latex.startswith(r"2 \times \underbrace{(1 \times 20 + 1 \times 7)}_{\text{layers} \times \text{positions kept}} "
+                            r"\times 1 \times 2 \times 16 \times 4 = ")
     assert latex.endswith(f"{spec.cache_bytes(20):,}".replace(",", "{,}") + r"\ \text{bytes}")
     assert 2 * 27 * 2 * 16 * 4 == spec.cache_bytes(20)
     assert fig_att.formula_latex(spec, 6).startswith(r"2 \times 2 \times 1 \times 2 \times 16 \times 6 \times 4")
 
 
-def test_the_weights_sentence_in_a_sliding_layer_past_its_window():
-    said = text.weights_text(16, 20, 8)
-    assert "only the last **8** get a weight" in said and "its cache holds 7 keys" in said
-    plain = text.weights_text(16, 20, None)
-    assert "exactly **20** weights" in plain and plain == text.weights_text(16, 20)
-    assert "exactly **8** weights" in text.weights_text(16, 8, 8)
+def test_the_plain_weights_sentence_counts_every_cached_token():
+    plain = text.weights_text(16, 20)
+    assert "exactly **20** weights" in plain and "$20\\times16$" in plain

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from autoreg_ui.lessons.hood import text
+from autoreg_ui.lessons.hood import positions_text, text
 
 
 def test_loss_sentence_says_terms_loss_and_perplexity():
@@ -210,10 +210,10 @@ def test_the_intro_does_not_say_a_pass_computes_a_loss():
 
 
 def test_the_position_check_says_which_tokens_it_ran_on():
-    whole = text.position_check(40, 40, 1.31, 0.0639, False)
+    whole = positions_text.position_check(40, 40, 1.31, 0.0639, False)
     assert whole == ("Checked on the step that fed the last token at 39: fed one position later instead, its logits "
                      "move by up to 1.31 (KL 0.0639 bits, top token unchanged).")
-    cut = text.position_check(512, 600, 2.0, 1.0, True)
+    cut = positions_text.position_check(512, 600, 2.0, 1.0, True)
     assert "the last 512 tokens (as many as one pass reads here), read as a text of their own" in cut
     assert "their last token at 511" in cut and "top token changed" in cut
     assert text.text_part(40, 40, "first") == "this text"
