@@ -350,7 +350,7 @@ def shapes_table(shapes: list[LayerCacheShape]) -> list[dict]:
 
 
 def memory_figure(spec: ModelSpec, max_len: int | None = None) -> go.Figure:
-    """Cache bytes against sequence length (a straight line) next to the fixed weight bytes.
+    """Cache bytes against sequence length (a straight line, bent where sliding windows fill) next to the weights.
 
     ``spec`` carries the chosen sequence length, batch and both precisions (weights, cache).
     """
@@ -368,7 +368,9 @@ def memory_figure(spec: ModelSpec, max_len: int | None = None) -> go.Figure:
              marker=dict(color=CACHE_COLOR, size=12),
              hovertemplate=f"{seq_len:,} tokens × batch {batch}: {human_bytes(here)}<extra></extra>"),
     ]
-    layout = dict(title=dict(text=f"The cache grows linearly with tokens<br>{html.escape(spec.name)}, batch {batch}"),
+    title = "<br>".join(html.escape(line, quote=False) for line in (att_text.memory_title(spec),
+                                                                     att_text.memory_caption(spec)))
+    layout = dict(title=dict(text=title),
                   height=340, margin=dict(l=50, r=10, t=50, b=40),
                   xaxis=dict(title=dict(text="sequence length (tokens)")),
                   yaxis=dict(title=dict(text="GiB"), rangemode="tozero"), legend=dict(orientation="h", y=-0.2))

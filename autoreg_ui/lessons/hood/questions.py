@@ -98,7 +98,8 @@ def next_position(live: Live) -> Checked:
     ids = _ids(live)
     shifted = shifted_step(live.bundle, ids)  # its last token sits at len(ids) − 1: the step that made ids
     n = len(live.session.ids)
-    check = positions_text.position_check(len(ids), n, shifted.max_delta_last, shifted.kl_last_bits, shifted.top_changed_last)
+    check = positions_text.position_check(len(ids), n, shifted.max_delta_last, shifted.kl_last_bits,
+                                          shifted.top_changed_last)
     return Checked(1, answer(text.Q_POSITION, n=n, before=n - 1, check=check))
 
 

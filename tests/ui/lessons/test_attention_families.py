@@ -73,11 +73,12 @@ def test_the_filled_in_formula_counts_what_each_sliding_layer_keeps():
 
     spec = zoo.bundle("gemma2").spec
     latex = fig_att.formula_latex(spec, 20)
-    assert latex.startswith(r"2 \times \underbrace{(1 \times 20 + 1 \times 7)}_{\text{layers} \times \text{positions kept}} "
-                            r"\times 1 \times 2 \times 16 \times 4 = ")
+    assert latex.startswith(r"2 \times \underbrace{(1 \times 20 + 1 \times 7)}_{\text{layers} \times "
+                            r"\text{positions kept}} \times 1 \times 2 \times 16 \times 4 = ")
     assert latex.endswith(f"{spec.cache_bytes(20):,}".replace(",", "{,}") + r"\ \text{bytes}")
     assert 2 * 27 * 2 * 16 * 4 == spec.cache_bytes(20)
-    assert fig_att.formula_latex(spec, 6).startswith(r"2 \times 2 \times 1 \times 2 \times 16 \times 6 \times 4")
+    assert fig_att.formula_latex(spec, 6).startswith(  # inside the window every layer keeps all 6 positions
+        r"2 \times 2 \times 1 \times 2 \times 16 \times \underbrace{6}_{\text{positions kept}} \times 4 = ")
 
 
 def test_the_plain_weights_sentence_counts_every_cached_token():
