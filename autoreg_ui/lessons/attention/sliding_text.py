@@ -43,12 +43,16 @@ def sliding_weights_text(head_dim: int, n_rows: int, window: int) -> str:
                 "the query weighs those and its own: at most "
                 f"{window:,} keys. They never look ahead: the future is not in the cache yet.")
     masked = n_rows - seen
-    outside = (f" The {masked:,} earlier positions (0 to {masked - 1:,}) are outside the window: the mask gives them "
-               "weight 0 and this layer's cache has dropped them." if masked else "")
-    return (f"Here $d={head_dim}$ and this layer's cache keeps the last {window - 1:,} positions; with the query's own "
-            f"key and value appended, $K$, $V$ are ${seen}\\times{head_dim}$ per head, so $a_t$ has **{seen}** weights "
-            f"that add up to 1, one per key in the window of {window:,}.{outside} They never look ahead: the future "
-            "is not in the cache yet.")
+    outside = ("" if not masked else
+               " The earlier position 0 is outside the window: the mask gives it weight 0 and this layer's cache has "
+               "dropped it." if masked == 1 else
+               f" The {masked:,} earlier positions (0 to {masked - 1:,}) are outside the window: the mask gives them "
+               "weight 0 and this layer's cache has dropped them.")
+    return (f"Here $d={head_dim}$ and the query weighs only the keys in this layer's window of {window:,}, its own "
+            f"included: $K$, $V$ are ${seen}\\times{head_dim}$ per head, so $a_t$ has **{seen}** weights that add up "
+            f"to 1, one per key in the window. Between passes this layer's cache keeps the last {window - 1:,} "
+            f"positions; a decode step's own key and value complete the window.{outside} They never look ahead: "
+            "the future is not in the cache yet.")
 
 def sliding_bar_title(where: str, position: int, window: int) -> str:
     """``bar_title`` for a sliding layer: which keys lie in the query's window; the ones before it get 0."""
@@ -57,8 +61,9 @@ def sliding_bar_title(where: str, position: int, window: int) -> str:
         return (f"{where}<br>The weights that the query at position {position} gave the keys at positions 0 to "
                 f"{position}, its own included: all inside its window of {window:,}.")
     return (f"{where}<br>The weights that the query at position {position} gave the keys in its window of {window:,}, "
-            f"positions {first} to {position}, its own included; keys 0 to {first - 1} are outside it and get "
-            "weight 0 from the mask.")
+            f"positions {first} to {position}, its own included; "
+            + ("key 0 is outside it and gets" if first == 1 else f"keys 0 to {first - 1} are outside it and get")
+            + " weight 0 from the mask.")
 
 def sliding_triangle_text(prompt_len: int, n_rows: int, n_steps: int, window: int) -> str:
     """``triangle_text`` for a sliding layer: the window masks keys W or more positions back, drawn blank like the
@@ -86,7 +91,8 @@ def sliding_worked_example_text(ex: WorkedExample, spec: ModelSpec, model: str, 
     window = (f"a window of {windows[0]:,} (keeping the last {windows[0] - 1:,} positions)" if len(windows) == 1
               else "sliding windows")
     n_sliding = len(spec.sliding_layers)
-    layers = (f"all {spec.n_layers} of its layers" if n_sliding >= spec.n_layers else
+    layers = (("both of its layers" if spec.n_layers == 2 else f"all {spec.n_layers} of its layers")
+              if n_sliding >= spec.n_layers else
               f"{n_sliding} of its {spec.n_layers} layers")
     after_prefill_adds = spec.cache_bytes(ex.prompt_tokens + 1) - ex.after_prefill
     last_adds = spec.cache_bytes(ex.positions + 1) - ex.at_end
@@ -131,7 +137,8 @@ def growth_annotation(spec: ModelSpec, prompt: int, kept: float) -> str:
     """The note at the prefill's jump."""
     if not spec.sliding_layers or kept == prompt:
         return f"prefill: +{prompt} at once"
-    return f"prefill: {prompt} positions, {kept:g} kept"
+    mean = "" if len(set(spec.layer_windows)) == 1 else " per layer on average"
+    return f"prefill: {prompt} positions, {kept:g} kept{mean}"
 
 SLIDING_TRIANGLE_GUIDE = (
     "Each row is a query, each column a key; above the diagonal is blank because a token may not look at tokens "
@@ -142,8 +149,9 @@ SLIDING_TRIANGLE_GUIDE = (
 SLIDING_CACHE_GUIDE = (
     "The cache bytes are measured from the tensors themselves and set next to the formula "
     "2 × layers × KV heads × head size × positions × bytes, where a sliding layer counts only the positions it keeps.",
-    "Step ten times: while the text is shorter than the window the measured size grows by the same amount every "
-    "step; once a sliding layer's window is full, check what a step adds now.",
+    "Step a few times and check what each step adds: a sliding layer grows like the others until it holds "
+    "window − 1 positions, then adds nothing. If the text is shorter than that, the Memory calculator's loaded "
+    "model shows where the line bends.",
     "Why is the cache exact: why would recomputing the old keys and values give the same numbers?")
 
 

@@ -80,8 +80,9 @@ def other_positions_note(kind: str, family: str) -> str:
     if kind == "learned":
         return (f"The tab's title names rotary embeddings, the scheme most families here use; {family} does not "
                 "rotate: it adds a learned position vector to each token, and this tab shows that table and the cache.")
-    return (f"The tab's title names rotary embeddings, the scheme most families here use; {family} has no position "
-            "encoding of its own, and this tab shows what that means for the cache.")
+    return (f"The tab's title names rotary embeddings, the scheme most families here use; {family} neither "
+            "rotates its queries and keys nor adds a learned position vector, and this tab shows what that means for "
+            "the cache.")
 
 
 LEARNED_POSITIONS_GUIDE = (
@@ -92,7 +93,7 @@ LEARNED_POSITIONS_GUIDE = (
     "Nothing rotates this model's keys: why is a key stored in the cache still right when later tokens arrive?")
 NO_POSITIONS_GUIDE = (
     "Beside the position ids of the steps: the last token fed at the wrong position, the whole text moved by one, "
-    "and the text batched with left padding, on a model with no position encoding of its own.",
+    "and the text batched with left padding, on a model that neither rotates its keys nor adds a position vector.",
     "Run the last step with its position shifted by one: how far do the logits move when the model has no position "
     "vector or rotation to read the ids with?",
     "If only the causal mask tells positions apart, how can the model still know which token came first?")

@@ -142,7 +142,7 @@ def test_the_positions_guide_and_note_on_a_rotary_and_a_learned_model():
         assert boxes[hood_text.POSITIONS] == pt.LEARNED_POSITIONS_GUIDE and list(boxes) == list(hood_text.GUIDES)
         assert "angle" not in " ".join(boxes[hood_text.POSITIONS])
     assert "learned position vector" in pt.other_positions_note("learned", "GPT-2")
-    assert "no position encoding" in pt.other_positions_note("none", "X")
+    assert "neither rotates" in pt.other_positions_note("none", "X")
     assert pt.guides_for("none")[hood_text.POSITIONS] == pt.NO_POSITIONS_GUIDE
 
 
