@@ -67,13 +67,14 @@ def every_page(browser, url: str, out: Path) -> list[Path]:
         page.goto(f"{url}/{site_page.url_path}?{SESSION}")
         _settle(page)
         shots.append(_shot(page, out, f"page-{site_page.url_path}.png"))
-    # the README's picture: the step page from its step row down to this step's chart, on a taller window
+    # the README's picture: the step page as it opens, its step row, strip and this step's chart, on a taller window
     page.set_viewport_size(README_PICTURE)
     page.goto(f"{url}/step?{SESSION}")
     _settle(page)
-    page.get_by_role("button", name="Next token").first.evaluate("button => button.scrollIntoView({block: 'start'})")
     page.get_by_text("Notice · Try · Ask").first.click()  # fold the guide, so the chart fits
     _settle(page)
+    page.evaluate("[window, ...document.querySelectorAll('[data-testid=stMain], section.main')]"
+                  ".forEach(el => el.scrollTo(0, 0))")  # the click scrolled to the guide: back to the top
     shots.append(_shot(page, out, "step-after-five-tokens.png"))
     ctx.close()
     return shots

@@ -134,10 +134,13 @@ def read_on_load(state: MutableMapping, query: Mapping, opened: bool | None = No
     key, a moved widget) carries the address the browser held when the press was sent, which can be one the
     app wrote before its newest write reached the browser: replaying it would take the tab a step back.
     A teacher's tab that has loaded its class keeps the class's text (only its own actions change it), so it
-    replays no address at all.
+    replays no address it merely opened (back, forward); a lesson path's stop the teacher chose (``expect_link``)
+    is such an action, and is replayed.
     """
+    chosen = bool(state.get(keys.LINK_EXPECTED))
     if opened is None:
         opened = address_opened(state)
+    state.pop(keys.LINK_EXPECTED, None)
     params = values(query)
     notes: list[str] = []
     others = tuple(sorted((k, tuple(v)) for k, v in params.items() if k not in RECIPE_PARAMS))
@@ -148,7 +151,7 @@ def read_on_load(state: MutableMapping, query: Mapping, opened: bool | None = No
     if not mine or mine == state.get(keys.LINK_SEEN) or not opened:
         return notes
     state[keys.LINK_SEEN] = mine
-    if _leads_a_class(state):
+    if _leads_a_class(state) and not chosen:
         messages.say(text.CLASS_KEEPS_TEXT, "info", state)
         return notes
     link, recipe_notes = read_recipe(params)

@@ -11,9 +11,9 @@ REBUILDING = "Rebuilding the session…"
 NOT_REPLAYED = "{error} The link was not replayed."
 LONG_PROMPT_GONE = ("The link names a long prompt kept on the server that made it; this server does not have it (it "
                     "restarted, or the link came from another server). Ask for the session file instead.")
-CLASS_KEEPS_TEXT = ("This tab holds the class's teacher key, so its text is the class's text: an address opened "
-                    "here (the browser's back or forward button, a lesson path's stop) leaves it as it is; only an "
-                    "action in a teacher tab of this class, such as a step, Undo or Reset, changes it.")
+CLASS_KEEPS_TEXT = ("This tab holds the class's teacher key, so its text is the class's text: the browser's back "
+                    "or forward button leaves it as it is; only an action in a teacher tab of this class, such as a "
+                    "step, Undo, Reset or a lesson path's stop, changes it.")
 COPIED, COPY_FAILED = "Copied.", "Copy the address bar instead."
 
 

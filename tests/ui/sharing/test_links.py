@@ -148,6 +148,16 @@ def test_a_teacher_tab_leading_its_class_replays_no_address():
     assert leading[keys.MESSAGES] == [("info", sharing_text.CLASS_KEEPS_TEXT)]
 
 
+def test_a_teacher_tab_leading_its_class_replays_the_lesson_path_stop_it_chose():
+    leading = {keys.CLASS_CODE: "ABC", keys.CLASS_KEY: "k", keys.LINK_SEEN: (), keys.CLASS_PUBLISHED: ({}, None)}
+    links.expect_link(leading)  # the teacher pressed a stop of the lesson path
+    links.read_on_load(leading, {"prompt": "Once upon a time", "steps": "0"})
+    assert leading[keys.LINK_PENDING] == ("link", link_codec.Link(prompt="Once upon a time", steps=0))
+    assert keys.MESSAGES not in leading and keys.LINK_EXPECTED not in leading
+    links.read_on_load(leading, {"prompt": "Once upon a time", "steps": "1"}, opened=True)  # then the back button
+    assert leading[keys.MESSAGES] == [("info", sharing_text.CLASS_KEEPS_TEXT)]
+
+
 def test_messages_about_the_rest_of_a_link_show_once():
     state = {}
     assert links.read_on_load(state, {"colour": "red"}) == ["The link has 1 part(s) this app does not know: "
