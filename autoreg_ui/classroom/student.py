@@ -21,6 +21,7 @@ from autoreg_ui import keys, limits, messages, site_pages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import text
+from autoreg_ui.classroom.confirm import Confirmed, confirmed
 from autoreg_ui.classroom.desk import shown_question
 from autoreg_ui.classroom.figures import shared, token_chips_html
 from autoreg_ui.state import current_bundle, session_runtime
@@ -160,21 +161,10 @@ def seat_buttons(info: ClassInfo, mode: str, has_text: bool) -> None:
 
 def leave_block() -> None:
     """Leaving the class, apart from everything else and confirmed: a mis-tap does not drop a student out."""
-    state = st.session_state
     st.divider()
-    if not state.get(LEAVING):
-        if st.button(text.LEAVE_BUTTON, key=keys.CLASS_LEAVE, type="tertiary"):
-            state[LEAVING] = True
-            st.rerun()
-        return
-    st.warning(text.LEAVE_CONFIRM)
-    sure, stay = st.columns(2)
-    if stay.button(text.LEAVE_STAY, key="class_leave_stay", type="primary"):
-        state.pop(LEAVING, None)
-        st.rerun()
-    if sure.button(text.LEAVE_SURE, key="class_leave_sure"):
-        state.pop(LEAVING, None)
-        class_live.leave(state, st.query_params)
+    if confirmed(Confirmed(LEAVING, text.LEAVE_BUTTON, keys.CLASS_LEAVE, text.LEAVE_CONFIRM, text.LEAVE_SURE,
+                           "class_leave_sure", text.LEAVE_STAY, "class_leave_stay", ask_type="tertiary")):
+        class_live.leave(st.session_state, st.query_params)
         st.rerun()
 
 

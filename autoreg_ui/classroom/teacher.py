@@ -24,6 +24,7 @@ from autoreg_ui import charts, guide, keys, messages
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import text
+from autoreg_ui.classroom.confirm import Confirmed, confirmed
 from autoreg_ui.classroom.figures import reveal_bars, reveal_figure, tree_figure
 from autoreg_ui.classroom.record import class_record, nicknames, record_csv, record_json, record_name, with_record
 from autoreg_ui.sharing import export
@@ -316,19 +317,8 @@ def manage(info: ClassInfo, key: str, students: list[Student], session) -> None:
             act(lambda: store.remove(info.code, key, who[pick]), done=text.REMOVED)
     st.divider()
     record_buttons(info, session)
-    state = st.session_state
-    if not state.get(ENDING):
-        if st.button(text.END_BUTTON, key=keys.CLASS_END):
-            state[ENDING] = True
-            st.rerun()
-        return
-    st.warning(text.END_CONFIRM)
-    sure, stay = st.columns(2)
-    if stay.button(text.END_KEEP, key="class_end_keep", type="primary"):
-        state.pop(ENDING, None)
-        st.rerun()
-    if sure.button(text.END_SURE, key="class_end_sure"):
-        state.pop(ENDING, None)
+    if confirmed(Confirmed(ENDING, text.END_BUTTON, keys.CLASS_END, text.END_CONFIRM, text.END_SURE,
+                           "class_end_sure", text.END_KEEP, "class_end_keep")):
         try:
             store.end(info.code, key)
         except ClassError as exc:

@@ -253,69 +253,45 @@ def cache_growth_figure(points: list[CachePoint], bytes_per_position: float,
     layers, the line is the positions kept (mean over layers: bytes ÷ bytes per position, as ``cache_bytes``
     counts them) and a second line shows the positions in the text.
     """
-    if spec is not None and spec.sliding_layers and points:
-        return _sliding_growth_figure(points, bytes_per_position, spec)
     if not points:
         return go.Figure(layout=dict(title=dict(text="No forward pass yet: the cache is empty"), height=300))
-    xs = [0] + [p.step for p in points]
-    lengths = [0] + [p.positions for p in points]
+    sliding = spec is not None and bool(spec.sliding_layers)
+
+    def kept(n: int) -> float:  # positions kept, mean over layers: what ``cache_bytes`` counts
+        return sum(spec.positions_kept(layer, n) for layer in range(spec.n_layers)) / spec.n_layers if sliding else n
+
+    xs = [0] + [p.step for p in points]  # from an empty cache; "hv": a step holds until the next one
+    texts = [0] + [p.positions for p in points]
+    lengths = [0] + [kept(p.positions) for p in points] if sliding else texts
+    in_text = " in the text" if sliding else ""
     traces = [
         dict(type="scatter", x=xs, y=lengths, mode="lines", line=dict(color=DECODE_COLOR, width=2, shape="hv"),
-             name="cache length", hovertemplate="after step %{x}: %{y} positions<extra></extra>"),
+             name=sliding_text.KEPT_LINE if sliding else "cache length",
+             hovertemplate="after step %{x}: %{y:g} positions" + (" kept" if sliding else "") + "<extra></extra>"),
         dict(type="scatter", x=[p.step for p in points], y=[p.measured_bytes for p in points], yaxis="y2",
              mode="markers", name="measured bytes", marker=dict(color=CACHE_COLOR, size=7, symbol="circle-open"),
              customdata=[[p.phase, human_bytes(p.measured_bytes), p.formula_bytes, p.positions] for p in points],
-             hovertemplate=("%{customdata[0]} %{x}: %{customdata[3]} positions<br>measured %{y:,} B "
+             hovertemplate=("%{customdata[0]} %{x}: %{customdata[3]} positions" + in_text + "<br>measured %{y:,} B "
                             "(%{customdata[1]})<br>formula %{customdata[2]:,} B<extra></extra>")),
     ]
-    top = max(lengths) * 1.08 + 1
-    first = points[0]
-    layout = dict(
-        title=dict(text="KV cache: prefill jump, then +1 row per step"), height=340,
-        margin=dict(l=50, r=60, t=50, b=40), legend=dict(orientation="h", y=-0.2),
-        xaxis=dict(title=dict(text="decode step (0 = prefill)"), rangemode="tozero", tickformat="d",
-                   dtick=max(1, -(-points[-1].step // 10))),
-        yaxis=dict(title=dict(text="positions in the cache"), range=[0, top]),
-        yaxis2=dict(title=dict(text="bytes (measured)"), overlaying="y", side="right",
-                    range=[0, top * bytes_per_position], showgrid=False),
-        annotations=[dict(x=0, y=first.positions, text=f"prefill: +{first.positions} at once",
-                          showarrow=True, arrowhead=2, ax=50, ay=-10)])
-    return go.Figure(data=traces, layout=layout)
-
-
-def _sliding_growth_figure(points: list[CachePoint], bytes_per_position: float, spec: ModelSpec) -> go.Figure:
-    """``cache_growth_figure`` for a model with sliding layers: positions kept (flat once windows are full) beside the
-    positions in the text, the measured bytes on the kept line's scale."""
-    def kept(n: int) -> float:
-        return sum(spec.positions_kept(layer, n) for layer in range(spec.n_layers)) / spec.n_layers
-
-    xs = [0] + [p.step for p in points]
-    texts = [0] + [p.positions for p in points]
-    kept_line = [0.0] + [kept(p.positions) for p in points]
-    traces = [
-        dict(type="scatter", x=xs, y=texts, mode="lines", name=sliding_text.GROWTH_TEXT_LINE,
-             line=dict(color=PREFILL_COLOR, width=1.5, dash="dot", shape="hv"),
-             hovertemplate="after step %{x}: %{y} positions in the text<extra></extra>"),
-        dict(type="scatter", x=xs, y=kept_line, mode="lines", line=dict(color=DECODE_COLOR, width=2, shape="hv"),
-             name=sliding_text.KEPT_LINE, hovertemplate="after step %{x}: %{y:g} positions kept<extra></extra>"),
-        dict(type="scatter", x=[p.step for p in points], y=[p.measured_bytes for p in points], yaxis="y2",
-             mode="markers", name="measured bytes", marker=dict(color=CACHE_COLOR, size=7, symbol="circle-open"),
-             customdata=[[p.phase, human_bytes(p.measured_bytes), p.formula_bytes, p.positions] for p in points],
-             hovertemplate=("%{customdata[0]} %{x}: %{customdata[3]} positions in the text<br>measured %{y:,} B "
-                            "(%{customdata[1]})<br>formula %{customdata[2]:,} B<extra></extra>")),
-    ]
+    if sliding:  # the text goes on growing while the kept line flattens
+        traces.insert(0, dict(type="scatter", x=xs, y=texts, mode="lines", name=sliding_text.GROWTH_TEXT_LINE,
+                              line=dict(color=PREFILL_COLOR, width=1.5, dash="dot", shape="hv"),
+                              hovertemplate="after step %{x}: %{y} positions in the text<extra></extra>"))
     top = max(texts) * 1.08 + 1
     first = points[0]
     layout = dict(
-        title=dict(text=sliding_text.growth_title(spec)), height=340,
-        margin=dict(l=50, r=60, t=50, b=40), legend=dict(orientation="h", y=-0.2),
+        title=dict(text=sliding_text.growth_title(spec) if sliding else "KV cache: prefill jump, then +1 row per step"),
+        height=340, margin=dict(l=50, r=60, t=50, b=40), legend=dict(orientation="h", y=-0.2),
         xaxis=dict(title=dict(text="decode step (0 = prefill)"), rangemode="tozero", tickformat="d",
                    dtick=max(1, -(-points[-1].step // 10))),
-        yaxis=dict(title=dict(text=sliding_text.growth_axis(spec)), range=[0, top]),
+        yaxis=dict(title=dict(text=sliding_text.growth_axis(spec) if sliding else "positions in the cache"),
+                   range=[0, top]),
         yaxis2=dict(title=dict(text="bytes (measured)"), overlaying="y", side="right",
                     range=[0, top * bytes_per_position], showgrid=False),
         annotations=[dict(x=0, y=kept(first.positions),
-                          text=sliding_text.growth_annotation(spec, first.positions, kept(first.positions)),
+                          text=(sliding_text.growth_annotation(spec, first.positions, kept(first.positions))
+                                if sliding else f"prefill: +{first.positions} at once"),
                           showarrow=True, arrowhead=2, ax=50, ay=-10)])
     return go.Figure(data=traces, layout=layout)
 
