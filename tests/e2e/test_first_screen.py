@@ -30,8 +30,7 @@ FIRST_PICTURE = {
 }
 
 # Pages whose first picture is still under the first screen of a laptop: url path → why (not fixed yet)
-NOT_YET = {"sampling": "the lab's eight settings and their note sit between Next token and the pipeline chart",
-           "tricks": "in normal mode the what-if chart comes after its explanation (presenter mode has it first)"}
+NOT_YET = {"sampling": "the lab's eight settings and their note sit between Next token and the pipeline chart"}
 
 
 def _open(browser, app_url: str, size: tuple[int, int], path: str):

@@ -23,7 +23,11 @@ def render() -> None:
     # ---------------------------------------------------------------- 1 · speculation's arithmetic
     projector = presenter.active()  # one screen: the boxes on one row, the sliders beside their chart
     st.header("1 · Speculation's arithmetic")
-    box_cols = st.columns(3, vertical_alignment="center") if projector else [st] * 3
+    if projector:
+        whatif_at, box_cols = st, st.columns(3, vertical_alignment="center")
+    else:  # the what-if picture first, its guide and explanation under it
+        whatif_at = st.container()
+        box_cols = [st.container()] * 3
     guide.show(text.GUIDES, "1 · Speculation's arithmetic", where=box_cols[0])
     explain(text.SPEC, where=box_cols[1])
     with guide.derivation(text.SPEC_DERIVATION, where=box_cols[2]):
@@ -33,13 +37,13 @@ def render() -> None:
         slider_col, chart_at = st.columns([1, 2.2])
         a_col = c_col = slider_col
     else:
-        (a_col, c_col), chart_at = st.columns(2), None
+        (a_col, c_col), chart_at = whatif_at.columns(2), None
     alpha = a_col.slider(text.WHATIF_ALPHA, 0.0, 1.0, 0.7, 0.05, key=keys.TRICKS_WHATIF_ALPHA, help=text.WHATIF_HELP)
     cost = c_col.slider(text.WHATIF_C, 0.0, 1.0, 0.1, 0.05, key=keys.TRICKS_WHATIF_C, help=text.WHATIF_HELP)
     whatif = spec_math.best_k(alpha, cost)
-    st.markdown(text.best_k_sentence("What if", alpha, cost, whatif.k, whatif.speedup, whatif.pays, spec_math.MAX_K,
-                                     whatif.next_adds))
-    chart_at = chart_at or st.container()  # normally under the sentence; on a projector beside the sliders
+    whatif_at.markdown(text.best_k_sentence("What if", alpha, cost, whatif.k, whatif.speedup, whatif.pays,
+                                            spec_math.MAX_K, whatif.next_adds))
+    chart_at = chart_at or whatif_at.container()  # normally under the sentence; on a projector beside the sliders
     k_col, n_col = st.columns(2)
     k = k_col.slider(text.SPEC_K, 1, speculative.MAX_DRAFT, 4, key=keys.TRICKS_SPEC_K)
     max_new = n_col.slider(text.SPEC_MAX_NEW, 16, 96, 48, 8, key=keys.TRICKS_SPEC_MAX_NEW)
