@@ -107,10 +107,11 @@ def step_buttons(page: str, capture_attention: bool = False, with_generate: bool
     where the progress bar belongs). The row wraps rather than cut a label short; in presenter mode its
     buttons are big (CSS on its key).
     """
-    left, right = st.columns([3, 1] if presenter.active() else [3, 2], vertical_alignment="top")
+    left, right = st.columns([3, 1], vertical_alignment="top")  # wide enough for the row on one line at 1280 px
     with right:
         predict.show_deferred()  # next to Next token, redrawn (and asked again) at each step
-    row = left.container(key=f"teacher_row_{page}", horizontal=True, vertical_alignment="bottom", gap="medium")
+    row = left.container(key=f"teacher_row_{page}", horizontal=True, vertical_alignment="bottom",
+                         gap="medium" if presenter.active() else "small")
     row.button("Next token", key=f"{page}_next", type="primary", on_click=next_token,
                kwargs={"capture_attention": capture_attention}, shortcut=NEXT_SHORTCUT,
                help="One decode step: pick a token, feed it in, the KV cache grows by one row.")

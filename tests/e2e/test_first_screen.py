@@ -30,7 +30,7 @@ FIRST_PICTURE = {
 }
 
 # Pages whose first picture is still under the first screen of a laptop: url path → why (not fixed yet)
-NOT_YET = {"sampling": "the lab's eight settings and their note sit between Next token and the pipeline chart"}
+NOT_YET: dict[str, str] = {}
 
 
 def _open(browser, app_url: str, size: tuple[int, int], path: str):

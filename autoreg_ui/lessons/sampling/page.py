@@ -130,6 +130,8 @@ def render() -> None:
                 messages.say(note, level)
             messages.show()
             open_section(VIEWS, keys.LAB_VIEW, pipe, sampling.draw_seed(state), t_start, guides=text.GUIDES)
+        if not presenting:  # the picture first, the view's own settings under it
+            view.pipeline_view_controls(state)
         if presenting:
             with st.expander(text.MORE_SETTINGS):
                 st.caption(text.LAB_SLIDERS + " " + text.presenter_tokens(PIPELINE_PRESENTER_TOKENS))

@@ -64,12 +64,17 @@ def show_context(bundle, source: LabSource, where=st) -> None:
 
 
 def pipeline_controls(state: MutableMapping) -> None:
-    """The four sampling settings in a row, then the view's own (tokens shown, seed, draw again, copy)."""
+    """The four sampling settings in a row (the view's own come under its chart: ``pipeline_view_controls``)."""
     cols = st.columns(4)
     cols[0].slider(text.LAB_TEMPERATURE, 0.0, 3.0, step=0.05, key=keys.LAB_TEMPERATURE, help=text.LAB_SLIDERS_HELP)
     cols[1].number_input("Top-k (0 = off)", min_value=0, max_value=10_000_000, step=1, key=keys.LAB_TOP_K)
     cols[2].slider("Top-p (1 = off)", 0.0, 1.0, step=0.01, key=keys.LAB_TOP_P)
     cols[3].slider("Min-p (0 = off)", 0.0, 1.0, step=0.01, key=keys.LAB_MIN_P)
+    sampling.remember(state)
+
+
+def pipeline_view_controls(state: MutableMapping) -> None:
+    """Under the chart: what the four settings mean, then the view's own (tokens shown, seed, draw again, copy)."""
     st.caption(text.LAB_SLIDERS)
     view_controls(state, st.columns(4))
 
