@@ -118,8 +118,8 @@ def growth_title(spec: ModelSpec) -> str:
     if not spec.sliding_layers:
         return "KV cache: prefill jump, then +1 row per step"
     if len(spec.sliding_layers) >= spec.n_layers:
-        return "KV cache: prefill jump, then +1 row per step until the window is full, then flat"
-    return "KV cache: prefill jump, then a slower climb once the sliding layers' windows are full"
+        return "KV cache: +1 row per step, flat once the window is full"  # fits a half-width chart
+    return "KV cache: slower growth once sliding windows are full"
 
 
 def growth_axis(spec: ModelSpec) -> str:

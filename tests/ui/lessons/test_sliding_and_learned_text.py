@@ -101,6 +101,7 @@ def test_the_cache_chart_draws_positions_kept_for_a_sliding_model():
     assert list(sliding.data[0].y)[-1] == 13  # the text keeps growing
     mixed = fig_att.cache_growth_figure(points, gemma.cache_bytes_per_position, gemma)
     assert mixed.layout.yaxis.title.text == "positions kept, mean over layers"
+    assert "slower" in mixed.layout.title.text and "flat" not in mixed.layout.title.text  # the global layers grow
     assert list(mixed.data[1].y)[-1] == (13 + W - 1) / 2
     # the bytes axis: kept positions × bytes per position = what cache_bytes counts
     assert mixed.data[1].y[-1] * gemma.cache_bytes_per_position == gemma.cache_bytes(13)
