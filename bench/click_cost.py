@@ -15,7 +15,7 @@ browser tests' flags) and measures, for each action:
 The bare page is measured twice: served with the app's own ``.streamlit/config.toml`` (the floor),
 and with Streamlit's default ``runner.postScriptGC = true`` (the floor the first figures were read
 against; the app turns that option off). Ratios are given against both. A third server, ``bench/bare_step_shape.py``,
-draws the step page's own elements per click (about 33 where the bare page draws 5) with no model and no app
+draws the step page's own elements per click (about 36 where the bare page draws 5) with no model and no app
 code: each page's ``vs_bare_step_shape`` reads its click against that, so the part of the cost that is
 Streamlit's for the elements shown is told apart from the part that is the app's own work. The goals stay
 against the bare page.
