@@ -177,18 +177,29 @@ def bar(page_url_path: str) -> None:
     here = page_url_path == stop.page
     st.html(BAR_CSS)
     box = st.container(border=True, key="lesson_path_bar")
-    left, right = box.columns([5, 4], vertical_alignment="center")
-    left.markdown(text.where_text(path.name, at, len(path.stops), stop.title, stop.minutes))
-    box.markdown(stop.do if here else text.away_text(stop.title))
-    buttons = right.container(horizontal=True, horizontal_alignment="right", gap="small")
+    # On a projector the stop's note is the teacher's (like a slide's speaker notes): one click away, so the
+    # bar keeps to one line and the stop's step, strip and chart fit the 720 px screen under it.
+    notes_folded = here and _presenting()
+    if notes_folded:  # one row: the line takes the room the buttons leave
+        buttons = box.container(horizontal=True, vertical_alignment="center", gap="small")
+        buttons.markdown(text.where_short(at, len(path.stops), stop.title, stop.minutes), width="stretch")
+    else:
+        left, right = box.columns([5, 4], vertical_alignment="center")
+        left.markdown(text.where_text(path.name, at, len(path.stops), stop.title, stop.minutes))
+        box.markdown(stop.do if here else text.away_text(stop.title))
+        buttons = right.container(horizontal=True, horizontal_alignment="right", gap="small")
+    notes = buttons.popover(text.NOTES, help=text.NOTES_HELP) if notes_folded else None
+    if notes is not None:
+        notes.markdown(text.notes_heading(path.name, stop.title))
+        notes.markdown(stop.do)
     if not here:
         buttons.button(text.BACK, key=keys.PATH_NEXT + "_back", help=text.BACK_HELP, on_click=go, args=(at,))
     buttons.button(text.PREVIOUS, key=keys.PATH_PREVIOUS, disabled=at == 0, help=text.PREVIOUS_HELP,
                    on_click=go, args=(at - 1,))
     buttons.button(text.NEXT, key=keys.PATH_NEXT, type="primary", disabled=at == len(path.stops) - 1,
                    help=text.NEXT_HELP, on_click=go, args=(at + 1,))
-    if buttons.button(text.LEAVE, key=keys.PATH_LEAVE, type="tertiary", help=text.LEAVE_HELP):
+    if (notes or buttons).button(text.LEAVE, key=keys.PATH_LEAVE, type="tertiary", help=text.LEAVE_HELP):
         leave(st.session_state)
         limits.keep_for_lesson(False)
         st.rerun()
-    class_desk.desk(box, page_url_path, stop_for_class(path, at))
+    class_desk.desk(box, page_url_path, stop_for_class(path, at), start_where=buttons if notes_folded else box)

@@ -10,6 +10,9 @@ NEXT_HELP = "Open the next stop in this tab, set up the way its note assumes. Pr
 LEAVE_HELP = "Stop following the path; the page stays as it is."
 BACK_HELP = "You moved to another page: open the path's current stop again."
 BAR_LABEL = "Lesson path"
+NOTES = "Notes"
+NOTES_HELP = ("What to do at this stop, and the way off the path. In presenter mode they are folded here, so the "
+              "stop fits the projector.")
 
 
 def minutes_text(minutes: int) -> str:
@@ -20,6 +23,16 @@ def minutes_text(minutes: int) -> str:
 def where_text(path_name: str, at: int, total: int, title: str, minutes: int) -> str:
     """The bar's first line: which path, which stop of how many, its title and its minutes."""
     return f"**{path_name}** · stop {at + 1} of {total}: **{title}** ({minutes_text(minutes)})"
+
+
+def where_short(at: int, total: int, title: str, minutes: int) -> str:
+    """The bar's line in presenter mode, where the path's name moves into the stop's notes."""
+    return f"Stop {at + 1} of {total}: **{title}** ({minutes_text(minutes)})"
+
+
+def notes_heading(path_name: str, title: str) -> str:
+    """The first line of the folded notes: which path and which stop they belong to."""
+    return f"**{path_name}** · {title}"
 
 
 def away_text(title: str) -> str:

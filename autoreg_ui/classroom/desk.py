@@ -78,15 +78,16 @@ def tell_stop(state, stop: dict | None) -> None:
     state[STOP_SENT] = sent
 
 
-def desk(where, page_url_path: str, stop: dict | None = None) -> None:
+def desk(where, page_url_path: str, stop: dict | None = None, start_where=None) -> None:
     """The teacher's row in ``where`` (the path bar's box); nothing for a student or on the Class page.
-    ``stop``: the path's stop the teacher is on (None off a path), told to the class."""
+    ``stop``: the path's stop the teacher is on (None off a path), told to the class. ``start_where``: where
+    Start a class goes before there is a class (default ``where``): the bar's button row keeps it on one line."""
     state = st.session_state
     if is_student(state):
         return
     if not is_teacher(state):
         if page_url_path != "class":
-            start_button(where, page_url_path)
+            start_button(start_where if start_where is not None else where, page_url_path)
         return
     tell_stop(state, stop)
     if page_url_path == "class":

@@ -20,6 +20,13 @@ def try_next() -> None:
     controls.next_token()
 
 
+# The link's label wraps in a narrow column (the sidebar open); the margin gives back the room a Markdown
+# block's negative bottom margin takes from the strip above it (its chips are taller on a projector).
+MORE_WRAPS_CSS = ("<style>.st-key-try_more a p, .st-key-try_more a span { white-space: normal !important; "
+                  "overflow: visible !important; text-overflow: clip !important; }"
+                  ".st-key-try_more { margin-top: 1.4rem !important; }</style>")
+
+
 def try_it_now() -> None:
     """A prompt, Next token and the text as it grows: a learner's first click, before any path."""
     session = current_session()
@@ -34,7 +41,9 @@ def try_it_now() -> None:
         if session is not None and session.records:
             st.markdown(token_strip_html(session_views(session), session.records, session.prompt_len,
                                          memo=strip_memo(session)), unsafe_allow_html=True)  # every piece escaped
-            st.page_link(site_pages.file("step"), label=text.TRY_MORE, icon=":material/play_arrow:")
+            more = st.container(key="try_more")
+            more.html(MORE_WRAPS_CSS)
+            more.page_link(site_pages.file("step"), label=text.TRY_MORE, icon=":material/play_arrow:")
         else:
             st.caption(text.TRY_WAITING)
 

@@ -5,7 +5,7 @@ import streamlit as st
 
 from autoreg_core.engine.model_spec import dtype_name
 from autoreg_core.experiments.generate_call import generate_snippet, loop_snippet
-from autoreg_ui import after_run, controls, lesson_page, messages, palette, strip_text
+from autoreg_ui import after_run, controls, lesson_page, lesson_path, messages, palette, strip_text
 from autoreg_ui.charts import show_chart
 from autoreg_ui.classroom import mode as class_mode
 from autoreg_ui.lessons.step import keys
@@ -108,7 +108,9 @@ def render() -> None:
                                      one_line=presenter.active())
         figure = topn_figure(bundle.tokenizer, top_of_record(last, top_n), title)
         if presenter.active():  # with the step's buttons and strip on one 720 px screen
-            figure.update_layout(height=PROJECTOR_CHART_PX, xaxis_title=None)  # the bars are the tokens: no axis title
+            on_path = lesson_path.current(st.session_state) is not None  # the path's bar takes the room above
+            # the bars are the tokens: no axis title
+            figure.update_layout(height=PATH_CHART_PX if on_path else PROJECTOR_CHART_PX, xaxis_title=None)
         show_chart(figure, key=keys.STEP_LAST_CHART, filename=f"step-{last.index}-top-tokens")
 
 
@@ -151,6 +153,7 @@ def render() -> None:
 
 
     PROJECTOR_CHART_PX = 315  # grown by presenter mode's charts.HEIGHT_GROWTH
+    PATH_CHART_PX = 260  # the same under a lesson path's bar (one line in presenter mode)
 
 
     # One view at a time: a click redraws the strip, the numbers and the open view only.
