@@ -22,9 +22,10 @@ from autoreg_ui.state import current_config, current_session
 POLL_S = 1.0  # an open question or round is checked for news this often (one indexed read)
 STOP_SENT = "class_stop_sent"  # (class, stop) this teacher tab last told the class
 WIDE = "class_desk_wide"  # a popover holding a chart: as wide as the projector allows (DESK_CSS)
-# a popover's body is drawn apart from the page, so it is found by the keyed container inside it
-DESK_CSS = (f"<style>[data-testid=stPopoverBody]:has([class*=st-key-{WIDE}]) {{ width: min(1100px, 94vw); "
-            "max-width: 94vw; }</style>")
+# a popover's body is drawn apart from the page, so it is found by the keyed container inside it; Streamlit
+# sets its max-width inline from the room beside its button, hence !important (its placement then shifts it in)
+DESK_CSS = (f"<style>[data-testid=stPopoverBody]:has([class*=st-key-{WIDE}]) {{ width: min(1100px, 94vw) !important; "
+            "max-width: 94vw !important; }</style>")
 DESK_TOKENS = 5  # tokens per student in a round started from the desk (the Class page sets its own)
 
 
