@@ -1,4 +1,5 @@
-"""A lesson path followed in one tab: the stop's note on top of its page, and ← Previous stop / Next stop →.
+"""A lesson path followed in one tab: the stop's note on top of its page (in presenter mode behind the bar's
+Notes, so the bar keeps to one row), and ← Previous stop / Next stop →.
 
 The Start page begins a path (``begin``); every page then draws the bar (``bar``, from ``app.py``). Moving
 to a stop switches page in the same tab and session with the stop's link as the query (so the page is

@@ -11,8 +11,8 @@ LEAVE_HELP = "Stop following the path; the page stays as it is."
 BACK_HELP = "You moved to another page: open the path's current stop again."
 BAR_LABEL = "Lesson path"
 NOTES = "Notes"
-NOTES_HELP = ("What to do at this stop, and the way off the path. In presenter mode they are folded here, so the "
-              "stop fits the projector.")
+NOTES_HELP = ("This stop's note (what to do here) and **Leave the path**, kept here so the bar takes less of the "
+              "projector. Opening this shows them on the projector too.")
 
 
 def minutes_text(minutes: int) -> str:

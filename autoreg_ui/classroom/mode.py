@@ -165,9 +165,10 @@ def render() -> None:
             st.markdown(text.INTRO)
     elif not seated:
         st.title(text.TITLE)
-    messages.show()
-    if code and info is None:
-        st.warning(text.CLASS_GONE)
+    with st.container():  # a message comes and goes: in one block, what follows keeps its place (student.view)
+        messages.show()
+        if code and info is None:
+            st.warning(text.CLASS_GONE)
     if not (teacher or seated):
         if not code or info is None:  # a tab in no class: a teacher starts one here
             st.caption(text.START_HERE)

@@ -75,15 +75,19 @@ def view(info: ClassInfo, on_class_page: bool) -> None:
         st.rerun()  # drawn again as a tab in no class: its sidebar holds the learner's own settings again
     mode = state.get(keys.CLASS_MODE, "following")
     following = mode == "following"
-    if on_class_page:  # phone-first: who and where in two short lines, then the text, the guess and the score
-        st.title(text.STUDENT_HEADER.format(code=code))
-        as_name = text.AS_NAME.format(name=messages.plain(me.nickname)) if me.nickname else ""
-        st.caption(text.YOU_ARE.format(code=code, as_name=as_name) + " "
-                   + (text.FOLLOWING if following else text.EXPLORING))
-    else:
-        st.info(text.FOLLOWING_HERE.format(code=code))
-    stop_line(info, following)
-    snapshot = class_live.class_snapshot(code, info)
+    # Everything above the strip that comes and goes (a stop's line, a rebuilt-text note) is drawn inside one
+    # block, so the strip keeps its place in the page: a redraw then replaces it, where a strip that moved would
+    # show next to the previous one until the run ends (seconds on a busy server).
+    with st.container():
+        if on_class_page:  # phone-first: who and where in two short lines, then the text, the guess and the score
+            st.title(text.STUDENT_HEADER.format(code=code))
+            as_name = text.AS_NAME.format(name=messages.plain(me.nickname)) if me.nickname else ""
+            st.caption(text.YOU_ARE.format(code=code, as_name=as_name) + " "
+                       + (text.FOLLOWING if following else text.EXPLORING))
+        else:
+            st.info(text.FOLLOWING_HERE.format(code=code))
+        stop_line(info, following)
+        snapshot = class_live.class_snapshot(code, info)
     if snapshot is None:
         st.info(text.WAITING)
         seat_buttons(info, mode, False)

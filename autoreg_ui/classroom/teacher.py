@@ -45,18 +45,19 @@ def view(info: ClassInfo) -> None:
     st.caption(text.lead_line(class_live.leads(st.session_state)))
     students = [s for s in class_live.store().students(info.code) if not s.removed]
     session = current_session()
-    if students:  # the class is here: the question first, the code one click away
-        if session is not None:
-            question_panel(info, session, key, students)
-        with st.expander(text.JOIN_FOLDED.format(code=info.code)):
+    with st.container():  # the part that changes with each question, in one block: the text below keeps its place
+        if students:  # the class is here: the question first, the code one click away
+            if session is not None:
+                question_panel(info, session, key, students)
+            with st.expander(text.JOIN_FOLDED.format(code=info.code)):
+                join_block(info.code)
+        else:
             join_block(info.code)
-    else:
-        join_block(info.code)
-    seats(students)
-    if session is None:
-        st.info(text.NO_TEXT_YET)
-    elif not students:
-        question_panel(info, session, key, students)
+        seats(students)
+        if session is None:
+            st.info(text.NO_TEXT_YET)
+        elif not students:
+            question_panel(info, session, key, students)
     options = st.columns(3)
     names = options[0].toggle(text.NAMES_TOGGLE, value=info.names_on, key=keys.CLASS_NAMES)
     board = options[1].toggle(text.BOARD_TOGGLE, value=info.leaderboard, key=keys.CLASS_BOARD)

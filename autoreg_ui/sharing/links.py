@@ -232,7 +232,7 @@ def replay_pending(bundle, state: MutableMapping, attention: bool = False) -> No
     bar.empty()
     rebuilt = text.rebuilt_text(text.THE_FILE if kind == "file" else text.THE_LINK, len(session.records))
     if kind == "link" and state.get(keys.PATH) is not None:
-        return  # a lesson path's stop set itself up: its own note says what the page holds, no notice covers it
+        return  # a lesson path's stop set itself up: its own note (the bar's) says what the page holds
     if state.get(keys.PRESENT):
         st.toast(rebuilt)  # on a projector the page's first screen is for the step, not for a banner
     else:

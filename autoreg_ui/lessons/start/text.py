@@ -119,9 +119,9 @@ def stop_line(number: int, stop: Stop, path: tuple[Stop, ...]) -> str:
 
 
 TEACH_PATH = "Teach this path here"
-TEACH_PATH_HELP = ("Opens the first stop in this tab. Each page then shows the stop's note on top (in presenter "
-                   "mode folded into Notes) and ← Previous stop / Next stop →; presenter mode stays on, and the tab "
-                   "is kept for the whole lesson.")
+TEACH_PATH_HELP = ("Opens the first stop in this tab. Each stop's page then shows the stop's note on top (in "
+                   "presenter mode, behind the bar's **Notes** button) and ← Previous stop / Next stop →; presenter "
+                   "mode stays on, and the tab is kept for the whole lesson.")
 STOP_HELP = "Open this stop in this tab, set up the way its note assumes, and follow the path from here."
 LINKS_TITLE = "The stops as links (to share or bookmark)"
 
