@@ -35,7 +35,7 @@ def test_the_bare_page_run_in_process_says_what_a_click_sends():
     out = click_cost.script_cost(clicks=2, warmup=1, only=[])  # only=[]: the two floors alone (no model)
     bare, shape = out["bare_next_token"], out["bare_step_shape_next_token"]
     assert list(out) == ["bare_next_token", "bare_step_shape_next_token"] and bare["clicks"] == shape["clicks"] == 2
-    assert shape["elements"] == 19 and list(shape["figures"]) == ["bare_chart"]  # the title and the fragment's 18
+    assert shape["elements"] == 21 and list(shape["figures"]) == ["bare_chart"]  # the title and the fragment's 20
     assert "vs_bare" not in shape and "vs_bare_step_shape" not in bare  # floors are not read against each other
     assert bare["elements"] == 5 and bare["figure_json_bytes"] > 1000 and list(bare["figures"]) == ["bare_chart_3"]
     assert bare["token_strip_html_chars"] > 0 and bare["script_wall_p50_ms"] > 0
