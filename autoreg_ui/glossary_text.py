@@ -252,7 +252,7 @@ PAGE_TERMS: dict[str, tuple[str, ...]] = {
     TOKENS: LOOP_WORDS + ("Vocabulary", "Byte-level BPE"),
     ATTENTION: LOOP_WORDS + (
         "Layer", "Attention head", "Hidden state", "Query, key, value", "Softmax", "Causal mask",
-        "GQA (grouped-query attention)", "Context window", "Quantization", "Batch", "Memory-bound",
+        "GQA (grouped-query attention)", "Context window", "Sliding window", "Quantization", "Batch", "Memory-bound",
         "Compute-bound", "Ridge point"),
     SAMPLING: LOOP_WORDS + (
         "Vocabulary", "Softmax", "Log-prob", "Perplexity", "Entropy", "EOS", "max_new_tokens", "Greedy",

@@ -109,6 +109,7 @@ def test_a_followers_own_sidebar_comes_back_when_the_class_ends(class_file, tiny
     teacher.switch_page("pages/class.py")
     _ok(teacher.run())
     _ok(teacher.button(key=keys.CLASS_END).click().run())
+    _ok(teacher.button(key=keys.CLASS_END + "_sure").click().run())  # ending asks to be confirmed
     _ok(student.run())
     assert keys.CLASS_SEAT not in student.session_state
     assert class_text.CLASS_GONE in [w.value for w in student.warning]
