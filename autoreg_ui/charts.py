@@ -142,9 +142,14 @@ def split_title(text: str | None) -> tuple[str, str]:
 def framed(fig: go.Figure, *, large: bool = False) -> tuple[go.Figure, str]:
     """The figure under the one layout rule, and the details its title had after its first line (a caption).
 
-    Changes ``fig`` in place (only its layout) and returns it. A legend the figure placed in container
-    coordinates (at its foot, under subplot titles) stays where it is: it is already clear of the plot.
+    Changes ``fig`` in place (only its layout) and returns it, except a figure marked ``finished``: many tabs
+    draw it at once, and two script threads editing it break plotly's dicts mid-iteration. A legend the figure
+    placed in container coordinates (at its foot, under subplot titles) stays where it is: it is already clear
+    of the plot.
     """
+    if getattr(fig, "finished", False):  # laid out when it was made and never edited after
+        meta = fig.layout.meta
+        return fig, meta.get("details", "") if isinstance(meta, dict) else ""
     title, details = split_title(fig.layout.title.text if fig.layout.title else None)
     if details:  # kept with the figure: a figure drawn again (cached, or the hand-out's copy) keeps its caption
         fig.update_layout(meta=dict(details=details))

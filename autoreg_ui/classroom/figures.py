@@ -64,8 +64,12 @@ class SharedFigure(go.Figure):
     draw (14% of a follower's update, ``bench/class_follow.py --profile``). Here the dict is made once
     (``shared``) and each call hands out fresh top-level and per-trace containers around it (plotly's JSON
     writer drops each trace's ``uid`` in place; nothing else changes it). The figure must not be edited after
-    ``shared``: an edit would not reach that dict (``charts.style`` edits a copy).
+    ``shared``: an edit would not reach that dict, and two followers' script threads editing it at once break
+    plotly's dicts mid-iteration. So it lays itself out, ``charts.framed`` leaves a ``finished`` figure as it is
+    and ``charts.style`` edits a copy.
     """
+
+    finished = True
 
     def to_dict(self) -> dict:
         frozen = self.__dict__.get("_frozen")

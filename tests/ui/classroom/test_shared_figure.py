@@ -50,3 +50,39 @@ def test_styled_and_tabulated_the_shared_chart_equals_the_plain_one(both):
                     == charts.style(plain, large=large, dark=dark).to_dict())
     assert charts.figure_table(shared).equals(charts.figure_table(plain))
     assert _sent(shared) == before  # styling made a copy: the shared chart is as it was
+
+
+def test_framing_leaves_the_shared_chart_as_it_is_and_frames_a_plain_one(both):
+    """show_chart frames what it draws; a shared chart is drawn by every follower's thread at once, so framing
+    it must not edit it (two threads editing one plotly figure broke its dicts mid-iteration)."""
+    shared, plain = both
+    before, layout_before = _sent(shared), shared.layout.to_plotly_json()
+    for large in (False, True):
+        drawn, _ = charts.framed(charts.style(shared, large=large, dark=False), large=large)
+        assert (drawn is shared) is (not large)
+    assert _sent(shared) == before and shared.layout.to_plotly_json() == layout_before
+    plain_before = plain.layout.to_plotly_json()
+    charts.framed(plain)
+    assert plain.layout.to_plotly_json() != plain_before  # the other side: a plain figure is framed in place
+
+
+def test_many_threads_draw_the_shared_chart_at_once(both):
+    import threading
+
+    shared, _ = both
+    expected, errors = _sent(shared), []
+
+    def draw():
+        try:
+            for _ in range(40):
+                shown, _ = charts.framed(charts.style(shared, large=False, dark=False))
+                assert _sent(shown) == expected
+        except Exception as error:  # noqa: BLE001 - any failure in a thread is the test's failure
+            errors.append(repr(error))
+
+    threads = [threading.Thread(target=draw) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
