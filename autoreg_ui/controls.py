@@ -3,8 +3,9 @@
 Keys (Streamlit reserves C and R): N next token, G generate N, U undo, X reset, A the page's own "advance"
 (draw again in the sampling lab, run the race on the cost page). A change to the session reaches the URL (and
 a teacher's class) once, at the end of the run (``after_run``), so the address bar always holds a link that
-rebuilds this moment. Presses of Next token and Undo (and N, U) are counted in the browser and applied in order
-however fast they come (``step_row.presses``): Streamlit alone merges the triggers of reruns queued behind a run.
+rebuilds this moment. Presses of Next token, Generate N and Undo (and N, G, U) are counted in the browser and
+applied in order however fast they come (``step_row.presses``): Streamlit alone merges the triggers of reruns
+queued behind a run.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from autoreg_core import SessionError
 from autoreg_core.engine.session import FULL_LOGITS_KEPT
@@ -63,6 +65,7 @@ def undo() -> None:
 
 
 def reset() -> None:
+    presses.drop_waiting(st.session_state)  # a Generate stopped by this press does not go on after it
     _on_session(lambda s: s.reset())
 
 
@@ -85,6 +88,7 @@ def generate(n: int, capture_attention: bool = False, on_step: Callable | None =
     last_redraw = [time.perf_counter()]
 
     def progress(record) -> None:
+        presses.steps_done(st.session_state, n - (record.index - start))
         now = time.perf_counter()
         done = record.index - start >= n or record.stop is not None
         if now - last_redraw[0] < REDRAW_EVERY_S and not done:
@@ -94,9 +98,15 @@ def generate(n: int, capture_attention: bool = False, on_step: Callable | None =
         if on_step is not None:
             on_step(record)
 
-    _on_session(lambda s: s.generate(n, current_config(), capture_attention=capture_attention,
-                                     on_step=progress))
+    try:
+        _on_session(lambda s: s.generate(n, current_config(), capture_attention=capture_attention,
+                                         on_step=progress))
+    except StopException:  # the learner stopped the run (Streamlit's Stop): nothing queued runs later
+        presses.drop_waiting(st.session_state)
+        raise
     bar.empty()
+    if presses.generate_ended(st.session_state):  # presses made during it: the page takes them next
+        st.rerun()
 
 
 def step_buttons(page: str, capture_attention: bool = False, with_generate: bool = True,
@@ -129,9 +139,15 @@ def step_buttons(page: str, capture_attention: bool = False, with_generate: bool
     if advance:
         row.button(advance.label, key=f"{page}_advance", on_click=advance.on_click, args=advance.args,
                    shortcut=ADVANCE_SHORTCUT, help=advance.help)
-    with left:  # every quick press of Next token / Undo (or N / U) counted in the browser, applied in order
-        presses.press_counter(f"{page}_presses", {"next": f"{page}_next", "undo": f"{page}_undo"},
-                              {"next": lambda: next_token(capture_attention), "undo": undo})
+    counter = f"{page}_presses"
+    actions = {"next": lambda: next_token(capture_attention), "undo": undo}
+    if pressed is None and with_generate:  # a counted Generate press, or the rest of one a press cut short
+        pressed = presses.take_generate(st.session_state, counter, actions, int(n)) or None
+    button_keys = {"next": f"{page}_next", "undo": f"{page}_undo"}
+    if with_generate:
+        button_keys["generate"] = f"{page}_generate"
+    with left:  # every quick press of the row (or N / G / U) counted in the browser, applied in order
+        presses.press_counter(counter, button_keys, actions)
     return pressed
 
 

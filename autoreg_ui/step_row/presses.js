@@ -1,8 +1,9 @@
-// The step row's presses, counted in the browser: a click on Next token or Undo, or the key N or U, is added to a
-// running log sent to the server as one state value. Reruns that queue behind a running script merge into one;
-// the log they carry still holds every press, and the server applies the ones it has not applied yet, in order.
-const KINDS = ["next", "undo"];
-const KEYS = { n: "next", u: "undo" };
+// The step row's presses, counted in the browser: a click on Next token, Generate N or Undo, or the key N, G or U,
+// is added to a running log sent to the server as one state value. Reruns that queue behind a running script
+// merge into one; the log they carry still holds every press, and the server applies the ones it has not applied
+// yet, in order.
+const KINDS = ["next", "undo", "generate"];
+const KEYS = { n: "next", u: "undo", g: "generate" };
 const LOG_KEPT = 200;  // presses kept in the log: far more than can queue behind one run
 
 function shared() {
@@ -10,12 +11,13 @@ function shared() {
     const all = { rows: {} };
     // Rows are kept per step row (its buttons' keys), so a row of a page left behind matches no button here.
     const live = () => Object.values(all.rows);
-    const find = (kind) => live().find(row => document.querySelector(`.st-key-${row.keys[kind]} button`));
+    const find = (kind) => live().find(row => row.keys[kind]
+      && document.querySelector(`.st-key-${row.keys[kind]} button`));
     all.onClick = (event) => {
       const button = event.target instanceof Element ? event.target.closest("button") : null;
       if (!button || button.disabled) return;
       for (const row of live()) {
-        const kind = KINDS.find(k => button.closest(`.st-key-${row.keys[k]}`));
+        const kind = KINDS.find(k => row.keys[k] && button.closest(`.st-key-${row.keys[k]}`));
         if (kind) {
           event.preventDefault();
           event.stopPropagation();
@@ -35,6 +37,7 @@ function shared() {
       if (!row) return;
       event.preventDefault();
       event.stopPropagation();
+      if (event.repeat) return;  // a key held down is one press (and not Streamlit's shortcut either)
       row.press(kind);
     };
     window.addEventListener("click", all.onClick, true);  // before Streamlit's own handlers see the press
@@ -57,9 +60,10 @@ export default function (component) {
   row.keys = data.keys;
   row.applied = Math.max(row.applied || 0, data.applied);
   row.seq = Math.max(row.seq, data.applied);
+  row.queued = data.queued || 0;  // applied on the server but waiting there behind a Generate still to run
   const shown = parentElement.querySelector(".autoreg-pending");
   const show = row.show = () => {
-    const left = row.seq - row.applied;
+    const left = row.seq - row.applied + row.queued;
     const text = left <= 0 ? "" : (left === 1 ? data.one : data.many.replace("{n}", String(left)));
     if (shown && shown.textContent !== text) shown.textContent = text;
   };

@@ -3,10 +3,17 @@ applies the part it has not applied yet.
 
 Streamlit merges the button triggers of reruns that queue behind a running script into one, so ten quick
 presses of Next token could run as six. A small component (``presses.js``, Streamlit's components v2, in the
-page, no iframe) catches the clicks on Next token and Undo and the keys N and U before Streamlit's buttons do,
-numbers them, and sends the log as one state value: a merged rerun still carries every press. The server keeps
-the number it has applied per row (``applied_key``) in the session, so a rerun never applies a press twice,
-and sends it back, so the row can say how many presses are still to run.
+page, no iframe) catches the clicks on Next token, Generate N and Undo and the keys N, G and U before
+Streamlit's buttons do, numbers them, and sends the log as one state value: a merged rerun still carries every
+press. The server keeps the number it has applied per row (``applied_key``) in the session, so a rerun never
+applies a press twice, and sends it back, so the row can say how many presses are still to run.
+
+Generate N runs where the page draws its progress bar, not in a callback: its press waits in the row's queue
+(``queue_key``), and so does every press after it, so they still run in the order they were made. The page
+takes the queued presses at its step row (``take_generate``): Next token and Undo run there, a Generate is
+returned for the page to run, and what is left waits for the rerun asked for when it ends (``generate_ended``).
+A press made while a Generate runs reruns the page, which stops the script mid-Generate; the steps it had left
+(``GENERATING``) run first in that rerun, so the press cuts nothing short.
 
 The Streamlit buttons stay what the learner sees and what a screen reader and ``AppTest`` press: a press that
 reaches them (no JavaScript yet, or a test) runs through their own callbacks.
@@ -23,7 +30,9 @@ import streamlit as st
 from autoreg_ui.step_row import text
 
 HERE = Path(__file__).parent
-KINDS = ("next", "undo")
+KINDS = ("next", "undo", "generate")
+PAGE_RUNS = "generate"  # a kind the page runs itself (with its progress bar): queued, never run in a callback
+GENERATING = "step_row__generating"  # [row key, steps left] of the Generate a page is running
 
 
 def applied_key(key: str) -> str:
@@ -76,14 +85,93 @@ def apply(state: MutableMapping, key: str, log: object, actions: Mapping[str, Ca
     return len(fresh)
 
 
+QUEUE_SUFFIX = "__queued"
+
+
+def queue_key(key: str) -> str:
+    return f"{key}{QUEUE_SUFFIX}"
+
+
+def generating(state: Mapping, key: str) -> int:
+    """Steps still to run of the Generate this row handed its page (0: none running)."""
+    held = state.get(GENERATING)
+    ok = isinstance(held, list | tuple) and len(held) == 2 and held[0] == key and isinstance(held[1], int)
+    return max(0, held[1]) if ok else 0
+
+
+def routed(state: MutableMapping, key: str, actions: Mapping[str, Callable[[], None]]) -> dict[str, Callable]:
+    """What each kind of press does when it arrives: Next token and Undo run at once unless a Generate runs or
+    waits before them; a Generate waits for the page (``take_generate``), whatever comes after it behind it."""
+    def press(kind: str) -> None:
+        queued = state.setdefault(queue_key(key), [])
+        if kind == PAGE_RUNS or queued or generating(state, key):
+            queued.append(kind)
+        else:
+            actions[kind]()
+    return {kind: (lambda kind=kind: press(kind)) for kind in KINDS}
+
+
+def take_generate(state: MutableMapping, key: str, actions: Mapping[str, Callable[[], None]], n: int) -> int:
+    """How many steps of Generate the page runs now (0: none), running the queued presses before it.
+
+    A Generate cut short goes on first: a press that arrives while it runs reruns the page, which stops the
+    script mid-Generate (``steps_done`` kept the count). Otherwise the queue runs in order up to its first
+    Generate, which is taken (``n`` steps, the row's N). A Generate of a page left behind is dropped, with the
+    presses queued behind it.
+    """
+    held = state.get(GENERATING)
+    if held is not None and not generating(state, key):  # its page was left mid-Generate: it and its queue end
+        state.pop(GENERATING, None)
+        if isinstance(held, list | tuple) and held:
+            state[queue_key(str(held[0]))] = []
+    left = generating(state, key)
+    if left:
+        return left
+    queued = list(state.get(queue_key(key)) or [])
+    while queued:
+        kind = queued.pop(0)
+        if kind == PAGE_RUNS:
+            state[queue_key(key)] = queued
+            state[GENERATING] = [key, int(n)]
+            return int(n)
+        if kind in actions:
+            actions[kind]()
+    state[queue_key(key)] = queued
+    return 0
+
+
+def steps_done(state: MutableMapping, left: int) -> None:
+    """The running Generate has ``left`` steps to go (kept so a rerun that stops it mid-way can go on)."""
+    held = state.get(GENERATING)
+    if isinstance(held, list | tuple) and len(held) == 2:
+        state[GENERATING] = [held[0], max(0, int(left))]
+
+
+def generate_ended(state: MutableMapping) -> bool:
+    """The running Generate is over (done, refused, or stopped by the learner); True when presses made meanwhile
+    wait in its row's queue (the page reruns to take them)."""
+    held = state.pop(GENERATING, None)
+    return bool(isinstance(held, list | tuple) and held and state.get(queue_key(held[0])))
+
+
+def drop_waiting(state: MutableMapping) -> None:
+    """Forget the rest of a running Generate and every queued press: Reset (the text goes back to its prompt, what
+    was pressed before it is moot) and Streamlit's Stop (the learner stopped the run)."""
+    state.pop(GENERATING, None)
+    for name in [name for name in state.keys() if str(name).endswith(QUEUE_SUFFIX)]:
+        state[name] = []
+
+
 def press_counter(key: str, button_keys: Mapping[str, str], actions: Mapping[str, Callable[[], None]]) -> None:
     """Mount the counter for one step row (``button_keys``: kind → the Streamlit button's key; ``actions``:
-    kind → what a press does)."""
+    kind → what a press does; Generate's press only queues, see ``take_generate``)."""
     def on_log() -> None:
         value = st.session_state.get(key)
-        apply(st.session_state, key, value.get("log") if isinstance(value, Mapping) else None, actions)
+        apply(st.session_state, key, value.get("log") if isinstance(value, Mapping) else None,
+              routed(st.session_state, key, actions))
 
     data = {"row": key, "epoch": _epoch(st.session_state, key),
             "applied": int(st.session_state.get(applied_key(key), 0)),
+            "queued": len(st.session_state.get(queue_key(key)) or []),
             "keys": dict(button_keys), "one": text.PENDING_ONE, "many": text.PENDING_MANY}
     _component()(key=key, on_log_change=on_log, width="stretch", height="content", data=data)

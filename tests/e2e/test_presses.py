@@ -350,6 +350,55 @@ def test_mixed_presses_of_n_and_u_give_the_net_count(browser, server):
         ctx.close()
 
 
+def _set_generate_n(page, n: int) -> None:
+    box = page.get_by_label("N", exact=True)
+    box.fill(str(n))
+    box.press("Enter")
+    page.wait_for_function(f"[...document.querySelectorAll('button')].some(b => b.innerText.trim() === 'Generate {n}')")
+    _idle(page)
+    page.evaluate("() => document.activeElement?.blur()")
+
+
+def test_quick_presses_of_g_n_and_u_each_count_in_order(browser, server):
+    """Generate N's presses count too: G, N, G, U at 40 ms give 3 + 1 + 3 − 1 new tokens."""
+    ctx, page = _open_step(browser, server)
+    try:
+        _set_generate_n(page, 3)
+        for key in "gngu":
+            page.keyboard.press(key)
+            page.wait_for_timeout(40)
+        seen = _settled(page, 6)
+        assert sum(1 for a, b in zip(seen, seen[1:]) if b < a) <= 1, seen  # only the one Undo takes a token back
+        assert page.get_by_text("still to run").count() == 0
+    finally:
+        ctx.close()
+
+
+def test_a_press_while_generate_runs_does_not_cut_it_short(browser, server):
+    """On a page whose step row is not in a fragment (Inside generation), a press reruns the page and so stops
+    the script mid-Generate: Generate 12, then N while it runs, then Generate 12 again give 12 + 1 + 12 steps
+    (the address's count), in that order: none cut short, none lost."""
+    ctx, page = _new(browser)
+    try:
+        page.goto(f"{server}/inside?prompt=Once+upon+a+time&cfg_temperature=0")
+        page.get_by_role("button", name="Next token").first.wait_for()
+        _idle(page)
+        _set_generate_n(page, 12)
+        page.get_by_role("button", name="Generate 12").click()
+        page.get_by_text("Generating up to 12 tokens").wait_for()
+        page.wait_for_timeout(300)
+        page.keyboard.press("n")
+        page.wait_for_timeout(40)
+        page.get_by_role("button", name="Generate 12").click()
+        page.wait_for_url(re.compile(r"[?&]steps=25(&|$)"), timeout=120_000)
+        page.wait_for_timeout(1500)
+        _idle(page)
+        assert _steps_in_address(page) == 25
+        assert page.get_by_text("still to run").count() == 0
+    finally:
+        ctx.close()
+
+
 def test_a_key_typed_in_a_text_box_is_not_a_press(browser, server):
     ctx, page = _open_step(browser, server)
     try:

@@ -40,3 +40,66 @@ def test_apply_runs_each_press_once_in_order():
     assert presses.apply(state, "row", _log("next", "undo", "next"), actions) == 1  # a merged rerun's longer log
     assert presses.apply(state, "row", _log("next", "undo", "next"), actions) == 0  # the same log again
     assert ran == ["n", "u", "n"] and state[presses.applied_key("row")] == 3
+
+
+
+def _row(state: dict, ran: list[str]) -> dict:
+    actions = {"next": lambda: ran.append("n"), "undo": lambda: ran.append("u")}
+    return {"actions": actions, "routed": presses.routed(state, "row", actions)}
+
+
+def test_next_and_undo_run_at_once_until_a_generate_waits_then_everything_waits_behind_it():
+    state, ran = {"row__epoch": EPOCH}, []
+    row = _row(state, ran)
+    assert presses.apply(state, "row", _log("next", "undo"), row["routed"]) == 2
+    assert ran == ["n", "u"] and state.get(presses.queue_key("row"), []) == []
+    log = _log("next", "undo", "generate", "next", "generate", "undo")
+    assert presses.apply(state, "row", log, row["routed"]) == 4  # applied: queued in order, nothing lost
+    assert ran == ["n", "u"] and state[presses.queue_key("row")] == ["generate", "next", "generate", "undo"]
+    assert state[presses.applied_key("row")] == 6
+
+
+def test_the_page_takes_one_generate_at_a_time_running_the_presses_before_it():
+    state, ran = {presses.queue_key("row"): ["generate", "next", "undo", "generate", "next"]}, []
+    actions = _row(state, ran)["actions"]
+    assert presses.take_generate(state, "row", actions, 5) == 5 and ran == []
+    assert state[presses.queue_key("row")] == ["next", "undo", "generate", "next"]
+    assert presses.generating(state, "row") == 5 and presses.generating(state, "other") == 0
+    assert presses.generate_ended(state) is True  # presses wait behind it: the page reruns for them
+    assert presses.generate_ended(state) is False  # once
+    assert presses.take_generate(state, "row", actions, 3) == 3 and ran == ["n", "u"]
+    assert state[presses.queue_key("row")] == ["next"] and presses.generate_ended(state) is True
+    assert presses.take_generate(state, "row", actions, 3) == 0 and ran == ["n", "u", "n"]
+    assert state[presses.queue_key("row")] == [] and presses.generate_ended(state) is False
+
+
+def test_a_lone_generate_leaves_nothing_queued_and_asks_no_rerun():
+    state = {presses.queue_key("row"): ["generate"]}
+    assert presses.take_generate(state, "row", _row(state, [])["actions"], 4) == 4
+    assert state[presses.queue_key("row")] == [] and presses.generate_ended(state) is False
+    assert presses.take_generate(state, "row", _row(state, [])["actions"], 4) == 0  # an empty queue: no Generate
+
+
+def test_a_generate_cut_short_by_a_press_goes_on_first_and_the_press_waits_behind_it():
+    state, ran = {"row__epoch": EPOCH, presses.queue_key("row"): ["generate"]}, []
+    row = _row(state, ran)
+    assert presses.take_generate(state, "row", row["actions"], 10) == 10
+    presses.steps_done(state, 7)  # three steps ran, then a press of N reran the page mid-Generate
+    assert presses.apply(state, "row", _log("next"), row["routed"]) == 1
+    assert ran == [] and state[presses.queue_key("row")] == ["next"]  # it waits: the Generate came first
+    assert presses.take_generate(state, "row", row["actions"], 10) == 7 and ran == []  # the rest, not N again
+    presses.steps_done(state, 0)
+    assert presses.generate_ended(state) is True
+    assert presses.take_generate(state, "row", row["actions"], 10) == 0 and ran == ["n"]
+
+
+def test_a_generate_of_a_page_left_behind_is_dropped_and_reset_drops_everything_waiting():
+    state = {presses.queue_key("row"): ["generate", "next"]}
+    assert presses.take_generate(state, "row", {}, 6) == 6
+    assert presses.take_generate(state, "other", {}, 6) == 0 and presses.generating(state, "row") == 0
+    assert state[presses.queue_key("row")] == []  # the press queued behind it went with it
+    state[presses.queue_key("row")] = ["generate", "next"]
+    assert presses.take_generate(state, "row", {}, 6) == 6
+    presses.drop_waiting(state)
+    assert presses.generating(state, "row") == 0 and state[presses.queue_key("row")] == []
+    assert presses.take_generate(state, "row", {}, 6) == 0
