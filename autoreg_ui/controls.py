@@ -88,7 +88,6 @@ def generate(n: int, capture_attention: bool = False, on_step: Callable | None =
     last_redraw = [time.perf_counter()]
 
     def progress(record) -> None:
-        presses.steps_done(st.session_state, n - (record.index - start))
         now = time.perf_counter()
         done = record.index - start >= n or record.stop is not None
         if now - last_redraw[0] < REDRAW_EVERY_S and not done:
@@ -98,9 +97,14 @@ def generate(n: int, capture_attention: bool = False, on_step: Callable | None =
         if on_step is not None:
             on_step(record)
 
+    # A counted press's Generate ends at its goal, whoever steps meanwhile: a press reruns the page while this
+    # script's thread can still be stepping. It ends too when the goal is gone (Reset) or replaced.
+    goal = presses.target(st.session_state)
+    state = st.session_state
+    reached = None if goal is None else (lambda: len(session.records) >= goal or presses.target(state) != goal)
     try:
         _on_session(lambda s: s.generate(n, current_config(), capture_attention=capture_attention,
-                                         on_step=progress))
+                                         on_step=progress, should_stop=reached))
     except StopException:  # the learner stopped the run (Streamlit's Stop): nothing queued runs later
         presses.drop_waiting(st.session_state)
         raise
@@ -142,7 +146,10 @@ def step_buttons(page: str, capture_attention: bool = False, with_generate: bool
     counter = f"{page}_presses"
     actions = {"next": lambda: next_token(capture_attention), "undo": undo}
     if pressed is None and with_generate:  # a counted Generate press, or the rest of one a press cut short
-        pressed = presses.take_generate(st.session_state, counter, actions, int(n)) or None
+        def have() -> int:
+            session = current_session()
+            return len(session.records) if session is not None else 0
+        pressed = presses.take_generate(st.session_state, counter, actions, int(n), have) or None
     button_keys = {"next": f"{page}_next", "undo": f"{page}_undo"}
     if with_generate:
         button_keys["generate"] = f"{page}_generate"

@@ -311,9 +311,10 @@ class Session:
         if self.stop_reason(config) is not None:
             return done  # already stopped; afterwards each record says whether it stopped
         for _ in range(max(0, int(n))):
-            if should_stop is not None and should_stop():
-                break
-            rec = self._step(config, capture_attention, None, None)
+            with self._lock:  # the check and its step as one: another thread's step cannot slip in between
+                if should_stop is not None and should_stop():
+                    break
+                rec = self._step(config, capture_attention, None, None)
             done.append(rec)
             if on_step is not None:
                 on_step(rec)

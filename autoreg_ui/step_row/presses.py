@@ -12,8 +12,10 @@ Generate N runs where the page draws its progress bar, not in a callback: its pr
 (``queue_key``), and so does every press after it, so they still run in the order they were made. The page
 takes the queued presses at its step row (``take_generate``): Next token and Undo run there, a Generate is
 returned for the page to run, and what is left waits for the rerun asked for when it ends (``generate_ended``).
-A press made while a Generate runs reruns the page, which stops the script mid-Generate; the steps it had left
-(``GENERATING``) run first in that rerun, so the press cuts nothing short.
+A press made while a Generate runs reruns the page, which stops the script mid-Generate; the rerun first takes
+the Generate on to its goal (``GENERATING``: the token count it was to reach), so the press cuts nothing short.
+The goal, not a count of steps left, because the stopped script's thread can still be in a step when the rerun
+begins: both stop at the goal (``Session.generate``'s ``should_stop``, checked with each step under its lock).
 
 The Streamlit buttons stay what the learner sees and what a screen reader and ``AppTest`` press: a press that
 reaches them (no JavaScript yet, or a test) runs through their own callbacks.
@@ -32,7 +34,7 @@ from autoreg_ui.step_row import text
 HERE = Path(__file__).parent
 KINDS = ("next", "undo", "generate")
 PAGE_RUNS = "generate"  # a kind the page runs itself (with its progress bar): queued, never run in a callback
-GENERATING = "step_row__generating"  # [row key, steps left] of the Generate a page is running
+GENERATING = "step_row__generating"  # [row key, goal] of a running Generate: the text's token count when it ends
 
 
 def applied_key(key: str) -> str:
@@ -92,11 +94,18 @@ def queue_key(key: str) -> str:
     return f"{key}{QUEUE_SUFFIX}"
 
 
-def generating(state: Mapping, key: str) -> int:
-    """Steps still to run of the Generate this row handed its page (0: none running)."""
+def generating(state: Mapping, key: str) -> int | None:
+    """How many generated tokens the text is to have when the Generate this row handed its page ends (None: no
+    Generate of this row is running)."""
     held = state.get(GENERATING)
     ok = isinstance(held, list | tuple) and len(held) == 2 and held[0] == key and isinstance(held[1], int)
-    return max(0, held[1]) if ok else 0
+    return held[1] if ok else None
+
+
+def target(state: Mapping) -> int | None:
+    """The running Generate's goal (tokens in the text when it ends), whichever row handed it out."""
+    held = state.get(GENERATING)
+    return held[1] if isinstance(held, list | tuple) and len(held) == 2 and isinstance(held[1], int) else None
 
 
 def routed(state: MutableMapping, key: str, actions: Mapping[str, Callable[[], None]]) -> dict[str, Callable]:
@@ -104,47 +113,44 @@ def routed(state: MutableMapping, key: str, actions: Mapping[str, Callable[[], N
     waits before them; a Generate waits for the page (``take_generate``), whatever comes after it behind it."""
     def press(kind: str) -> None:
         queued = state.setdefault(queue_key(key), [])
-        if kind == PAGE_RUNS or queued or generating(state, key):
+        if kind == PAGE_RUNS or queued or generating(state, key) is not None:
             queued.append(kind)
         else:
             actions[kind]()
     return {kind: (lambda kind=kind: press(kind)) for kind in KINDS}
 
 
-def take_generate(state: MutableMapping, key: str, actions: Mapping[str, Callable[[], None]], n: int) -> int:
-    """How many steps of Generate the page runs now (0: none), running the queued presses before it.
+def take_generate(state: MutableMapping, key: str, actions: Mapping[str, Callable[[], None]], n: int,
+                  have: Callable[[], int]) -> int:
+    """How many steps of Generate the page runs now (0: none), running the queued presses before it; ``have()``:
+    the tokens the text has now (read after those presses ran).
 
-    A Generate cut short goes on first: a press that arrives while it runs reruns the page, which stops the
-    script mid-Generate (``steps_done`` kept the count). Otherwise the queue runs in order up to its first
-    Generate, which is taken (``n`` steps, the row's N). A Generate of a page left behind is dropped, with the
+    A Generate cut short goes on first, to its goal: a press that arrives while it runs reruns the page, which
+    stops the script mid-Generate. Otherwise the queue runs in order up to its first Generate, which is taken
+    (``n`` steps, the row's N; its goal ``have() + n``). A Generate of a page left behind is dropped, with the
     presses queued behind it.
     """
     held = state.get(GENERATING)
-    if held is not None and not generating(state, key):  # its page was left mid-Generate: it and its queue end
+    goal = generating(state, key)
+    if held is not None and goal is None:  # its page was left mid-Generate: it and its queue end
         state.pop(GENERATING, None)
         if isinstance(held, list | tuple) and held:
             state[queue_key(str(held[0]))] = []
-    left = generating(state, key)
-    if left:
-        return left
+    if goal is not None:
+        if goal > have():
+            return goal - have()
+        state.pop(GENERATING, None)  # the stopped run had reached its goal after all
     queued = list(state.get(queue_key(key)) or [])
     while queued:
         kind = queued.pop(0)
         if kind == PAGE_RUNS:
             state[queue_key(key)] = queued
-            state[GENERATING] = [key, int(n)]
+            state[GENERATING] = [key, int(have()) + int(n)]
             return int(n)
         if kind in actions:
             actions[kind]()
     state[queue_key(key)] = queued
     return 0
-
-
-def steps_done(state: MutableMapping, left: int) -> None:
-    """The running Generate has ``left`` steps to go (kept so a rerun that stops it mid-way can go on)."""
-    held = state.get(GENERATING)
-    if isinstance(held, list | tuple) and len(held) == 2:
-        state[GENERATING] = [held[0], max(0, int(left))]
 
 
 def generate_ended(state: MutableMapping) -> bool:

@@ -2,4 +2,5 @@
 from __future__ import annotations
 
 PENDING_ONE = "1 press still to run…"
-PENDING_MANY = "{n} presses still to run…"  # {n}: this tab's presses not yet run (not yet applied, or waiting on the server behind a Generate)
+# {n}: this tab's presses not yet run (not yet applied, or waiting on the server behind a Generate)
+PENDING_MANY = "{n} presses still to run…"

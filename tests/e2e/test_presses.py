@@ -354,7 +354,7 @@ def _set_generate_n(page, n: int) -> None:
     box = page.get_by_label("N", exact=True)
     box.fill(str(n))
     box.press("Enter")
-    page.wait_for_function(f"[...document.querySelectorAll('button')].some(b => b.innerText.trim() === 'Generate {n}')")
+    page.get_by_role("button", name=re.compile(rf"^Generate {n}\b")).wait_for()
     _idle(page)
     page.evaluate("() => document.activeElement?.blur()")
 
@@ -376,24 +376,49 @@ def test_quick_presses_of_g_n_and_u_each_count_in_order(browser, server):
 
 def test_a_press_while_generate_runs_does_not_cut_it_short(browser, server):
     """On a page whose step row is not in a fragment (Inside generation), a press reruns the page and so stops
-    the script mid-Generate: Generate 12, then N while it runs, then Generate 12 again give 12 + 1 + 12 steps
-    (the address's count), in that order: none cut short, none lost."""
+    the script mid-Generate: Generate 20, then N while it runs, then Generate 20 again give 20 + 1 + 20 steps
+    (the address's count; the server's cap is 64): none cut short, none lost, none run twice."""
     ctx, page = _new(browser)
     try:
         page.goto(f"{server}/inside?prompt=Once+upon+a+time&cfg_temperature=0")
         page.get_by_role("button", name="Next token").first.wait_for()
         _idle(page)
-        _set_generate_n(page, 12)
-        page.get_by_role("button", name="Generate 12").click()
-        page.get_by_text("Generating up to 12 tokens").wait_for()
+        _set_generate_n(page, 20)
+        page.get_by_role("button", name=re.compile(r"^Generate 20\b")).click()
+        page.wait_for_function("document.body.innerText.includes('Generating up to 20 tokens')", polling=20)
         page.wait_for_timeout(300)
         page.keyboard.press("n")
         page.wait_for_timeout(40)
-        page.get_by_role("button", name="Generate 12").click()
-        page.wait_for_url(re.compile(r"[?&]steps=25(&|$)"), timeout=120_000)
+        page.get_by_role("button", name=re.compile(r"^Generate 20\b")).click()
+        page.wait_for_url(re.compile(r"[?&]steps=41(&|$)"), timeout=120_000)
         page.wait_for_timeout(1500)
         _idle(page)
-        assert _steps_in_address(page) == 25
+        assert _steps_in_address(page) == 41
+        assert page.get_by_text("still to run").count() == 0
+    finally:
+        ctx.close()
+
+
+def test_reset_during_generate_stops_it_and_the_presses_behind_it(browser, server):
+    """On a page whose step row is not in a fragment, X while Generate 40 runs (with a press of N waiting behind
+    it) leaves the prompt alone: no step of the stopped run, and no queued press, runs after the Reset."""
+    ctx, page = _new(browser)
+    try:
+        page.goto(f"{server}/inside?prompt=Once+upon+a+time&cfg_temperature=0")
+        page.get_by_role("button", name="Next token").first.wait_for()
+        _idle(page)
+        _set_generate_n(page, 40)
+        page.keyboard.press("g")
+        page.wait_for_function("document.body.innerText.includes('Generating up to 40 tokens')", polling=20)
+        page.wait_for_timeout(300)
+        page.keyboard.press("n")
+        page.wait_for_timeout(200)
+        page.keyboard.press("x")
+        page.wait_for_timeout(3000)
+        _idle(page)
+        page.wait_for_timeout(1500)
+        _idle(page)
+        assert _steps_in_address(page) == 0, page.url
         assert page.get_by_text("still to run").count() == 0
     finally:
         ctx.close()

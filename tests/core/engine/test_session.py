@@ -344,3 +344,25 @@ def test_a_step_builds_its_record_complete(tiny):
     rec = s.step(SAMPLED)
     assert rec.cache_len == s.cache_len == len(s.ids) and rec.cache_bytes == s.cache_bytes > 0
     assert rec.time_ms >= rec.forward_ms > 0 and rec.pass_rows == 1 and rec.stop is None
+
+
+def test_two_threads_generating_one_session_to_one_goal_end_exactly_at_it(tiny):
+    """A page rerun mid-Generate can start a second Generate of the same text while the first script's thread is
+    still in a step; both stop at the same goal, checked with each step under the session's lock."""
+    import threading
+
+    for goal in (1, 7, 12):
+        s = Session(tiny, "The cat sat")
+        go = threading.Barrier(2)
+
+        def run(s=s, goal=goal, go=go):
+            go.wait()
+            s.generate(30, SAMPLED, should_stop=lambda: len(s.records) >= goal)
+
+        threads = [threading.Thread(target=run) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(s.records) == goal == len(s.ids) - s.prompt_len
+        assert [r.index for r in s.records] == list(range(1, goal + 1))
