@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from autoreg_core import SessionError
 from autoreg_core.engine.session import FULL_LOGITS_KEPT
@@ -102,12 +101,10 @@ def generate(n: int, capture_attention: bool = False, on_step: Callable | None =
     goal = presses.target(st.session_state)
     state = st.session_state
     reached = None if goal is None else (lambda: len(session.records) >= goal or presses.target(state) != goal)
-    try:
-        _on_session(lambda s: s.generate(n, current_config(), capture_attention=capture_attention,
-                                         on_step=progress, should_stop=reached))
-    except StopException:  # the learner stopped the run (Streamlit's Stop): nothing queued runs later
-        presses.drop_waiting(st.session_state)
-        raise
+    # A script stopped mid-Generate (Streamlit stops it to start the rerun a press asked for) keeps its goal: the
+    # rerun goes on to it. Streamlit's own Stop looks the same from here, so Reset is what ends a Generate.
+    _on_session(lambda s: s.generate(n, current_config(), capture_attention=capture_attention,
+                                     on_step=progress, should_stop=reached))
     bar.empty()
     if presses.generate_ended(st.session_state):  # presses made during it: the page takes them next
         st.rerun()

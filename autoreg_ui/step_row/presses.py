@@ -154,15 +154,15 @@ def take_generate(state: MutableMapping, key: str, actions: Mapping[str, Callabl
 
 
 def generate_ended(state: MutableMapping) -> bool:
-    """The running Generate is over (done, refused, or stopped by the learner); True when presses made meanwhile
+    """The running Generate is over (done or refused); True when presses made meanwhile
     wait in its row's queue (the page reruns to take them)."""
     held = state.pop(GENERATING, None)
     return bool(isinstance(held, list | tuple) and held and state.get(queue_key(held[0])))
 
 
 def drop_waiting(state: MutableMapping) -> None:
-    """Forget the rest of a running Generate and every queued press: Reset (the text goes back to its prompt, what
-    was pressed before it is moot) and Streamlit's Stop (the learner stopped the run)."""
+    """Forget the rest of a running Generate and every queued press (Reset: the text goes back to its prompt, what
+    was pressed before it is moot)."""
     state.pop(GENERATING, None)
     for name in [name for name in state.keys() if str(name).endswith(QUEUE_SUFFIX)]:
         state[name] = []

@@ -374,19 +374,26 @@ def test_quick_presses_of_g_n_and_u_each_count_in_order(browser, server):
         ctx.close()
 
 
+def _generate_on_inside(page, server, n: int, press) -> None:
+    """Inside generation (its step row is not in a fragment) with a greedy text, Generate ``n`` started by
+    ``press()`` and running for 300 ms."""
+    page.goto(f"{server}/inside?prompt=Once+upon+a+time&cfg_temperature=0")
+    page.get_by_role("button", name="Next token").first.wait_for()
+    _idle(page)
+    _set_generate_n(page, n)
+    press()
+    page.wait_for_function(f"document.body.innerText.includes('Generating up to {n} tokens')", polling=20)
+    page.wait_for_timeout(300)
+
+
 def test_a_press_while_generate_runs_does_not_cut_it_short(browser, server):
     """On a page whose step row is not in a fragment (Inside generation), a press reruns the page and so stops
     the script mid-Generate: Generate 20, then N while it runs, then Generate 20 again give 20 + 1 + 20 steps
     (the address's count; the server's cap is 64): none cut short, none lost, none run twice."""
     ctx, page = _new(browser)
     try:
-        page.goto(f"{server}/inside?prompt=Once+upon+a+time&cfg_temperature=0")
-        page.get_by_role("button", name="Next token").first.wait_for()
-        _idle(page)
-        _set_generate_n(page, 20)
-        page.get_by_role("button", name=re.compile(r"^Generate 20\b")).click()
-        page.wait_for_function("document.body.innerText.includes('Generating up to 20 tokens')", polling=20)
-        page.wait_for_timeout(300)
+        _generate_on_inside(page, server, 20, lambda: page.get_by_role("button", name=re.compile(r"^Generate 20\b"))
+                            .click())
         page.keyboard.press("n")
         page.wait_for_timeout(40)
         page.get_by_role("button", name=re.compile(r"^Generate 20\b")).click()
@@ -404,13 +411,7 @@ def test_reset_during_generate_stops_it_and_the_presses_behind_it(browser, serve
     it) leaves the prompt alone: no step of the stopped run, and no queued press, runs after the Reset."""
     ctx, page = _new(browser)
     try:
-        page.goto(f"{server}/inside?prompt=Once+upon+a+time&cfg_temperature=0")
-        page.get_by_role("button", name="Next token").first.wait_for()
-        _idle(page)
-        _set_generate_n(page, 40)
-        page.keyboard.press("g")
-        page.wait_for_function("document.body.innerText.includes('Generating up to 40 tokens')", polling=20)
-        page.wait_for_timeout(300)
+        _generate_on_inside(page, server, 40, lambda: page.keyboard.press("g"))
         page.keyboard.press("n")
         page.wait_for_timeout(200)
         page.keyboard.press("x")
