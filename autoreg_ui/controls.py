@@ -98,9 +98,10 @@ def generate(n: int, capture_attention: bool = False, on_step: Callable | None =
 
     # A counted press's Generate ends at its goal, whoever steps meanwhile: a press reruns the page while this
     # script's thread can still be stepping. It ends too when the goal is gone (Reset) or replaced.
-    goal = presses.target(st.session_state)
+    goal = presses.target(st.session_state, session)
     state = st.session_state
-    reached = None if goal is None else (lambda: len(session.records) >= goal or presses.target(state) != goal)
+    reached = None if goal is None else (lambda: len(session.records) >= goal
+                                         or presses.target(state, session) != goal)
     # A script stopped mid-Generate (Streamlit stops it to start the rerun a press asked for) keeps its goal: the
     # rerun goes on to it. Streamlit's own Stop looks the same from here, so Reset is what ends a Generate.
     _on_session(lambda s: s.generate(n, current_config(), capture_attention=capture_attention,
@@ -146,7 +147,7 @@ def step_buttons(page: str, capture_attention: bool = False, with_generate: bool
         def have() -> int:
             session = current_session()
             return len(session.records) if session is not None else 0
-        pressed = presses.take_generate(st.session_state, counter, actions, int(n), have) or None
+        pressed = presses.take_generate(st.session_state, counter, actions, int(n), have, current_session) or None
     button_keys = {"next": f"{page}_next", "undo": f"{page}_undo"}
     if with_generate:
         button_keys["generate"] = f"{page}_generate"

@@ -34,7 +34,7 @@ from autoreg_ui.step_row import text
 HERE = Path(__file__).parent
 KINDS = ("next", "undo", "generate")
 PAGE_RUNS = "generate"  # a kind the page runs itself (with its progress bar): queued, never run in a callback
-GENERATING = "step_row__generating"  # [row key, goal] of a running Generate: the text's token count when it ends
+GENERATING = "step_row__generating"  # [row key, goal, text] of a running Generate: the count when it ends, of what
 
 
 def applied_key(key: str) -> str:
@@ -94,18 +94,26 @@ def queue_key(key: str) -> str:
     return f"{key}{QUEUE_SUFFIX}"
 
 
-def generating(state: Mapping, key: str) -> int | None:
+def _held(state: Mapping) -> tuple | None:
+    held = state.get(GENERATING)
+    ok = isinstance(held, list | tuple) and len(held) == 3 and isinstance(held[1], int)
+    return tuple(held) if ok else None
+
+
+def generating(state: Mapping, key: str, text: object = None) -> int | None:
     """How many generated tokens the text is to have when the Generate this row handed its page ends (None: no
-    Generate of this row is running)."""
-    held = state.get(GENERATING)
-    ok = isinstance(held, list | tuple) and len(held) == 2 and held[0] == key and isinstance(held[1], int)
-    return held[1] if ok else None
+    Generate of this row is running, or, given ``text``, it was for another text: a new prompt or model)."""
+    held = _held(state)
+    if held is None or held[0] != key or (text is not None and held[2] is not text):
+        return None
+    return held[1]
 
 
-def target(state: Mapping) -> int | None:
-    """The running Generate's goal (tokens in the text when it ends), whichever row handed it out."""
-    held = state.get(GENERATING)
-    return held[1] if isinstance(held, list | tuple) and len(held) == 2 and isinstance(held[1], int) else None
+def target(state: Mapping, text: object) -> int | None:
+    """The running Generate's goal (tokens in ``text`` when it ends), whichever row handed it out; None when it
+    is not for ``text``."""
+    held = _held(state)
+    return held[1] if held is not None and held[2] is text else None
 
 
 def routed(state: MutableMapping, key: str, actions: Mapping[str, Callable[[], None]]) -> dict[str, Callable]:
@@ -121,20 +129,21 @@ def routed(state: MutableMapping, key: str, actions: Mapping[str, Callable[[], N
 
 
 def take_generate(state: MutableMapping, key: str, actions: Mapping[str, Callable[[], None]], n: int,
-                  have: Callable[[], int]) -> int:
+                  have: Callable[[], int], text: Callable[[], object]) -> int:
     """How many steps of Generate the page runs now (0: none), running the queued presses before it; ``have()``:
-    the tokens the text has now (read after those presses ran).
+    the tokens the text has now (read after those presses ran); ``text()``: the text itself (its session).
 
     A Generate cut short goes on first, to its goal: a press that arrives while it runs reruns the page, which
     stops the script mid-Generate. Otherwise the queue runs in order up to its first Generate, which is taken
-    (``n`` steps, the row's N; its goal ``have() + n``). A Generate of a page left behind is dropped, with the
-    presses queued behind it.
+    (``n`` steps, the row's N; its goal ``have() + n``). A Generate of a text since replaced (a new prompt, model
+    or link) is dropped, and the presses queued behind it run on the new text; a Generate of a page left behind
+    is dropped with the presses queued behind it.
     """
     held = state.get(GENERATING)
-    goal = generating(state, key)
-    if held is not None and goal is None:  # its page was left mid-Generate: it and its queue end
+    goal = generating(state, key, text())
+    if held is not None and goal is None:  # its page was left, or its text replaced, mid-Generate: it ends
         state.pop(GENERATING, None)
-        if isinstance(held, list | tuple) and held:
+        if isinstance(held, list | tuple) and held and held[0] != key:  # a page left: its queue ends too
             state[queue_key(str(held[0]))] = []
     if goal is not None:
         if goal > have():
@@ -145,7 +154,7 @@ def take_generate(state: MutableMapping, key: str, actions: Mapping[str, Callabl
         kind = queued.pop(0)
         if kind == PAGE_RUNS:
             state[queue_key(key)] = queued
-            state[GENERATING] = [key, int(have()) + int(n)]
+            state[GENERATING] = [key, int(have()) + int(n), text()]
             return int(n)
         if kind in actions:
             actions[kind]()

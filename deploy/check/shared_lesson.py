@@ -89,7 +89,11 @@ def shared_lesson(browser, url: str, students: int, dsn: str, restart, started: 
         page = teacher.page
         step("teacher", "opening the Class page", lambda t: page.get_by_role("link", name="Class").first.click(
             timeout=t))
-        step("teacher", "pressing Ask the class", lambda t: page.get_by_role("button", name="Ask the class").click(
+        # the Class page's own Ask (its key), once the page is there: the step page's desk has an Ask the class
+        # too, and a click on it while the Class page loads is lost with the page it was on
+        step("teacher", "the Class page opening", lambda t: page.wait_for_url(re.compile(r"/class\b"), timeout=t))
+        teacher.idle("the Class page becoming idle")
+        step("teacher", "pressing Ask the class", lambda t: page.locator(".st-key-class_ask button").click(
             timeout=t))
         for tab, seat in pupils:
             seat["guessed"] = _guess(tab, "Paris")
