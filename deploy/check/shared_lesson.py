@@ -93,8 +93,8 @@ def shared_lesson(browser, url: str, students: int, dsn: str, restart, started: 
         # too, and a click on it while the Class page loads is lost with the page it was on
         step("teacher", "the Class page opening", lambda t: page.wait_for_url(re.compile(r"/class\b"), timeout=t))
         teacher.idle("the Class page becoming idle")
-        step("teacher", "pressing Ask the class", lambda t: page.locator(".st-key-class_ask button").click(
-            timeout=t))
+        ask = page.locator(".st-key-class_ask").get_by_role("button", name="Ask the class")
+        step("teacher", "pressing Ask the class", lambda t: ask.click(timeout=t))
         for tab, seat in pupils:
             seat["guessed"] = _guess(tab, "Paris")
         step("teacher", f"seeing {joined} answers", lambda t: page.get_by_text(
