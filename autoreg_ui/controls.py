@@ -98,8 +98,8 @@ def generate(n: int, capture_attention: bool = False, on_step: Callable | None =
 
     # A counted press's Generate ends at its goal, whoever steps meanwhile: a press reruns the page while this
     # script's thread can still be stepping. It ends too when the goal is gone (Reset) or replaced.
-    goal = presses.target(st.session_state, session)
     state = st.session_state
+    goal = presses.target(state, session)
     reached = None if goal is None else (lambda: len(session.records) >= goal
                                          or presses.target(state, session) != goal)
     # A script stopped mid-Generate (Streamlit stops it to start the rerun a press asked for) keeps its goal: the

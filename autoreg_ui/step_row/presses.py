@@ -146,8 +146,8 @@ def take_generate(state: MutableMapping, key: str, actions: Mapping[str, Callabl
         if isinstance(held, list | tuple) and held and held[0] != key:  # a page left: its queue ends too
             state[queue_key(str(held[0]))] = []
     if goal is not None:
-        if goal > have():
-            return goal - have()
+        if (left := goal - have()) > 0:
+            return left
         state.pop(GENERATING, None)  # the stopped run had reached its goal after all
     queued = list(state.get(queue_key(key)) or [])
     while queued:

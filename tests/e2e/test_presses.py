@@ -382,8 +382,7 @@ def _generate_on_inside(page, server, n: int, press) -> None:
     page.goto(f"{server}/inside?prompt=Once+upon+a+time&cfg_temperature=0")
     page.get_by_role("button", name="Next token").first.wait_for()
     _idle(page)
-    _set_generate_n(page, n)
-    _idle(page)
+    _set_generate_n(page, n)  # ends idle
     press()
     page.wait_for_function(RUNNING, polling=10)
     page.wait_for_timeout(300)
