@@ -100,6 +100,9 @@ LEGEND_SWATCH_PX = 46  # a legend entry's symbol and the gap after it
 LEGEND_WIDTH_PX = dict(normal=560, large=900)
 TOP_PAD_PX = 8
 DEFAULT_HEIGHT = 450  # plotly's, when a figure sets none
+MIN_PLOT_SHARE = 0.5  # of the height a figure asked for: what its plot keeps however many rows its legend takes
+AXIS_TITLE_PX = dict(normal=14, large=LARGE["axis_title"])
+TICK_PX = dict(normal=12, large=LARGE["ticks"])
 
 
 def _legend_entries(fig: go.Figure) -> list[str]:
@@ -165,13 +168,16 @@ def framed(fig: go.Figure, *, large: bool = False) -> tuple[go.Figure, str]:
     names = _legend_entries(fig)
     at_foot = fig.layout.legend is not None and fig.layout.legend.yref == "container" and (
         fig.layout.legend.y is not None and fig.layout.legend.y < 0.5)
-    if names and not at_foot:
+    legend_at = top if names and not at_foot else None
+    if legend_at is not None:
         rows = legend_rows(names, legend_px, LEGEND_WIDTH_PX["large" if large else "normal"])
-        height = fig.layout.height or DEFAULT_HEIGHT
-        fig.update_layout(legend=dict(orientation="h", xref="paper", x=0, xanchor="left", yref="container",
-                                      y=1 - top / height, yanchor="top", title=None))
         top += int(rows * legend_px * 1.75) + 4
     top += _subplot_title_room(fig, legend_px) + _top_axis_room(fig, large)
+    _keep_plot_room(fig, max(top, 20), large)
+    if legend_at is not None:  # placed in px from the top of the (perhaps grown) figure
+        fig.update_layout(legend=dict(orientation="h", xref="paper", x=0, xanchor="left", yref="container",
+                                      y=1 - legend_at / (fig.layout.height or DEFAULT_HEIGHT), yanchor="top",
+                                      title=None))
     margin = fig.layout.margin
     fig.update_layout(margin=dict(t=max(top, 20), l=margin.l if margin.l is not None else 10,
                                   r=margin.r if margin.r is not None else 10,
@@ -181,6 +187,22 @@ def framed(fig: go.Figure, *, large: bool = False) -> tuple[go.Figure, str]:
         if axis.tickangle is not None and axis.tickangle not in (0, 90, -90) and axis.side != "top":
             axis.tickangle = None  # plotly's own choice: horizontal when the labels fit, turned when they would collide
     return fig, details
+
+
+def _keep_plot_room(fig: go.Figure, top: int, large: bool) -> None:
+    """Grow a figure that the title and legend above its plot would squeeze: its plot keeps ``MIN_PLOT_SHARE`` of
+    the height the figure asked for, and room for its y axis's title (centred on the plot: a longer title is cut by
+    the chart's edge). A legend of many entries, or presenter mode's larger type, makes the chart taller instead."""
+    size = "large" if large else "normal"
+    asked = fig.layout.height or DEFAULT_HEIGHT
+    bottom = (fig.layout.margin.b or 0) + TICK_PX[size] * 1.6 + (
+        AXIS_TITLE_PX[size] * 1.6 if _axis_title(fig.layout.xaxis) else 0)
+    y_title = _axis_title(fig.layout.yaxis) or ""
+    # the y title is centred on the plot and may reach into the margins above and below it, not past the edge
+    plot = max(asked * MIN_PLOT_SHARE, len(y_title) * CHAR_WIDTH * AXIS_TITLE_PX[size] + 12 - 2 * min(top, bottom))
+    needed = int(top + bottom + plot)
+    if needed > asked:
+        fig.update_layout(height=needed)
 
 
 def _top_axis_room(fig: go.Figure, large: bool) -> int:

@@ -104,3 +104,87 @@ def test_no_chart_draws_over_itself(browser, app_url, size, present):
         ctx.close()
     assert seen > 10, f"only {seen} charts drawn: the pages did not open"
     assert problems == []
+
+
+# ---------------------------------------------------------------- the charts a measurement button draws
+# Each measurement button (grouped by page, pressed in order on one tab), the sliders set first (keys pressed on
+# each, ``Home`` = the slider's smallest value) so it runs in seconds on two cores, and the charts it draws (their
+# keys; none for continuations, which print text). A chart inside a closed expander is opened before it is read.
+SMALLEST = ("Home",)
+PRESSES: dict[str, list[tuple[str, dict[str, tuple[str, ...]], tuple[str, ...]]]] = {
+    "cost": [("cost_run", {"cost_max_len": SMALLEST}, ("cost_fig_step", "cost_fig_speedup"))],
+    "serving": [
+        ("srv_batch_run", {"srv_batch_max": ("Home", "ArrowRight", "ArrowRight")}, ("srv_chart_batching",)),
+        ("srv_queue_run", {"srv_queue_requests": SMALLEST, "srv_queue_longest": SMALLEST},
+         ("srv_chart_timeline_static", "srv_chart_timeline_continuous", "srv_chart_waits")),
+        ("srv_spec_run", {"srv_spec_k": SMALLEST, "srv_spec_max_new": SMALLEST}, ("srv_spec_rounds_chart_0_0",)),
+    ],
+    "tricks": [("tricks_spec_run", {"tricks_spec_k": SMALLEST, "tricks_spec_max_new": SMALLEST},
+                ("tricks_whatif_fig", "tricks_spec_bars"))],
+    "sampling": [("lab_cont_run", {"lab_cont_k": SMALLEST, "lab_cont_m": SMALLEST}, ()),
+                 ("lab_beam_run", {"lab_beam_steps": ("Home", "ArrowRight", "ArrowRight")}, ("lab_beam_chart",))],
+}
+WHILE_RUNNING = "[data-testid=stMain] [data-testid=stProgress], [data-testid=stMain] [data-testid=stSpinner]"
+OPEN_EXPANDERS_WITH_CHARTS_JS = """
+() => [...document.querySelectorAll('[data-testid=stMain] details:not([open])')]
+        .filter(d => d.querySelector('.js-plotly-plot')).forEach(d => d.querySelector('summary').click())
+"""
+# The box of the first element matching a selector, in the viewport's coordinates (null: none drawn).
+TOP_BOTTOM_JS = ("s => { const e = document.querySelector(s); if (!e) return null; const b = e.getBoundingClientRect();"
+                 " return [b.top, b.bottom]; }")
+
+
+def _set_slider(page, key: str, presses: tuple[str, ...]) -> None:
+    handle = page.locator(f".st-key-{key} input[type=range]").first
+    handle.focus()
+    for press in presses:
+        page.keyboard.press(press)
+    _settled(page)
+
+
+def _press_and_watch(page, button: str, screen_h: int) -> list[str]:
+    """Press a measurement button (scrolled to the middle of the screen, where a learner would press it) and return
+    what was off the first screen: its live progress while it ran."""
+    found = []
+    page.locator(f".st-key-{button} button").first.evaluate("b => b.scrollIntoView({block: 'center'})")
+    page.locator(f".st-key-{button} button").first.click()
+    try:
+        page.locator(WHILE_RUNNING).first.wait_for(state="visible", timeout=20_000)
+        box = page.evaluate(TOP_BOTTOM_JS, WHILE_RUNNING)
+        if box is not None and not (0 <= box[0] and box[1] <= screen_h):
+            found.append(f"{button}: its progress at y {box[0]:.0f}–{box[1]:.0f}, off the first screen")
+    except Exception:  # noqa: BLE001 - a quick run can end before its progress is seen
+        pass
+    _settled(page)
+    return found
+
+
+@pytest.mark.parametrize("size,present", [(NORMAL, False), (PROJECTOR, True)], ids=["normal", "presenter"])
+def test_no_chart_a_measurement_draws_draws_over_itself(browser, app_url, size, present):
+    ctx = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    page = ctx.new_page()
+    page.set_default_timeout(300_000)
+    problems, seen, off_screen = [], set(), []
+    try:
+        for path, presses in PRESSES.items():
+            page.goto(f"{app_url}/{path}{QUERY}" + ("&present=1" if present else ""))
+            if present:
+                page.wait_for_url("**embed_options=dark_theme**")
+            page.locator("h1").first.wait_for()
+            _settled(page)
+            for button, sliders, draws in presses:
+                for key, keys_pressed in sliders.items():
+                    _set_slider(page, key, keys_pressed)
+                off_screen += _press_and_watch(page, button, size[1])
+                for key in draws:
+                    page.locator(f".st-key-{key} .js-plotly-plot").first.wait_for(state="attached")
+                page.evaluate(OPEN_EXPANDERS_WITH_CHARTS_JS)
+                charts = _charts_here(page)
+                seen |= {chart["key"] for chart in charts}
+                problems += [f"{path} after {button}: {p}" for chart in charts for p in chart_problems(chart)]
+    finally:
+        ctx.close()
+    wanted = {f"st-key-{key}" for presses in PRESSES.values() for _, _, draws in presses for key in draws}
+    assert wanted <= seen, f"not drawn: {sorted(wanted - seen)}"
+    assert sorted(set(problems)) == []
+    assert off_screen == []

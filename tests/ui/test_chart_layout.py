@@ -60,3 +60,30 @@ def test_an_axis_on_top_gets_room_under_the_title():
                                                           tickvals=[0, 1], ticktext=["a long label", "b"])))[0]
     assert on_top.layout.margin.t > plain + 12 * 1.5 + 14
     assert on_top.layout.xaxis.tickangle == -60  # its room was counted at this angle
+
+
+def _legend_of(entries: int, **layout) -> go.Figure:
+    return go.Figure([go.Scatter(x=[1, 2], y=[1, 2], name=f"a fairly long series name {i}") for i in range(entries)],
+                     layout=dict(height=300, title="T", **layout))
+
+
+def test_a_legend_of_many_rows_makes_the_chart_taller_not_its_plot_smaller():
+    few = charts.framed(_legend_of(2))[0]
+    assert few.layout.height == 300  # one legend row: the height asked for
+    many = charts.framed(_legend_of(12))[0]
+    rows = charts.legend_rows([f"a fairly long series name {i}" for i in range(12)], charts.NORMAL_TYPE["legend"],
+                              charts.LEGEND_WIDTH_PX["normal"])
+    assert rows > 3
+    assert many.layout.height > 300
+    assert many.layout.height - many.layout.margin.t >= 300 * charts.MIN_PLOT_SHARE  # the plot kept its share
+    title_room = charts.TOP_PAD_PX + int(charts.NORMAL_TYPE["title"] * 1.45)
+    assert many.layout.legend.y == 1 - title_room / many.layout.height  # still right under the title
+
+
+def test_presenter_type_grows_a_chart_whose_y_title_would_be_cut():
+    long_title = "speed-up over plain decoding, measured (×)"
+    short = charts.framed(_legend_of(2, yaxis=dict(title="ms")), large=True)[0]
+    assert short.layout.height == 300
+    tall = charts.framed(_legend_of(2, yaxis=dict(title=long_title)), large=True)[0]
+    title_px = len(long_title) * charts.CHAR_WIDTH * charts.LARGE["axis_title"]
+    assert tall.layout.height > 300 and tall.layout.height >= title_px
