@@ -41,6 +41,7 @@ GATHER_MS = 4.0  # the longest a step waits for company, and only when other tab
 BUSY_S = 1.0  # "other tabs are stepping": another cache stepped within this window
 MAX_PADDED_POSITIONS = 16_384  # rows × longest cache per pass: bounds the padded copy (~720 MiB for SmolLM2 fp32)
 HISTORY_S = 60.0  # what the live panel reads: the passes of the last minute
+MAX_OWNERS_KEPT = 512  # owners remembered before the gone and the old are dropped (the live panel drops them too)
 
 
 def worker_count(wanted: int = 0) -> int:
@@ -202,6 +203,7 @@ class DecodeBatcher:
         self._cv = threading.Condition()
         self._queue: list[_Ask] = []
         self._recent: deque[tuple[float, Callable[[], object]]] = deque(maxlen=256)  # (when, weak ref to the owner)
+        self._last_asked: dict[int, tuple[float, Callable[[], object]]] = {}  # owner's id → (its last ask, weak ref)
         self._passes: deque[PassRecord] = deque()
         self._threads: list[threading.Thread] = []
         self._idle = 0  # workers waiting for an ask
@@ -218,7 +220,11 @@ class DecodeBatcher:
         owner = cache if owner is None else owner
         ask = _Ask(cache, int(token), owner)
         with self._cv:
-            self._recent.append((time.monotonic(), _weak(owner)))
+            asked = time.monotonic()
+            self._recent.append((asked, _weak(owner)))
+            self._last_asked[id(owner)] = (asked, self._recent[-1][1])
+            if len(self._last_asked) > MAX_OWNERS_KEPT:
+                self._forget_owners(asked)
             self._queue.append(ask)
             self._threads = [t for t in self._threads if t.is_alive()]
             if self._idle == 0 and len(self._threads) < self.workers:  # every worker busy: one more may start
@@ -334,6 +340,21 @@ class DecodeBatcher:
         with self._cv:
             return self._totals
 
+    def _forget_owners(self, now: float) -> None:
+        """Drop owners that are gone or last asked more than ``HISTORY_S`` ago (called with the lock held)."""
+        for key, (when, ref) in list(self._last_asked.items()):
+            if now - when > HISTORY_S or ref() is None:
+                del self._last_asked[key]
+
+    def others_stepping(self, me: object = None, within_s: float = HISTORY_S) -> int:
+        """How many owners other than ``me`` (a tab's ``Session``) asked for a step in the last ``within_s`` seconds
+        and are still alive: a closed tab or a finished request does not count."""
+        now = time.monotonic()
+        with self._cv:
+            self._forget_owners(now)
+            alive = [ref() for when, ref in self._last_asked.values() if now - when <= within_s]
+        return sum(1 for who in alive if who is not None and who is not me)
+
 
 def _weak(owner: object) -> Callable[[], object]:
     """A weak reference to ``owner`` (or, for an object that cannot have one, a strong one)."""
@@ -366,6 +387,7 @@ class ServerNow:
     window_s: float
     by_rows: dict[int, int]  # rows per pass → how many passes
     since_start: Totals = Totals(0, 0, 0)  # every pass since the server started
+    others: int = 0  # owners other than the reader (open tabs, running requests) that stepped in the window
 
     @property
     def tokens_per_s(self) -> float:
@@ -378,11 +400,13 @@ class ServerNow:
         return shared / self.tokens if self.tokens else 0.0
 
 
-def server_now(bundle, within_s: float = HISTORY_S) -> ServerNow:
-    """What this server's batcher did for ``bundle`` in the last ``within_s`` seconds (a snapshot)."""
+def server_now(bundle, within_s: float = HISTORY_S, me: object = None) -> ServerNow:
+    """What this server's batcher did for ``bundle`` in the last ``within_s`` seconds (a snapshot), and how many
+    owners other than ``me`` stepped in that time."""
     found = batcher_for(bundle)
     passes, totals = found.passes(within_s), found.totals()
     by_rows: dict[int, int] = {}
     for p in passes:
         by_rows[p.rows] = by_rows.get(p.rows, 0) + 1
-    return ServerNow(len(passes), sum(p.rows for p in passes), within_s, dict(sorted(by_rows.items())), totals)
+    return ServerNow(len(passes), sum(p.rows for p in passes), within_s, dict(sorted(by_rows.items())), totals,
+                     found.others_stepping(me, within_s))

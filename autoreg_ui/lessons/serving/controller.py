@@ -10,8 +10,12 @@ from autoreg_core.experiments import precision
 from autoreg_core.experiments import roofline as batching
 from autoreg_core.experiments import speculative_decoding as speculative
 from autoreg_core.experiments.serving_measurements import SpecCase
+from autoreg_ui.lessons.serving import keys
 
 LIVE_EVERY_S = 5.0  # the live panel's refresh: it redraws itself only (a snapshot of the batcher's passes)
+OWN_REQUESTS = 6  # requests a tab alone may send through the batcher at once (under its 12 rows a pass)
+OWN_STEPS = 8  # decode steps each: about a second on SmolLM2 on two CPU cores
+OWN_PROMPT_TOKENS = 32  # the end of the page's text the requests continue (a short prefill each)
 
 
 
@@ -26,6 +30,23 @@ def _mean(values: list[float]) -> float:
 def live_every(auto: bool) -> float | None:
     """How often the live panel redraws itself: every ``LIVE_EVERY_S`` seconds, or never (paused)."""
     return LIVE_EVERY_S if auto else None
+
+
+def offers_own_requests(now, batching: bool, has_text: bool) -> bool:
+    """A tab alone on the server (no other tab or request stepped in the panel's window) is offered requests of its
+    own, so the panel has passes to count; not when the server does not batch (each would be a pass of its own)."""
+    return batching and has_text and now.others == 0
+
+
+def own_prompt(ids: list[int]) -> list[int]:
+    """The end of the page's text that the requests continue."""
+    return list(ids)[-OWN_PROMPT_TOKENS:]
+
+
+def kept_own(state, model: str):
+    """The requests sent from this tab on ``model`` (what the batcher did with them), if any."""
+    found = state.get(keys.SRV_OWN_KEPT)
+    return found[1] if isinstance(found, tuple) and found[0] == model else None
 
 
 # ---------------------------------------------------------------- 1 · batching

@@ -8,6 +8,8 @@ from autoreg_ui.keys import JobKeys
 SRV_PAGE = "srv"  # prefix of the shared step buttons' keys on this page
 SRV_LIVE_REFRESH = "srv_live_refresh"  # the live panel's "Update every 5 s" switch
 SRV_LIVE_CHART = "srv_live_chart"
+SRV_OWN_REQUESTS = "srv_own_requests"  # the live panel's "Send … requests of my own" button (offered to a tab alone)
+SRV_OWN_KEPT = "srv_own_kept"  # kept: (model name, what the batcher did with those requests)
 SRV_CHART = "srv_chart"  # prefix of every chart on the page (one suffix per chart)
 SRV_BATCH_MAX = "srv_batch_max"
 SRV_BATCH = JobKeys("srv_batch")  # kept: the batching sweep (points arrive while it runs)

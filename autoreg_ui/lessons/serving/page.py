@@ -7,6 +7,7 @@ import streamlit as st
 from autoreg_core import EMBEDDED_MODEL, SamplingConfig
 from autoreg_core.engine.model_spec import dtype_name
 from autoreg_core.experiments import continuous_batching as scheduler
+from autoreg_core.experiments import own_requests
 from autoreg_core.experiments import roofline as batching
 from autoreg_core.experiments import serving_measurements as measurements
 from autoreg_core.experiments import speculative_decoding as speculative
@@ -42,8 +43,21 @@ def render() -> None:
     def live_panel() -> None:
         """The batcher's last minute for this model, and how this tab's last step ran. On a timer it redraws only
         itself: a snapshot of the batcher's pass history (taken under its lock) and this tab's last record."""
-        now = batcher.server_now(bundle)
         session = current_session()
+        now = batcher.server_now(bundle, me=session)
+        ids = list(session.ids) if session is not None else []
+        if serving.offers_own_requests(now, settings.current().batch, bool(ids)):
+            note = st.empty()
+            if st.button(text.own_button(serving.OWN_REQUESTS), key=keys.SRV_OWN_REQUESTS,
+                         help=text.own_help(serving.OWN_REQUESTS, serving.OWN_STEPS, serving.OWN_PROMPT_TOKENS)):
+                with st.spinner(text.OWN_RUNNING):
+                    found = own_requests.send_own_requests(bundle, batcher.batcher_for(bundle), serving.own_prompt(ids),
+                                                           serving.OWN_REQUESTS, serving.OWN_STEPS)
+                st.session_state[keys.SRV_OWN_KEPT] = (bundle.name, found)
+                now = batcher.server_now(bundle, me=session)
+            note.info(text.alone_sentence(now))
+        if sent := serving.kept_own(st.session_state, bundle.name):
+            st.markdown(text.own_result(sent))
         last_rows = None
         if session is not None:
             with session.lock:
