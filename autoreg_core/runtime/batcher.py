@@ -35,13 +35,13 @@ from autoreg_core.engine import decode
 from autoreg_core.engine.padding import left_padded_cache, slab_cache, write_back
 from autoreg_core.engine.passes import PassResult
 from autoreg_core.runtime.forward_slots import forward_slot_count
+from autoreg_core.runtime.recent_owners import RecentOwners
 
 MAX_ROWS = 12  # rows per pass: 12 rows cost ~1.1× a 8-row pass on this CPU, and the padding copy grows with rows
 GATHER_MS = 4.0  # the longest a step waits for company, and only when other tabs are stepping
 BUSY_S = 1.0  # "other tabs are stepping": another cache stepped within this window
 MAX_PADDED_POSITIONS = 16_384  # rows × longest cache per pass: bounds the padded copy (~720 MiB for SmolLM2 fp32)
 HISTORY_S = 60.0  # what the live panel reads: the passes of the last minute
-MAX_OWNERS_KEPT = 512  # owners remembered before the gone and the old are dropped (the live panel drops them too)
 
 
 def worker_count(wanted: int = 0) -> int:
@@ -203,7 +203,7 @@ class DecodeBatcher:
         self._cv = threading.Condition()
         self._queue: list[_Ask] = []
         self._recent: deque[tuple[float, Callable[[], object]]] = deque(maxlen=256)  # (when, weak ref to the owner)
-        self._last_asked: dict[int, tuple[float, Callable[[], object]]] = {}  # owner's id → (its last ask, weak ref)
+        self._owners = RecentOwners(HISTORY_S)  # each owner's last ask: who else is generating
         self._passes: deque[PassRecord] = deque()
         self._threads: list[threading.Thread] = []
         self._idle = 0  # workers waiting for an ask
@@ -220,11 +220,8 @@ class DecodeBatcher:
         owner = cache if owner is None else owner
         ask = _Ask(cache, int(token), owner)
         with self._cv:
-            asked = time.monotonic()
-            self._recent.append((asked, _weak(owner)))
-            self._last_asked[id(owner)] = (asked, self._recent[-1][1])
-            if len(self._last_asked) > MAX_OWNERS_KEPT:
-                self._forget_owners(asked)
+            self._recent.append((asked := time.monotonic(), ref := _weak(owner)))
+            self._owners.note(owner, ref, asked)
             self._queue.append(ask)
             self._threads = [t for t in self._threads if t.is_alive()]
             if self._idle == 0 and len(self._threads) < self.workers:  # every worker busy: one more may start
@@ -340,20 +337,10 @@ class DecodeBatcher:
         with self._cv:
             return self._totals
 
-    def _forget_owners(self, now: float) -> None:
-        """Drop owners that are gone or last asked more than ``HISTORY_S`` ago (called with the lock held)."""
-        for key, (when, ref) in list(self._last_asked.items()):
-            if now - when > HISTORY_S or ref() is None:
-                del self._last_asked[key]
-
     def others_stepping(self, me: object = None, within_s: float = HISTORY_S) -> int:
-        """How many owners other than ``me`` (a tab's ``Session``) asked for a step in the last ``within_s`` seconds
-        and are still alive: a closed tab or a finished request does not count."""
-        now = time.monotonic()
+        """Owners other than ``me`` (a tab's ``Session``), still alive, that asked for a step within ``within_s`` s."""
         with self._cv:
-            self._forget_owners(now)
-            alive = [ref() for when, ref in self._last_asked.values() if now - when <= within_s]
-        return sum(1 for who in alive if who is not None and who is not me)
+            return self._owners.others(me, within_s, time.monotonic())
 
 
 def _weak(owner: object) -> Callable[[], object]:

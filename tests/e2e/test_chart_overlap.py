@@ -129,9 +129,16 @@ OPEN_EXPANDERS_WITH_CHARTS_JS = """
 () => [...document.querySelectorAll('[data-testid=stMain] details:not([open])')]
         .filter(d => d.querySelector('.js-plotly-plot')).forEach(d => d.querySelector('summary').click())
 """
-# The box of the first element matching a selector, in the viewport's coordinates (null: none drawn).
-TOP_BOTTOM_JS = ("s => { const e = document.querySelector(s); if (!e) return null; const b = e.getBoundingClientRect();"
-                 " return [b.top, b.bottom]; }")
+# The box, in the viewport's coordinates, of the progress (or spinner) nearest under the pressed button: a page may
+# show other progress bars elsewhere (null: none drawn).
+NEAREST_PROGRESS_JS = """
+([progress, button]) => {
+  const under = document.querySelector(button).getBoundingClientRect().bottom;
+  const boxes = [...document.querySelectorAll(progress)].map(e => e.getBoundingClientRect())
+                 .filter(b => b.height > 0).sort((a, b) => Math.abs(a.top - under) - Math.abs(b.top - under));
+  return boxes.length ? [boxes[0].top, boxes[0].bottom] : null;
+}
+"""
 
 
 def _set_slider(page, key: str, presses: tuple[str, ...]) -> None:
@@ -150,7 +157,7 @@ def _press_and_watch(page, button: str, screen_h: int) -> list[str]:
     page.locator(f".st-key-{button} button").first.click()
     try:
         page.locator(WHILE_RUNNING).first.wait_for(state="visible", timeout=20_000)
-        box = page.evaluate(TOP_BOTTOM_JS, WHILE_RUNNING)
+        box = page.evaluate(NEAREST_PROGRESS_JS, [WHILE_RUNNING, f".st-key-{button}"])
         if box is not None and not (0 <= box[0] and box[1] <= screen_h):
             found.append(f"{button}: its progress at y {box[0]:.0f}–{box[1]:.0f}, off the first screen")
     except Exception:  # noqa: BLE001 - a quick run can end before its progress is seen

@@ -18,7 +18,7 @@ from autoreg_ui.charts import show_chart
 from autoreg_ui.format import BYTE_UNITS_NOTE
 from autoreg_ui.lessons.serving import controller as serving
 from autoreg_ui.lessons.serving import figures as figs
-from autoreg_ui.lessons.serving import keys, questions, queue_text, speculation_text, text
+from autoreg_ui.lessons.serving import keys, live_text, questions, queue_text, speculation_text, text
 from autoreg_ui.sharing.presenter import explain
 from autoreg_ui.state import allowed_models, current_config, current_session, shared_bundle
 
@@ -48,16 +48,16 @@ def render() -> None:
         ids = list(session.ids) if session is not None else []
         if serving.offers_own_requests(now, settings.current().batch, bool(ids)):
             note = st.empty()
-            if st.button(text.own_button(serving.OWN_REQUESTS), key=keys.SRV_OWN_REQUESTS,
-                         help=text.own_help(serving.OWN_REQUESTS, serving.OWN_STEPS, serving.OWN_PROMPT_TOKENS)):
-                with st.spinner(text.OWN_RUNNING):
+            if st.button(live_text.own_button(serving.OWN_REQUESTS), key=keys.SRV_OWN_REQUESTS,
+                         help=live_text.own_help(serving.OWN_REQUESTS, serving.OWN_STEPS, serving.OWN_PROMPT_TOKENS)):
+                with st.spinner(live_text.OWN_RUNNING):
                     found = own_requests.send_own_requests(bundle, batcher.batcher_for(bundle), serving.own_prompt(ids),
                                                            serving.OWN_REQUESTS, serving.OWN_STEPS)
                 st.session_state[keys.SRV_OWN_KEPT] = (bundle.name, found)
                 now = batcher.server_now(bundle, me=session)
-            note.info(text.alone_sentence(now))
+            note.info(live_text.alone_sentence(now))
         if sent := serving.kept_own(st.session_state, bundle.name):
-            st.markdown(text.own_result(sent))
+            st.markdown(live_text.own_result(sent))
         last_rows = None
         if session is not None:
             with session.lock:

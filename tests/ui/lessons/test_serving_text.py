@@ -6,7 +6,7 @@ import pytest
 from autoreg_core.experiments import roofline as batching
 from autoreg_core.experiments import serving_measurements as measurements
 from autoreg_ui.lessons.serving import controller as serving
-from autoreg_ui.lessons.serving import speculation_text, text
+from autoreg_ui.lessons.serving import live_text, speculation_text, text
 
 
 def test_captions_carry_their_numbers():
@@ -339,16 +339,16 @@ def test_a_tab_alone_is_told_so_from_the_batchers_count_and_offered_requests_of_
     from autoreg_core.runtime.batcher import ServerNow, Totals
 
     quiet = ServerNow(0, 0, 60.0, {}, Totals(0, 0, 0), others=0)
-    assert text.alone_sentence(quiet) == (
+    assert live_text.alone_sentence(quiet) == (
         "No tab on this server, yours included, asked for a decode step in the last 60 seconds, so every figure below "
         "is zero. Send a few requests of your own and watch the batcher gather their steps into shared passes.")
     mine = ServerNow(4, 4, 60.0, {1: 4}, Totals(4, 4, 0), others=0)  # only this tab stepped
-    assert text.alone_sentence(mine) == (
+    assert live_text.alone_sentence(mine) == (
         "No other open tab asked this server for a decode step in the last 60 seconds: nobody is generating beside "
         "you. Send a few requests of your own and watch the batcher gather their steps into shared passes.")
     for others in (1, 5):  # the other side of the boundary: nothing said, nothing offered
         crowded = ServerNow(4, 6, 60.0, {1: 2, 2: 2}, Totals(4, 6, 4), others=others)
-        assert text.alone_sentence(crowded) is None
+        assert live_text.alone_sentence(crowded) is None
         assert serving.offers_own_requests(crowded, batching=True, has_text=True) is False
     assert serving.offers_own_requests(quiet, batching=True, has_text=True) is True
     assert serving.offers_own_requests(mine, batching=True, has_text=True) is True
@@ -360,14 +360,14 @@ def test_the_own_requests_sentence_reads_what_the_batcher_did():
     from autoreg_core.experiments.own_requests import OwnRequests
 
     shared = OwnRequests(tokens=[[1, 2], [3, 4], [5, 6]], rows=[[3, 3], [3, 2], [2, 3]], passes=3, seconds=0.456)
-    assert text.own_result(shared) == (
+    assert live_text.own_result(shared) == (
         "Your 3 requests asked for 6 decode steps in 0.46 s; the batcher ran 3 passes while they did, and their steps "
         "rode in passes of up to 3 rows. It counts each request as a tab of its own, so the panel below now includes "
         "them.")
     alone = OwnRequests(tokens=[[1]], rows=[[1]], passes=1, seconds=0.05)
     assert "the batcher ran 1 pass while they did, and their steps rode in passes of up to 1 row." in \
-        text.own_result(alone)
-    assert text.own_button(serving.OWN_REQUESTS) == f"Send {serving.OWN_REQUESTS} requests of my own at once"
+        live_text.own_result(alone)
+    assert live_text.own_button(serving.OWN_REQUESTS) == f"Send {serving.OWN_REQUESTS} requests of my own at once"
     assert serving.own_prompt(list(range(100))) == list(range(100 - serving.OWN_PROMPT_TOKENS, 100))
     assert serving.own_prompt([7, 8]) == [7, 8]
 
