@@ -86,15 +86,15 @@ def render() -> None:
     if measuring.run_controls(keys.SRV_BATCH, "Measure the batching curve"):
         measuring.launch(keys.SRV_BATCH.kept, "batching curve", (bundle.name, largest),
                        lambda p: measurements.batching_work(bundle, largest, p))
-    show_chart(figs.bytes_figure(spec, batching.batch_sizes(largest), measurements.context_length(bundle)),
-               key=f"{keys.SRV_CHART}_bytes", filename="serving-bytes-per-step")
-    if found := measuring.show_kept(keys.SRV_BATCH.kept, bundle.name):
+    if found := measuring.show_kept(keys.SRV_BATCH.kept, bundle.name):  # the measured curve right under its button
         show_chart(figs.batching_figure(found.result, spec, bandwidth, peak), key=f"{keys.SRV_CHART}_batching",
                    filename="serving-batching")
         for line in text.batching_sentences(found.result, spec, bandwidth, peak):
             st.markdown(line)
         st.dataframe(pd.DataFrame(serving.batching_rows(found.result, spec, bandwidth)), hide_index=True,
                      key=keys.SRV_BATCH.table)
+    show_chart(figs.bytes_figure(spec, batching.batch_sizes(largest), measurements.context_length(bundle)),
+               key=f"{keys.SRV_CHART}_bytes", filename="serving-bytes-per-step")
 
     guide.header(text.GUIDES, "2 · Static vs continuous batching")
     explain(text.CONTINUOUS_BATCHING)
