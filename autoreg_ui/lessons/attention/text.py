@@ -308,14 +308,28 @@ ATTENTION_GROWTH = ("How much does this model's KV cache grow with every token?"
 
 
 # ---------------------------------------------------------------- Notice · Try · Ask (guide.show)
+WHERE_IT_LOOKED = "1 · Where it looked"
+WHERE_ASK_FIRST_TOKEN = ("Look at the weight on the very first token in several heads. Where a head puts a lot there, "
+                         "what might that token be doing for it?")
+
+
+def where_try(n_layers: int) -> str:
+    """The Try beside "Where it looked": which layers to compare, for this model's count of layers."""
+    if n_layers >= 3:
+        return ("Step a few times and switch between the first layer, a middle one and the last: where does the "
+                "weight go in each?")
+    if n_layers == 2:
+        return "Step a few times and switch between the two layers: where does the weight go in each?"
+    return ("Step a few times and switch between heads: where does the weight go in each, and does it stay on the "
+            "same keys as the text grows?")
+
+
 GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading or tab label
-    "1 · Where it looked": (
+    WHERE_IT_LOOKED: (
         "One row of weights per head: how much the newest token's query drew from each earlier position. Each "
         "row adds up to 1.",
-        "Step a few times and switch between the first layer, a middle one and the last: where does the weight go in "
-        "each?",
-        "Look at the weight on the very first token in several heads. Where a head puts a lot there, what might "
-        "that token be doing for it?"),
+        where_try(3),  # ``sliding_text.guides_for`` puts the loaded model's own layer count in
+        WHERE_ASK_FIRST_TOKEN),
     "2 · Causal triangle": (
         "Each row is a query, each column a key; everything above the diagonal is empty because a token may not "
         "look at tokens after it.",
