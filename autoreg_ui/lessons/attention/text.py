@@ -263,9 +263,31 @@ WHY_EXACT = ("**Why reusing the cache changes nothing.** Under the causal mask a
 RECOMPUTE_BUTTON = "Recompute every cached key and value from scratch"
 
 
+def _layers(n: int) -> str:
+    return "1 layer" if n == 1 else f"{n:,} layers"
+
+
+def recompute_compared(check) -> str:
+    """Which positions the check compared in which layers: every position where each layer's cache holds them all,
+    else per group of layers the last ones its cache keeps (a sliding layer's window), from ``check.compared``."""
+    total = check.positions
+    if all(n == total for n in check.compared):
+        return f"Recomputed {total:,} positions × {check.layers} layers in one pass without the cache."
+    groups = []
+    if full := sum(n == total for n in check.compared):
+        groups.append(f"all {total:,} positions in {_layers(full)}")
+    for kept in sorted({n for n in check.compared if n != total}):
+        count = sum(n == kept for n in check.compared)
+        span = f"position {total - 1:,}" if kept == 1 else f"positions {total - kept:,} … {total - 1:,}"
+        layers = "1 sliding layer, which keeps" if count == 1 else f"{count:,} sliding layers, which keep"
+        groups.append(f"the last {kept:,} ({span}) in {layers} only those")
+    return (f"Recomputed {total:,} positions in one pass without the cache and compared what each layer's cache "
+            f"holds: {' and '.join(groups)}.")
+
+
 def recompute_text(check) -> str:
     """What the comparison found (``check``: ``cache_exact.RecomputeCheck``), with its own numbers."""
-    return (f"Recomputed {check.positions} positions × {check.layers} layers in one pass without the cache. "
+    return (f"{recompute_compared(check)} "
             f"Largest difference from the cached keys and values: {check.max_abs_diff:.2g}, on values up to "
             f"{check.largest_value:.3g} (a relative {check.relative:.1g}). That is floating-point rounding: "
             "the two computations add the same numbers in a different order, not a different result.")
@@ -273,7 +295,8 @@ def recompute_text(check) -> str:
 
 def recompute_rows(check) -> list[dict]:
     """One row per layer: its largest difference, for the table under the sentence."""
-    return [{"layer": i, "largest |cached − recomputed|": d} for i, d in enumerate(check.per_layer)]
+    return [{"layer": i, "positions compared": n, "largest |cached − recomputed|": d}
+            for i, (n, d) in enumerate(zip(check.compared, check.per_layer, strict=True))]
 
 
 # ---------------------------------------------------------------- predict, then check (questions.py)
