@@ -295,7 +295,7 @@ def recompute_text(check) -> str:
 
 def recompute_rows(check) -> list[dict]:
     """One row per layer: its largest difference, for the table under the sentence."""
-    return [{"layer": i, "positions compared": n, "largest |cached − recomputed|": d}
+    return [{"layer": i, "largest |cached − recomputed|": d, "positions compared": n}
             for i, (n, d) in enumerate(zip(check.compared, check.per_layer, strict=True))]
 
 
