@@ -35,3 +35,24 @@ def ms(value: float) -> str:
 def ratio(value: float) -> str:
     """A speed-up or a ratio: '29.4×'."""
     return "—" if value is None or not math.isfinite(value) else f"{value:,.1f}×"
+
+
+TINY_PERCENT = 0.001  # a probability under this many percent is written as under it: its digits would be noise
+
+
+def percent(prob: float) -> str:
+    """A probability as a percentage, never 0.0% for a token the model gave a chance and never in e-notation:
+    0.4153 → '41.5%', 0.0000123 → '0.0012%' (two significant digits under 0.1%), 2.5e-9 → '< 0.001%'."""
+    if prob <= 0:
+        return "0%"
+    if prob >= 0.001:
+        return f"{prob:.1%}"
+    if prob * 100 >= TINY_PERCENT:
+        return f"{prob * 100:.2g}%"
+    return f"< {TINY_PERCENT:g}%"
+
+
+def p_is(prob: float) -> str:
+    """'p = 41.5%', or 'p < 0.001%' for a probability too small to write (not 'p = < 0.001%')."""
+    said = percent(prob)
+    return f"p {said}" if said.startswith("<") else f"p = {said}"

@@ -21,6 +21,7 @@ class RecomputeCheck:
     positions: int
     layers: int
     per_layer: tuple[float, ...]  # largest |cached − recomputed| over that layer's K and V
+    compared: tuple[int, ...]  # per layer, the positions compared: the last ones its cache keeps (fewer when sliding)
     largest_value: float  # largest |K| or |V| anywhere: the scale the differences compare with
 
     @property
@@ -46,7 +47,7 @@ def recompute_check(bundle, session) -> RecomputeCheck:
         cached = [(k.clone(), v.clone()) for k, v in _tensors(session.cache)]
     fresh = DynamicCache()
     decode.forward(bundle, ids, fresh)
-    per_layer, largest = [], 0.0
+    per_layer, compared, largest = [], [], 0.0
     for (k, v), (fk, fv) in zip(cached, _tensors(fresh), strict=True):
         kept = k.shape[-2]  # a sliding layer holds only its window's last positions: compare those
         fk, fv = fk[:, :, fk.shape[-2] - kept:], fv[:, :, fv.shape[-2] - kept:]
@@ -54,5 +55,7 @@ def recompute_check(bundle, session) -> RecomputeCheck:
             raise ValueError(f"Cache shapes differ: {tuple(k.shape)} against {tuple(fk.shape)}.")
         diff = torch.maximum((k.float() - fk.float()).abs().max(), (v.float() - fv.float()).abs().max())
         per_layer.append(float(diff))
+        compared.append(kept)
         largest = max(largest, float(k.abs().max()), float(v.abs().max()))
-    return RecomputeCheck(positions=len(ids), layers=len(per_layer), per_layer=tuple(per_layer), largest_value=largest)
+    return RecomputeCheck(positions=len(ids), layers=len(per_layer), per_layer=tuple(per_layer),
+                          compared=tuple(compared), largest_value=largest)

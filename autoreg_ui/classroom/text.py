@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from autoreg_core.experiments.guess_score import POINTS_PER_BIT, points
+from autoreg_ui.format import p_is, percent
 
 TITLE = "Class"
 START_BUTTON = "Start a class"
@@ -101,7 +102,7 @@ SCORE_RULE = (f"A guess scores 100 points minus {POINTS_PER_BIT:.0f} per bit of 
               f"a token the model gives p = ½ scores {points(0.5):.0f}, p = 1/1024 scores {points(1 / 1024):.0f}. "
               "A guess of several tokens is scored "
               "by its first token, in the spelling (with or without a leading space) the model finds likelier.")
-MODEL_CHOSE = "The model drew {token} (p = {prob}, rank {rank})."
+MODEL_CHOSE = "The model drew {token} ({p}, rank {rank})."
 CLASS_BEST = "The class's most common guess: {token} ({count} of {n}); its model probability {prob}."
 CLASS_TIE = "No single most common guess: {tokens} tie ({count} each of {n})."
 NO_GUESSES = "Nobody guessed."
@@ -188,14 +189,12 @@ DRAW_FAILED = "Your tab could not draw: {why}"
 
 
 def pct(prob: float) -> str:
-    """A probability as a percentage that never reads 0.0% for a token the model did give a chance."""
-    if prob <= 0:
-        return "0%"
-    return f"{prob:.1%}" if prob >= 0.001 else f"{prob * 100:.2g}%"
+    """A probability as a percentage that never reads 0.0% for a token the model did give a chance (``percent``)."""
+    return percent(prob)
 
 
 def model_chose(token: str, prob: float, rank: int) -> str:
-    return MODEL_CHOSE.format(token=token, prob=pct(prob), rank=rank)
+    return MODEL_CHOSE.format(token=token, p=p_is(prob), rank=rank)
 
 
 def class_best(token: str, count: int, n: int, prob: float) -> str:
@@ -226,7 +225,7 @@ def record_question(number: int, step: int, drew: str | None, prob: float | None
     head = f"Question {number}: the token {after_step(step)}"
     if drew is None or prob is None:
         return head + " (not revealed)"
-    return f"{head}; the model drew {drew} (p = {pct(prob)}, rank {rank})"
+    return f"{head}; the model drew {drew} ({p_is(prob)}, rank {rank})"
 
 
 def record_round(number: int, step: int, temperature: float, draws: int, tokens: int) -> str:
@@ -241,7 +240,7 @@ def several_tokens(n: int) -> str:
 
 def your_score(text: str, token: str, prob: float, rank: int, score: float, tokens: int) -> str:
     extra = f" {several_tokens(tokens)}" if tokens > 1 else ""
-    return (f"Your guess “{text}” was scored as the token {token}{extra}: the model gave it p = {pct(prob)}, "
+    return (f"Your guess “{text}” was scored as the token {token}{extra}: the model gave it {p_is(prob)}, "
             f"rank {rank}, so **{score:.1f} points**.")
 
 

@@ -15,3 +15,12 @@ def test_counts_times_and_ratios():
                                                                                    "3.50 T"]
     assert [fmt.ms(v) for v in (35.4, 2410.0, None, math.nan)] == ["35 ms", "2.41 s", "—", "—"]
     assert [fmt.ratio(v) for v in (29.44, None, math.inf)] == ["29.4×", "—", "—"]
+
+
+def test_a_probability_reads_as_a_percentage_on_each_side_of_each_boundary():
+    assert [fmt.percent(p) for p in (0.4153, 0.001, 0.000999, 0.0000123, 1e-5)] == [
+        "41.5%", "0.1%", "0.1%", "0.0012%", "0.001%"]  # 0.1%, then two significant digits down to 0.001%
+    assert [fmt.percent(p) for p in (9.99e-6, 2.5e-9, 1e-300)] == ["< 0.001%"] * 3  # under it: no e-notation
+    assert fmt.percent(0.0) == "0%" and fmt.percent(0.00042) == "0.042%"
+    assert all("e" not in fmt.percent(10.0 ** -k) for k in range(0, 40))
+    assert [fmt.p_is(p) for p in (0.05, 1e-5, 9.99e-6)] == ["p = 5.0%", "p = 0.001%", "p < 0.001%"]

@@ -129,6 +129,11 @@ class Picture:
     timeline: list[kvc.CachePoint]
     times: kvc.PhaseTimes | None
 
+    @property
+    def query(self) -> int | None:
+        """The newest query's position (None before any has been through the model)."""
+        return None if self.latest is None else self.latest[0]
+
 
 def read(session, layer: int, head: int | None) -> Picture:
     """Everything the page draws, read while no step can run in between."""

@@ -182,7 +182,7 @@ def render() -> None:
             st.info(text.no_capture(family_name(bundle.config.model_type)))
         with views:
             open_section(SECTIONS, keys.ATT_SECTION, pic, layer, head, f"Layer {layer}, {ac.head_name(head, H)}",
-                         guides=sliding_text.guides_for(spec, layer))
+                         guides=sliding_text.guides_for(spec, layer, pic.query))
 
 
     lesson()

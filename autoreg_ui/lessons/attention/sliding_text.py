@@ -10,7 +10,13 @@ from __future__ import annotations
 from autoreg_core.engine.kv_cache import WorkedExample
 from autoreg_core.engine.model_spec import ModelSpec
 from autoreg_ui.format import human_bytes
-from autoreg_ui.lessons.attention.text import DECODE_STEP_INTRO, GUIDES
+from autoreg_ui.lessons.attention.text import (
+    DECODE_STEP_INTRO,
+    GUIDES,
+    WHERE_ASK_FIRST_TOKEN,
+    WHERE_IT_LOOKED,
+    where_try,
+)
 
 
 def window_of(spec: ModelSpec, layer: int) -> int | None:
@@ -155,12 +161,27 @@ SLIDING_CACHE_GUIDE = (
     "Why is the cache exact: why would recomputing the old keys and values give the same numbers?")
 
 
-def guides_for(spec: ModelSpec, layer: int) -> dict[str, tuple[str, str, str]]:
-    """The Notice · Try · Ask boxes for this model: the triangle's for the selected layer, the cache's for the model
-    (the stored ``GUIDES`` for a model without sliding layers)."""
-    if not spec.sliding_layers:
-        return GUIDES
+def where_ask(window: int | None, query: int | None) -> str:
+    """The Ask beside "Where it looked" for the layer shown: about the first token while the query can see it, about
+    the window's oldest key once position 0 is outside the window (the query at ``query`` sees query − W + 1 …
+    query, so position 0 drops out when query ≥ W)."""
+    if window is None or query is None or query < window:
+        return WHERE_ASK_FIRST_TOKEN
+    oldest = query - window + 1
+    return (f"The first token is outside this layer's window of {window:,} now: the mask gives it weight 0 in every "
+            f"head. Look at the oldest key still inside, position {oldest:,}, in several heads: where a head puts a "
+            "lot there, where might that weight go at the next step, when that key leaves the window?")
+
+
+def guides_for(spec: ModelSpec, layer: int, query: int | None = None) -> dict[str, tuple[str, str, str]]:
+    """The Notice · Try · Ask boxes for this model: "Where it looked" for its layer count and, in a sliding layer,
+    the newest query's position (``query``; None before any row is recorded), the triangle's for the selected
+    layer, the cache's for the model."""
     boxes = dict(GUIDES)
+    notice = GUIDES[WHERE_IT_LOOKED][0]
+    boxes[WHERE_IT_LOOKED] = (notice, where_try(spec.n_layers), where_ask(window_of(spec, layer), query))
+    if not spec.sliding_layers:
+        return boxes
     boxes["4 · KV cache"] = SLIDING_CACHE_GUIDE
     if window_of(spec, layer) is not None:
         boxes["2 · Causal triangle"] = SLIDING_TRIANGLE_GUIDE

@@ -263,9 +263,31 @@ WHY_EXACT = ("**Why reusing the cache changes nothing.** Under the causal mask a
 RECOMPUTE_BUTTON = "Recompute every cached key and value from scratch"
 
 
+def _layers(n: int) -> str:
+    return "1 layer" if n == 1 else f"{n:,} layers"
+
+
+def recompute_compared(check) -> str:
+    """Which positions the check compared in which layers: every position where each layer's cache holds them all,
+    else per group of layers the last ones its cache keeps (a sliding layer's window), from ``check.compared``."""
+    total = check.positions
+    if all(n == total for n in check.compared):
+        return f"Recomputed {total:,} positions × {check.layers} layers in one pass without the cache."
+    groups = []
+    if full := sum(n == total for n in check.compared):
+        groups.append(f"all {total:,} positions in {_layers(full)}")
+    for kept in sorted({n for n in check.compared if n != total}):
+        count = sum(n == kept for n in check.compared)
+        span = f"position {total - 1:,}" if kept == 1 else f"positions {total - kept:,} … {total - 1:,}"
+        layers = "1 sliding layer, which keeps" if count == 1 else f"{count:,} sliding layers, which keep"
+        groups.append(f"the last {kept:,} ({span}) in {layers} only those")
+    return (f"Recomputed {total:,} positions in one pass without the cache and compared what each layer's cache "
+            f"holds: {' and '.join(groups)}.")
+
+
 def recompute_text(check) -> str:
     """What the comparison found (``check``: ``cache_exact.RecomputeCheck``), with its own numbers."""
-    return (f"Recomputed {check.positions} positions × {check.layers} layers in one pass without the cache. "
+    return (f"{recompute_compared(check)} "
             f"Largest difference from the cached keys and values: {check.max_abs_diff:.2g}, on values up to "
             f"{check.largest_value:.3g} (a relative {check.relative:.1g}). That is floating-point rounding: "
             "the two computations add the same numbers in a different order, not a different result.")
@@ -273,7 +295,8 @@ def recompute_text(check) -> str:
 
 def recompute_rows(check) -> list[dict]:
     """One row per layer: its largest difference, for the table under the sentence."""
-    return [{"layer": i, "largest |cached − recomputed|": d} for i, d in enumerate(check.per_layer)]
+    return [{"layer": i, "largest |cached − recomputed|": d, "positions compared": n}
+            for i, (n, d) in enumerate(zip(check.compared, check.per_layer, strict=True))]
 
 
 # ---------------------------------------------------------------- predict, then check (questions.py)
@@ -308,14 +331,28 @@ ATTENTION_GROWTH = ("How much does this model's KV cache grow with every token?"
 
 
 # ---------------------------------------------------------------- Notice · Try · Ask (guide.show)
+WHERE_IT_LOOKED = "1 · Where it looked"
+WHERE_ASK_FIRST_TOKEN = ("Look at the weight on the very first token in several heads. Where a head puts a lot there, "
+                         "what might that token be doing for it?")
+
+
+def where_try(n_layers: int) -> str:
+    """The Try beside "Where it looked": which layers to compare, for this model's count of layers."""
+    if n_layers >= 3:
+        return ("Step a few times and switch between the first layer, a middle one and the last: where does the "
+                "weight go in each?")
+    if n_layers == 2:
+        return "Step a few times and switch between the two layers: where does the weight go in each?"
+    return ("Step a few times and switch between heads: where does the weight go in each, and does it stay on the "
+            "same keys as the text grows?")
+
+
 GUIDES: dict[str, tuple[str, str, str]] = {  # keyed by the view's own heading or tab label
-    "1 · Where it looked": (
+    WHERE_IT_LOOKED: (
         "One row of weights per head: how much the newest token's query drew from each earlier position. Each "
         "row adds up to 1.",
-        "Step a few times and switch between the first layer, a middle one and the last: where does the weight go in "
-        "each?",
-        "Look at the weight on the very first token in several heads. Where a head puts a lot there, what might "
-        "that token be doing for it?"),
+        where_try(3),  # ``sliding_text.guides_for`` puts the loaded model's own layer count in
+        WHERE_ASK_FIRST_TOKEN),
     "2 · Causal triangle": (
         "Each row is a query, each column a key; everything above the diagonal is empty because a token may not "
         "look at tokens after it.",

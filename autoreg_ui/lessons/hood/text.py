@@ -190,13 +190,17 @@ def shift_sentence(shift: int, delta_last: float, kl_last: float, changed_last: 
 
 
 def pad_sentence(lengths: list[int], width: int, delta_own: float, delta_column: float, changed: bool) -> str:
+    """``lengths``: the real tokens cached per row, the text's last token not among them (it is the one fed), so
+    one fewer than the text's own count in the positions table."""
     short = lengths[0]
     pads = width - short
     top = "and its top token changes" if changed else "though its top token happens to stay"
     own = "the same as alone" if delta_own < AGREE * 10 else "close to alone"
-    return (f"Your row has {short:,} real tokens, so it gets {pads:,} pad columns on the left. The batcher feeds its "
-            f"next token at position **{short:,}** (its own count): {own} (max |Δ| {delta_own:.1e}). Counted by "
-            f"columns it would sit at {width:,}, {pads:,} positions too far: max |Δ| **{delta_column:.2f}**, {top}.")
+    return (f"This check caches your text without its last token, then feeds that token in one padded pass beside a "
+            f"longer text. Your row has {short:,} real tokens cached, so it gets {pads:,} pad columns on the left. The "
+            f"batcher feeds your last token at position **{short:,}** (its row's count of real tokens cached): {own} "
+            f"(max |Δ| {delta_own:.1e}). Counted by columns it would sit at {width:,}, {pads:,} positions too far: "
+            f"max |Δ| **{delta_column:.2f}**, {top}.")
 
 
 # ---------------------------------------------------------------- 3 · nondeterminism and batch invariance

@@ -3,6 +3,7 @@ import pytest
 
 from autoreg_core import SamplingConfig, Session
 from autoreg_core.experiments.kv_exactness import recompute_check
+from tests import zoo
 
 
 def test_cached_keys_and_values_equal_a_fresh_pass(tiny):
@@ -12,6 +13,20 @@ def test_cached_keys_and_values_equal_a_fresh_pass(tiny):
     assert check.positions == len(s.ids) == s.cache_len
     assert check.layers == tiny.spec.n_layers == len(check.per_layer)
     assert check.largest_value > 0
+    assert check.max_abs_diff < 1e-4 * max(1.0, check.largest_value)
+    assert check.compared == (s.cache_len,) * check.layers  # a full model: every position in every layer
+
+
+@pytest.mark.parametrize("family, windows", [("mistral", (zoo.WINDOW, zoo.WINDOW)), ("gemma2", (zoo.WINDOW, None))])
+def test_a_sliding_layer_compares_only_the_positions_it_keeps(family, windows):
+    bundle = zoo.bundle(family)
+    assert bundle.spec.layer_windows == windows
+    s = Session(bundle, "The cat sat on the mat and looked at the door")
+    s.generate(3, SamplingConfig(temperature=0.0))
+    assert s.cache_len > zoo.WINDOW
+    check = recompute_check(bundle, s)
+    assert check.compared == tuple(bundle.spec.positions_kept(i, s.cache_len) for i in range(len(windows)))
+    assert check.compared == tuple(s.cache_len if w is None else w - 1 for w in windows)
     assert check.max_abs_diff < 1e-4 * max(1.0, check.largest_value)
 
 

@@ -51,3 +51,18 @@ def test_the_address_keeps_the_tabs_place_and_leaving_clears_it():
 def test_each_student_draws_with_a_seed_of_their_own_per_round():
     seeds = {draw_seed(seat, rid) for seat in ("a", "b", "c") for rid in (1, 2)}
     assert len(seeds) == 6 and draw_seed("a", 1) == draw_seed("a", 1)
+
+
+def test_the_moved_on_note_stays_at_the_stop_where_it_was_found_and_goes_at_the_next():
+    from autoreg_ui.classroom.student import moved_on_note
+
+    stop_3 = {"number": 3, "total": 9, "title": "Attention", "page": "attention"}
+    stop_4 = {"number": 4, "total": 9, "title": "The cache", "page": "attention"}
+    state = {}
+    assert moved_on_note(state, 7, stop_3) is True  # found moved on at stop 3
+    assert moved_on_note(state, 7, dict(stop_3)) is True  # the same stop, read again
+    assert moved_on_note(state, 7, stop_4) is False  # the teacher went on: the note goes
+    assert moved_on_note(state, 7, stop_3) is False  # gone for this round, even back at its stop
+    assert moved_on_note(state, 8, stop_4) is True  # a later round, found moved on at stop 4
+    assert moved_on_note(state, 8, None) is False  # the teacher left the path
+    assert moved_on_note({}, 8, None) is True  # off a path from the start: shown while the round is open

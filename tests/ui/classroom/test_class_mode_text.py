@@ -27,6 +27,15 @@ def test_a_small_probability_never_reads_as_zero():
                                                        "probability 0.001%.")
 
 
+def test_a_tiny_probability_is_said_as_under_the_smallest_percentage_not_in_e_notation():
+    tiny = text.your_score("xyz", "·xyz", 2.5e-9, 26283, 1.0, 1)
+    assert "the model gave it p < 0.001%, rank 26283," in tiny and "e-" not in tiny
+    assert "the model gave it p = 0.0012%, rank 3," in text.your_score("a", "·a", 0.0000123, 3, 1.0, 1)
+    assert text.model_chose("·moon", 9e-6, 900) == "The model drew ·moon (p < 0.001%, rank 900)."
+    assert text.class_best("·x", 2, 3, 9e-6).endswith("its model probability < 0.001%.")
+    assert text.record_question(1, 0, "·x", 9e-6, 7).endswith("the model drew ·x (p < 0.001%, rank 7)")
+
+
 def test_the_score_rule_quotes_scores_computed_by_the_scoring_function():
     from autoreg_core.experiments.guess_score import POINTS_PER_BIT, points
     from autoreg_ui.glossary_text import term_named

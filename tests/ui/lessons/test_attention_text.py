@@ -54,13 +54,36 @@ def test_recompute_sentence_and_rows_carry_the_check_numbers():
     from autoreg_core.experiments.kv_exactness import RecomputeCheck
     from autoreg_ui.lessons.attention import text
 
-    check = RecomputeCheck(positions=12, layers=3, per_layer=(1e-6, 4e-6, 2e-6), largest_value=8.0)
+    check = RecomputeCheck(positions=12, layers=3, per_layer=(1e-6, 4e-6, 2e-6), compared=(12, 12, 12),
+                           largest_value=8.0)
     sentence = text.recompute_text(check)
-    assert sentence.startswith("Recomputed 12 positions × 3 layers")
+    assert sentence.startswith("Recomputed 12 positions × 3 layers in one pass without the cache. Largest")
     assert "difference from the cached keys and values: 4e-06, on values up to 8 (a relative 5e-07)" in sentence
-    assert text.recompute_rows(check) == [{"layer": 0, "largest |cached − recomputed|": 1e-6},
-                                          {"layer": 1, "largest |cached − recomputed|": 4e-6},
-                                          {"layer": 2, "largest |cached − recomputed|": 2e-6}]
+    assert text.recompute_rows(check) == [
+        {"layer": 0, "positions compared": 12, "largest |cached − recomputed|": 1e-6},
+        {"layer": 1, "positions compared": 12, "largest |cached − recomputed|": 4e-6},
+        {"layer": 2, "positions compared": 12, "largest |cached − recomputed|": 2e-6}]
+
+
+def test_the_recompute_sentence_says_which_positions_each_layer_compared():
+    from autoreg_core.experiments.kv_exactness import RecomputeCheck
+    from autoreg_ui.lessons.attention import text
+
+    def said(positions, compared):
+        return text.recompute_compared(RecomputeCheck(positions=positions, layers=len(compared),
+                                                      per_layer=(1e-6,) * len(compared), compared=compared,
+                                                      largest_value=1.0))
+
+    assert said(7, (7, 7)) == "Recomputed 7 positions × 2 layers in one pass without the cache."  # window not full
+    sliding = said(54, (7, 7))  # every layer slides and keeps its last 7
+    assert sliding == ("Recomputed 54 positions in one pass without the cache and compared what each layer's cache "
+                       "holds: the last 7 (positions 47 … 53) in 2 sliding layers, which keep only those.")
+    mixed = said(54, (7, 54))  # Gemma 2: alternate layers slide
+    assert mixed == ("Recomputed 54 positions in one pass without the cache and compared what each layer's cache "
+                     "holds: all 54 positions in 1 layer and the last 7 (positions 47 … 53) in 1 sliding layer, "
+                     "which keeps only those.")
+    assert "54 positions × 2 layers" not in sliding + mixed
+    assert "(position 9)" in said(10, (1, 1))
 
 
 def test_the_calculator_warns_past_a_models_context_and_counts_4_bit_scales():

@@ -53,6 +53,18 @@ def test_the_shift_sentence_for_learned_positions_on_each_side_of_its_boundary()
     assert "rotary positions only encode" in text.shift_sentence(1, 2.0, 0.5, True, 1e-6, 1e-9)
 
 
+@pytest.mark.parametrize("delta_all", [text.AGREE * 10 / 2, text.AGREE * 10])  # each side of "almost nothing"
+@pytest.mark.parametrize("changed", [True, False])
+def test_every_variant_of_the_learned_shift_sentence_reads_as_one_clause_list(delta_all, changed):
+    said = positions_text.learned_shift_sentence(1, 2.0, 0.5, changed, delta_all, 1e-6)
+    assert ",," not in said and " ," not in said and "  " not in said
+    tail = said[said.index("another row of the table"):]
+    assert tail in ("another row of the table, not the same distances.",
+                    "another row of the table, yet the logits hardly move: its neighbouring rows, or its use of them, "
+                    "differ little.")
+    assert (tail.endswith("not the same distances.")) == (delta_all >= text.AGREE * 10)
+
+
 def test_why_the_key_check_is_skipped_names_the_models_own_layout():
     learned = positions_text.key_check_skipped("learned", "GPT-2")
     assert "before the first layer" in learned and "key projection of its input, which already carries" in learned

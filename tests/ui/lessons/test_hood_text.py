@@ -112,6 +112,8 @@ def test_shift_sentence_top_changed_or_not_and_the_whole_shift():
 def test_pad_sentence_positions_and_both_readings():
     said = text.pad_sentence([17, 33], 33, 1e-5, 12.5, True)
     assert "16 pad columns" in said and "position **17**" in said and "sit at 33, 16 positions too far" in said
+    assert "17 real tokens cached" in said and "without its last token" in said and "feeds your last token" in said
+    assert "17 real tokens," not in said and "next token" not in said  # the count is of cached tokens, not the text
     assert "the same as alone" in said and "its top token changes" in said
     other = text.pad_sentence([17, 33], 33, 1e-3, 0.5, False)
     assert "close to alone" in other and "top token happens to stay" in other

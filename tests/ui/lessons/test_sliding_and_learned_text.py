@@ -122,7 +122,9 @@ def test_the_formula_instance_lines_up_with_its_template():
 
 def test_the_guides_on_a_full_and_a_sliding_model():
     llama, mistral, gemma = _specs()
-    assert st_.guides_for(llama, 0) is text.GUIDES
+    full = st_.guides_for(llama, 0)
+    assert list(full) == list(text.GUIDES)
+    assert all(full[view] == text.GUIDES[view] for view in text.GUIDES if view != text.WHERE_IT_LOOKED)
     assert "exactly one row and one column" in text.GUIDES["2 · Causal triangle"][1]
     boxes = st_.guides_for(mistral, 0)
     assert boxes["4 · KV cache"] == st_.SLIDING_CACHE_GUIDE
@@ -153,3 +155,32 @@ def test_the_prefill_row_of_the_position_table_shows_a_dash_not_none():
     rows = hood.position_rows(None, SimpleNamespace(prompt_len=3, records=[]))
     assert rows == [{"pass": "prefill", "tokens fed": 3, "position ids": "0 … 2", "token fed": pt.NO_TOKEN}]
     assert pt.NO_TOKEN == "—"
+
+
+def test_the_where_try_follows_the_layer_count():
+    assert "a middle one" in text.where_try(3) and "a middle one" in text.where_try(40)
+    two = text.where_try(2)
+    assert "the two layers" in two and "middle" not in two
+    one = text.where_try(1)
+    assert "layer" not in one and "between heads" in one
+    assert text.GUIDES[text.WHERE_IT_LOOKED][1] == text.where_try(3)
+    llama, mistral, _ = _specs()
+    assert llama.n_layers == mistral.n_layers == 2
+    assert [st_.guides_for(s, 0, 3)[text.WHERE_IT_LOOKED][1] for s in (llama, mistral)] == [two, two]
+
+
+def test_the_where_ask_names_the_first_token_only_while_the_layer_shown_can_see_it():
+    llama, mistral, gemma = _specs()
+    first = text.WHERE_ASK_FIRST_TOKEN
+
+    def ask(spec, layer, query):
+        return st_.guides_for(spec, layer, query)[text.WHERE_IT_LOOKED][2]
+
+    assert ask(mistral, 0, W - 1) == first  # the query at W − 1 sees positions 0 … W − 1
+    past = ask(mistral, 0, W)  # at W the window is 1 … W: position 0 is masked
+    assert past != first and "very first token" not in past
+    assert f"window of {W}" in past and "position 1," in past and "weight 0" in past
+    assert "position 43," in ask(mistral, 1, 50)  # the window's oldest key: 50 − 8 + 1
+    assert ask(gemma, 1, 50) == first and ask(gemma, 0, 50) != first  # its full layer sees position 0
+    assert ask(llama, 0, 50) == first and ask(mistral, 0, None) == first  # a full model; no row yet
+    assert past.endswith("?") and st_.where_ask(W, W) == past

@@ -236,3 +236,4 @@ def test_recompute_the_cache_from_scratch_on_the_page(embedded):
     tables = [d.value for d in at.dataframe if "largest |cached − recomputed|" in d.value.columns]
     assert len(tables) == 1 and len(table := tables[0]) == embedded.spec.n_layers
     assert float(table.iloc[:, 1].max()) < 1e-3  # rounding only: the cache is exact
+    assert list(table["positions compared"]) == [n] * embedded.spec.n_layers  # no sliding layer: all of them

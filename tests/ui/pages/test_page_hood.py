@@ -77,6 +77,9 @@ def test_the_positions_section(page):
     assert list(pad["real tokens cached"]) == [n - 1, n + 15]
     assert list(pad["position id the batcher feeds"]) == [n - 1, n + 15]
     assert list(pad["position if columns were counted"]) == [n + 15, n + 15]
+    said = [m for m in _markdown(page) if m.startswith("This check caches your text without its last token")]
+    assert len(said) == 1 and f"Your row has {n - 1:,} real tokens cached" in said[0]
+    assert f"feeds your last token at position **{n - 1:,}**" in said[0]  # the text's n tokens: n − 1 before the last
 
 
 def test_the_determinism_section_and_a_bounded_search(page, monkeypatch):

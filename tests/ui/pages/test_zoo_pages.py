@@ -99,3 +99,25 @@ def test_a_model_without_a_chat_template_turns_chat_mode_off_and_says_why(monkey
     assert toggle.help == family_text.chat_off(folder)
     assert at.session_state[keys.SESSION].chat is False
     assert any("GPT-2 architecture" in c.value for c in at.sidebar.caption)
+
+
+@pytest.mark.parametrize("family, oldest_key", [("mistral", True), ("llama", False)])
+def test_the_where_it_looked_ask_follows_the_window_of_the_layer_shown(family, oldest_key, monkeypatch):
+    """Past the window on a sliding model the first token gets weight 0, so the Ask is about the window's oldest key;
+    before the window fills, and on a model that sees every position, it asks about the first token."""
+    from autoreg_ui.lessons.attention import text as att_text
+
+    at = _open(str(zoo.folder(family)), "attention", monkeypatch)
+    at.session_state["att_section"] = att_text.WHERE_IT_LOOKED
+    _ok(at.run(), "where it looked")
+    next_key = [k for k in _buttons(at) if k.endswith("_next")][0]
+    seen = []
+    while (query := at.session_state[keys.SESSION].cache_len - 1) <= zoo.WINDOW:
+        shown = " ".join(m.value for m in at.markdown)
+        past = query >= zoo.WINDOW
+        seen.append(past)
+        assert ("very first token" not in shown) == (oldest_key and past), query
+        assert (f"oldest key still inside, position {query - zoo.WINDOW + 1:,}," in shown) == (oldest_key and past)
+        assert "the two layers" in shown and "a middle one" not in shown  # both zoo models have 2 layers
+        _press(at, next_key, f"attention, query {query}")
+    assert seen[0] is False and seen[-1] is True  # both sides of the window were read
