@@ -27,6 +27,7 @@ class OwnRequests:
     rows: list[list[int]]  # per request, per step: rows in the pass that step rode in
     passes: int  # passes the batcher ran from the first ask to the last answer
     seconds: float
+    started: float  # time.time() just before the first ask: every pass the requests rode in ended after it
 
     @property
     def requests(self) -> int:
@@ -69,7 +70,7 @@ def send_own_requests(bundle, batcher, prompt_ids: list[int], requests: int, ste
         except BaseException as exc:  # noqa: BLE001 - handed to the caller below
             errors.append(exc)
 
-    before, t0 = batcher.totals().passes, time.perf_counter()
+    before, started, t0 = batcher.totals().passes, time.time(), time.perf_counter()
     threads = [threading.Thread(target=run, args=(i,), name="autoreg-own-request") for i in range(requests)]
     for thread in threads:
         thread.start()
@@ -77,4 +78,4 @@ def send_own_requests(bundle, batcher, prompt_ids: list[int], requests: int, ste
         thread.join()
     if errors:
         raise errors[0]
-    return OwnRequests(tokens, rows, batcher.totals().passes - before, time.perf_counter() - t0)
+    return OwnRequests(tokens, rows, batcher.totals().passes - before, time.perf_counter() - t0, started)

@@ -1,5 +1,7 @@
 """Who asked a batcher for a step lately: each owner's last ask, by weak reference, so the serving page can say
-whether anyone else is generating. A closed tab (its ``Session`` gone) or an ended request stops counting at once."""
+whether anyone else is generating. An ended request stops counting at once; a closed tab once Streamlit drops its
+session state, which holds its ``Session`` (no sooner than ``server.disconnectedSessionTTL`` after the tab
+disconnected, 120 s by default)."""
 from __future__ import annotations
 
 from collections.abc import Callable

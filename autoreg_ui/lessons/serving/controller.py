@@ -15,7 +15,7 @@ from autoreg_ui.lessons.serving import keys
 LIVE_EVERY_S = 5.0  # the live panel's refresh: it redraws itself only (a snapshot of the batcher's passes)
 OWN_REQUESTS = 6  # requests a tab alone may send through the batcher at once (under its 12 rows a pass)
 OWN_STEPS = 8  # decode steps each: about a second on SmolLM2 on two CPU cores
-OWN_PROMPT_TOKENS = 32  # the end of the page's text the requests continue (a short prefill each)
+OWN_PROMPT_TOKENS = 32  # the end of the page's text the requests continue (one short prefill, copied per request)
 
 
 

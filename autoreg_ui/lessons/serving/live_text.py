@@ -1,19 +1,33 @@
 """What the serving page's live panel says to a tab alone on the server, and about the requests it sends of its own.
 Every figure comes from the batcher (``autoreg_core.runtime.batcher``) or the requests' measurement
-(``autoreg_core.experiments.own_requests``)."""
+(``autoreg_core.experiments.own_requests``).
+
+The batcher counts the decode steps that went through it: one batcher per loaded model, so a tab on another model
+is not counted, nor a step that captures attention (a solo pass outside the batcher)."""
 from __future__ import annotations
 
+INVITE = "Send a few requests of your own and watch the batcher gather their steps into shared passes."
 
-def alone_sentence(now) -> str | None:
-    """Said when no other tab or request stepped in the panel's window (None when some did)."""
+
+def own_in_window(ago: float | None, window_s: float) -> bool:
+    """Requests sent ``ago`` seconds ago (None: none sent) are still in the panel's window: they started then, so
+    every pass they rode in ended since."""
+    return ago is not None and ago <= window_s
+
+
+def alone_sentence(now, own_ago: float | None = None) -> str | None:
+    """Said when no other owner's decode step went through this model's batcher in the panel's window (None when one
+    did). ``own_ago``: seconds since this tab sent requests of its own (None: it has not)."""
     if now.others:
         return None
     window = f"the last {now.window_s:.0f} seconds"
+    if own_in_window(own_ago, now.window_s):
+        return (f"Apart from the requests you sent, no other tab's decode step went through this model's batcher in "
+                f"{window}.")
     if not now.passes:
-        return (f"No tab on this server, yours included, asked for a decode step in {window}, so every figure below "
-                "is zero. Send a few requests of your own and watch the batcher gather their steps into shared passes.")
-    return (f"No other open tab asked this server for a decode step in {window}: nobody is generating beside you. "
-            "Send a few requests of your own and watch the batcher gather their steps into shared passes.")
+        return (f"No tab's decode step, yours included, went through this model's batcher in {window}, so the "
+                f"last-minute figures below are zero. {INVITE}")
+    return f"No other tab's decode step went through this model's batcher in {window}. {INVITE}"
 
 
 OWN_RUNNING = "Your requests are in the batcher's queue…"
@@ -23,17 +37,32 @@ def own_button(requests: int) -> str:
     return f"Send {requests} requests of my own at once"
 
 
-def own_help(requests: int, steps: int, prompt_tokens: int) -> str:
-    return (f"{requests} requests each continue the last {prompt_tokens} tokens of your text for {steps} tokens, "
-            "from a different one of its most likely next tokens and then greedily, as if "
-            f"{requests} tabs pressed Next token together: the batcher puts the steps waiting at the same moment "
-            "into one pass.")
+def own_help(requests: int, steps: int, prompt_tokens: int, text_tokens: int, max_rows: int) -> str:
+    """The button's help: ``prompt_tokens`` (``controller.own_prompt``'s length) of the text's ``text_tokens``."""
+    if prompt_tokens >= text_tokens:
+        what = f"your whole text ({prompt_tokens} token{'s' if prompt_tokens != 1 else ''})"
+    else:
+        what = f"the last {prompt_tokens} tokens of your text"
+    return (f"{requests} requests each continue {what} for {steps} tokens, from a different one of the text's "
+            f"most likely next tokens and then greedily, as if {requests} tabs pressed Next token together: the "
+            f"batcher puts the steps waiting when a pass starts into shared passes of up to {max_rows} rows each.")
 
 
-def own_result(found) -> str:
-    """What the batcher did with the tab's own requests (``own_requests.OwnRequests``), as measured."""
+def _ago(seconds: float) -> str:
+    whole = int(seconds)
+    return "just now" if whole < 1 else f"{whole} s ago"
+
+
+def own_result(found, ago: float, window_s: float) -> str:
+    """What the batcher did with the tab's own requests (``own_requests.OwnRequests``), as measured, sent ``ago``
+    seconds ago; whether the panel's last ``window_s`` seconds still hold their passes."""
     passes = f"{found.passes:,} pass{'es' if found.passes != 1 else ''}"
     rows = f"{found.largest_pass} row{'s' if found.largest_pass != 1 else ''}"
-    return (f"Your {found.requests} requests asked for {found.steps} decode steps in {found.seconds:.2f} s; the "
-            f"batcher ran {passes} while they did, and their steps rode in passes of up to {rows}. It counts each "
-            "request as a tab of its own, so the panel below now includes them.")
+    said = (f"Your {found.requests} requests, sent {_ago(ago)}, asked for {found.steps} decode steps in "
+            f"{found.seconds:.2f} s; the batcher ran {passes} while they did, and their steps rode in passes of up to "
+            f"{rows}. ")
+    if own_in_window(ago, window_s):
+        return said + ("The batcher treats each request as a tab of its own, so the last-minute figures below include "
+                       "their passes.")
+    return said + (f"That was more than {window_s:.0f} seconds ago, so the last-minute figures below no longer include "
+                   "their passes.")

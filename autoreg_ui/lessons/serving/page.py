@@ -47,17 +47,23 @@ def render() -> None:
         now = batcher.server_now(bundle, me=session)
         ids = list(session.ids) if session is not None else []
         if serving.offers_own_requests(now, settings.current().batch, bool(ids)):
-            note = st.empty()
+            note, prompt, model_batcher = st.empty(), serving.own_prompt(ids), batcher.batcher_for(bundle)
             if st.button(live_text.own_button(serving.OWN_REQUESTS), key=keys.SRV_OWN_REQUESTS,
-                         help=live_text.own_help(serving.OWN_REQUESTS, serving.OWN_STEPS, serving.OWN_PROMPT_TOKENS)):
+                         help=live_text.own_help(serving.OWN_REQUESTS, serving.OWN_STEPS, len(prompt), len(ids),
+                                                 model_batcher.max_rows)):
                 with st.spinner(live_text.OWN_RUNNING):
-                    found = own_requests.send_own_requests(bundle, batcher.batcher_for(bundle), serving.own_prompt(ids),
-                                                           serving.OWN_REQUESTS, serving.OWN_STEPS)
+                    found = own_requests.send_own_requests(bundle, model_batcher, prompt, serving.OWN_REQUESTS,
+                                                           serving.OWN_STEPS)
                 st.session_state[keys.SRV_OWN_KEPT] = (bundle.name, found)
                 now = batcher.server_now(bundle, me=session)
-            note.info(live_text.alone_sentence(now))
+            sent = serving.kept_own(st.session_state, bundle.name)
+            said = live_text.alone_sentence(now, time.time() - sent.started if sent else None)
+            if said is None:  # another tab stepped since the offer was made
+                note.empty()
+            else:
+                note.info(said)
         if sent := serving.kept_own(st.session_state, bundle.name):
-            st.markdown(live_text.own_result(sent))
+            st.markdown(live_text.own_result(sent, time.time() - sent.started, now.window_s))
         last_rows = None
         if session is not None:
             with session.lock:

@@ -34,6 +34,7 @@ def test_own_requests_share_passes_and_each_gets_its_solo_greedy_tokens(tiny):
     assert got.largest_pass > 1  # steps rode together
     passes = batcher.passes()
     assert got.passes == len(passes) and sum(p.rows for p in passes) == 20 and len(passes) < 20
+    assert got.started <= min(p.at for p in passes)  # sent before any of their passes ended: "sent N s ago" holds
 
 
 def test_others_stepping_counts_live_owners_but_me_and_forgets_the_gone(tiny):

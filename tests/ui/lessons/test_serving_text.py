@@ -338,17 +338,19 @@ def test_the_precision_guides_say_what_the_page_does():
 def test_a_tab_alone_is_told_so_from_the_batchers_count_and_offered_requests_of_its_own():
     from autoreg_core.runtime.batcher import ServerNow, Totals
 
-    quiet = ServerNow(0, 0, 60.0, {}, Totals(0, 0, 0), others=0)
+    invite = "Send a few requests of your own and watch the batcher gather their steps into shared passes."
+    quiet = ServerNow(0, 0, 60.0, {}, Totals(3, 3, 0), others=0)  # passes since start, none in the last minute
     assert live_text.alone_sentence(quiet) == (
-        "No tab on this server, yours included, asked for a decode step in the last 60 seconds, so every figure below "
-        "is zero. Send a few requests of your own and watch the batcher gather their steps into shared passes.")
+        "No tab's decode step, yours included, went through this model's batcher in the last 60 seconds, so the "
+        f"last-minute figures below are zero. {invite}")
     mine = ServerNow(4, 4, 60.0, {1: 4}, Totals(4, 4, 0), others=0)  # only this tab stepped
     assert live_text.alone_sentence(mine) == (
-        "No other open tab asked this server for a decode step in the last 60 seconds: nobody is generating beside "
-        "you. Send a few requests of your own and watch the batcher gather their steps into shared passes.")
+        f"No other tab's decode step went through this model's batcher in the last 60 seconds. {invite}")
+    assert live_text.alone_sentence(mine, own_ago=None) == live_text.alone_sentence(mine)
     for others in (1, 5):  # the other side of the boundary: nothing said, nothing offered
         crowded = ServerNow(4, 6, 60.0, {1: 2, 2: 2}, Totals(4, 6, 4), others=others)
         assert live_text.alone_sentence(crowded) is None
+        assert live_text.alone_sentence(crowded, own_ago=1.0) is None
         assert serving.offers_own_requests(crowded, batching=True, has_text=True) is False
     assert serving.offers_own_requests(quiet, batching=True, has_text=True) is True
     assert serving.offers_own_requests(mine, batching=True, has_text=True) is True
@@ -356,20 +358,59 @@ def test_a_tab_alone_is_told_so_from_the_batchers_count_and_offered_requests_of_
     assert serving.offers_own_requests(quiet, batching=True, has_text=False) is False
 
 
-def test_the_own_requests_sentence_reads_what_the_batcher_did():
+def test_after_sending_requests_the_alone_note_counts_them_out_and_asks_for_nothing_until_they_leave_the_window():
+    from autoreg_core.runtime.batcher import ServerNow, Totals
+
+    after = ServerNow(8, 48, 60.0, {6: 8}, Totals(8, 48, 48), others=0)  # the requests ended: no owner left alive
+    apart = ("Apart from the requests you sent, no other tab's decode step went through this model's batcher in the "
+             "last 60 seconds.")
+    for ago in (0.0, 12.0, 60.0):  # in the window (its edge included)
+        assert live_text.alone_sentence(after, own_ago=ago) == apart
+    for ago in (60.01, 300.0):  # out of it: the plain note and its invitation again
+        assert live_text.alone_sentence(after, own_ago=ago) == live_text.alone_sentence(after)
+        assert live_text.alone_sentence(after, own_ago=ago).endswith("shared passes.")
+    assert live_text.own_in_window(60.0, 60.0) and not live_text.own_in_window(60.01, 60.0)
+    assert not live_text.own_in_window(None, 60.0)
+
+
+def test_the_own_requests_sentence_reads_what_the_batcher_did_and_when():
     from autoreg_core.experiments.own_requests import OwnRequests
 
-    shared = OwnRequests(tokens=[[1, 2], [3, 4], [5, 6]], rows=[[3, 3], [3, 2], [2, 3]], passes=3, seconds=0.456)
-    assert live_text.own_result(shared) == (
-        "Your 3 requests asked for 6 decode steps in 0.46 s; the batcher ran 3 passes while they did, and their steps "
-        "rode in passes of up to 3 rows. It counts each request as a tab of its own, so the panel below now includes "
-        "them.")
-    alone = OwnRequests(tokens=[[1]], rows=[[1]], passes=1, seconds=0.05)
+    shared = OwnRequests(tokens=[[1, 2], [3, 4], [5, 6]], rows=[[3, 3], [3, 2], [2, 3]], passes=3, seconds=0.456,
+                         started=1000.0)
+    assert live_text.own_result(shared, 0.4, 60.0) == (
+        "Your 3 requests, sent just now, asked for 6 decode steps in 0.46 s; the batcher ran 3 passes while they did, "
+        "and their steps rode in passes of up to 3 rows. The batcher treats each request as a tab of its own, so the "
+        "last-minute figures below include their passes.")
+    assert "sent 1 s ago," in live_text.own_result(shared, 1.0, 60.0)
+    assert "sent 59 s ago," in live_text.own_result(shared, 59.9, 60.0)
+    assert live_text.own_result(shared, 60.0, 60.0).endswith("the last-minute figures below include their passes.")
+    for ago in (60.5, 125.0):  # past the window: the panel no longer holds them
+        said = live_text.own_result(shared, ago, 60.0)
+        assert f"sent {int(ago)} s ago," in said
+        assert said.endswith("That was more than 60 seconds ago, so the last-minute figures below no longer include "
+                             "their passes.")
+        assert "include their passes." in said and "figures below include" not in said
+    alone = OwnRequests(tokens=[[1]], rows=[[1]], passes=1, seconds=0.05, started=1000.0)
     assert "the batcher ran 1 pass while they did, and their steps rode in passes of up to 1 row." in \
-        live_text.own_result(alone)
+        live_text.own_result(alone, 2.0, 60.0)
     assert live_text.own_button(serving.OWN_REQUESTS) == f"Send {serving.OWN_REQUESTS} requests of my own at once"
     assert serving.own_prompt(list(range(100))) == list(range(100 - serving.OWN_PROMPT_TOKENS, 100))
     assert serving.own_prompt([7, 8]) == [7, 8]
+
+
+def test_the_own_requests_help_says_how_much_of_the_text_they_continue_and_the_passes_rows():
+    n = serving.OWN_PROMPT_TOKENS
+    tail = ("for 8 tokens, from a different one of the text's most likely next tokens and then greedily, as if 6 tabs "
+            "pressed Next token together: the batcher puts the steps waiting when a pass starts into shared passes of "
+            "up to 12 rows each.")
+    for length, what in ((n + 1, f"the last {n} tokens of your text"), (100, f"the last {n} tokens of your text"),
+                         (n, f"your whole text ({n} tokens)"), (2, "your whole text (2 tokens)"),
+                         (1, "your whole text (1 token)")):
+        ids = list(range(length))
+        assert live_text.own_help(6, 8, len(serving.own_prompt(ids)), len(ids), 12) == (
+            f"6 requests each continue {what} {tail}")
+    assert "up to 4 rows each." in live_text.own_help(6, 8, n, 100, 4)
 
 
 def test_the_tabs_own_requests_are_kept_per_model():
