@@ -57,14 +57,14 @@ def learned_shift_sentence(shift: int, delta_last: float, kl_last: float, change
     """The off-by-one check read for a model that adds a learned vector per absolute position (GPT-2, OPT)."""
     top = ("the top token **changes**" if changed_last else "the top token stays the same")
     if delta_all < AGREE * 10:
-        whole, why = "almost nothing", ("yet the logits hardly move: its neighbouring rows, or its use of them, "
+        whole, why = "almost nothing", (", yet the logits hardly move: its neighbouring rows, or its use of them, "
                                         "differ little")
     else:
-        whole, why = "**as well**", "not the same distances"
+        whole, why = "**as well**", ": another input, not only the same distances"
     return (f"Feeding only the last token {shift} position late moves the logits by up to **{delta_last:.2f}** "
             f"(KL {kl_last:.3g} bits), and {top}: it gets the position vector of another row. Shifting the "
             f"**whole** text by {shift} changes {whole} (max |Δ| {delta_all:.2g}, KL {kl_all:.2g} bits): this "
-            f"model's positions are absolute, so every token gets another row of the table, {why}.")
+            f"model's positions are absolute, so every token gets another row of the table{why}.")
 
 
 Q_WHOLE_SHIFT_LEARNED = (Q_WHOLE_SHIFT[0], Q_WHOLE_SHIFT[1],
