@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from autoreg_core.engine.kv_cache import PhaseTimes, WorkedExample
 from autoreg_core.engine.model_spec import Q4_1_BYTES, ModelSpec
+from autoreg_core.experiments.kv_exactness import ROUNDING_EPS
 from autoreg_ui.format import human_bytes
 
 CAPTION = ("Every decode step feeds one token in. Its own key and value are appended to the KV cache first, "
@@ -287,10 +288,18 @@ def recompute_compared(check) -> str:
 
 def recompute_text(check) -> str:
     """What the comparison found (``check``: ``cache_exact.RecomputeCheck``), with its own numbers."""
-    return (f"{recompute_compared(check)} "
+    said = (f"{recompute_compared(check)} "
             f"Largest difference from the cached keys and values: {check.max_abs_diff:.2g}, on values up to "
-            f"{check.largest_value:.3g} (a relative {check.relative:.1g}). That is floating-point rounding: "
-            "the two computations add the same numbers in a different order, not a different result.")
+            f"{check.largest_value:.3g} (a relative {check.relative:.1g}). ")
+    if check.max_abs_diff == 0:
+        return said + ("They are identical, bit for bit: the cache holds exactly what this one pass over the same "
+                       "tokens computes, as it does when the prefill alone filled it.")
+    bound = f"up to {check.rounding_bound:.0e} relative, {ROUNDING_EPS} times {check.dtype}'s machine epsilon"
+    if check.within_rounding:
+        return said + (f"That is floating-point rounding ({bound}): the passes that filled the cache and this one "
+                       "add the same numbers in a different order, not a different result.")
+    return said + (f"That is larger than rounding ({bound}): the cache does not hold the same keys and values as a "
+                   "fresh pass over these tokens.")
 
 
 def recompute_rows(check) -> list[dict]:

@@ -15,6 +15,14 @@ def test_cached_keys_and_values_equal_a_fresh_pass(tiny):
     assert check.largest_value > 0
     assert check.max_abs_diff < 1e-4 * max(1.0, check.largest_value)
     assert check.compared == (s.cache_len,) * check.layers  # a full model: every position in every layer
+    assert check.dtype == "float32" and 0 < check.relative <= check.rounding_bound  # the page's "rounding" side
+
+
+def test_a_cache_filled_by_the_prefill_alone_is_identical_to_the_fresh_pass(tiny):
+    s = Session(tiny, "The cat sat on the mat")
+    s.prefill()
+    check = recompute_check(tiny, s)
+    assert check.positions == len(s.ids) and check.max_abs_diff == 0.0  # the page's "identical" side
 
 
 @pytest.mark.parametrize("family, windows", [("mistral", (zoo.WINDOW, zoo.WINDOW)), ("gemma2", (zoo.WINDOW, None))])
@@ -40,6 +48,7 @@ def test_a_changed_cache_entry_is_caught(tiny):
     check = recompute_check(tiny, s)
     assert check.per_layer[1] == pytest.approx(0.5, abs=1e-3)
     assert check.max_abs_diff == check.per_layer[1]
+    assert not check.within_rounding  # the page's "larger than rounding" side
 
 
 def test_an_empty_cache_says_so(tiny):

@@ -55,7 +55,7 @@ def test_recompute_sentence_and_rows_carry_the_check_numbers():
     from autoreg_ui.lessons.attention import text
 
     check = RecomputeCheck(positions=12, layers=3, per_layer=(1e-6, 4e-6, 2e-6), compared=(12, 12, 12),
-                           largest_value=8.0)
+                           largest_value=8.0, dtype="float32")
     sentence = text.recompute_text(check)
     assert sentence.startswith("Recomputed 12 positions × 3 layers in one pass without the cache. Largest")
     assert "difference from the cached keys and values: 4e-06, on values up to 8 (a relative 5e-07)" in sentence
@@ -72,7 +72,7 @@ def test_the_recompute_sentence_says_which_positions_each_layer_compared():
     def said(positions, compared):
         return text.recompute_compared(RecomputeCheck(positions=positions, layers=len(compared),
                                                       per_layer=(1e-6,) * len(compared), compared=compared,
-                                                      largest_value=1.0))
+                                                      largest_value=1.0, dtype="float32"))
 
     assert said(7, (7, 7)) == "Recomputed 7 positions × 2 layers in one pass without the cache."  # window not full
     sliding = said(54, (7, 7))  # every layer slides and keeps its last 7
@@ -110,3 +110,30 @@ def test_the_worked_example_says_why_its_cache_ends_at_150_and_the_count_at_149(
         ex, "GPT-2 Small", "float16")
     assert positions_processed(50, 100, cached=True) == 149
     assert "the cache ends at 149 positions. (The Attention page's cache holds 150" in inside_text.WORKED_COUNTING
+
+
+def test_the_recompute_reading_follows_the_difference_on_each_side_of_zero_and_of_rounding():
+    from autoreg_core.experiments.kv_exactness import ROUNDING_EPS, RecomputeCheck
+    from autoreg_ui.lessons.attention import text
+
+    def said(diff, dtype="float32"):
+        return text.recompute_text(RecomputeCheck(positions=5, layers=2, per_layer=(0.0, diff), compared=(5, 5),
+                                                  largest_value=1.0, dtype=dtype))
+
+    identical = ("They are identical, bit for bit: the cache holds exactly what this one pass over the same tokens "
+                 "computes, as it does when the prefill alone filled it.")
+    rounding = ("That is floating-point rounding (up to 8e-06 relative, 64 times float32's machine epsilon): the "
+                "passes that filled the cache and this one add the same numbers in a different order, not a "
+                "different result.")
+    larger = ("That is larger than rounding (up to 8e-06 relative, 64 times float32's machine epsilon): the cache "
+              "does not hold the same keys and values as a fresh pass over these tokens.")
+    bound = ROUNDING_EPS * 2.0 ** -23  # float32's machine epsilon
+    assert said(0.0).endswith(identical)
+    for diff in (1e-12, 1e-7, bound):  # above zero, up to the bound (its edge included)
+        assert said(diff).endswith(rounding) and identical not in said(diff)
+    for diff in (bound * 1.01, 1e-4, 0.5):  # past it
+        assert said(diff).endswith(larger) and "That is floating-point rounding" not in said(diff)
+    assert said(0.1, "bfloat16").endswith("That is floating-point rounding (up to 5e-01 relative, 64 times "
+                                         "bfloat16's machine epsilon): the passes that filled the cache and this one "
+                                         "add the same numbers in a different order, not a different result.")
+    assert said(0.6, "bfloat16").startswith("Recomputed") and "larger than rounding" in said(0.6, "bfloat16")
