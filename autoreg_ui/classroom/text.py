@@ -102,7 +102,8 @@ SCORE_RULE = (f"A guess scores 100 points minus {POINTS_PER_BIT:.0f} per bit of 
               f"a token the model gives p = ½ scores {points(0.5):.0f}, p = 1/1024 scores {points(1 / 1024):.0f}. "
               "A guess of several tokens is scored "
               "by its first token, in the spelling (with or without a leading space) the model finds likelier.")
-MODEL_CHOSE = "The model drew {token} ({p}, rank {rank})."
+RAW_NOTE = "both before the repetition penalty, temperature and filters"  # the record's prob and rank: raw softmax
+MODEL_CHOSE = "The model drew {token} (model probability {p}, rank {rank}, " + RAW_NOTE + ")."
 CLASS_BEST = "The class's most common guess: {token} ({count} of {n}); its model probability {prob}."
 CLASS_TIE = "No single most common guess: {tokens} tie ({count} each of {n})."
 NO_GUESSES = "Nobody guessed."
@@ -225,7 +226,7 @@ def record_question(number: int, step: int, drew: str | None, prob: float | None
     head = f"Question {number}: the token {after_step(step)}"
     if drew is None or prob is None:
         return head + " (not revealed)"
-    return f"{head}; the model drew {drew} ({p_is(prob)}, rank {rank})"
+    return f"{head}; the model drew {drew} (model probability {p_is(prob)}, rank {rank}, {RAW_NOTE})"
 
 
 def record_round(number: int, step: int, temperature: float, draws: int, tokens: int) -> str:

@@ -22,7 +22,8 @@ def test_a_score_says_when_a_guess_was_several_tokens():
 def test_a_small_probability_never_reads_as_zero():
     assert text.pct(0.4153) == "41.5%" and text.pct(0.0261) == "2.6%"
     assert text.pct(0.0000123) == "0.0012%" and text.pct(0.0) == "0%"
-    assert text.model_chose("·moon", 0.05, 2) == "The model drew ·moon (p = 5.0%, rank 2)."
+    assert text.model_chose("·moon", 0.05, 2) == ("The model drew ·moon (model probability p = 5.0%, rank 2, both "
+                                                  "before the repetition penalty, temperature and filters).")
     assert text.class_best("·Paris", 2, 3, 0.00001) == ("The class's most common guess: ·Paris (2 of 3); its model "
                                                        "probability 0.001%.")
 
@@ -31,9 +32,20 @@ def test_a_tiny_probability_is_said_as_under_the_smallest_percentage_not_in_e_no
     tiny = text.your_score("xyz", "·xyz", 2.5e-9, 26283, 1.0, 1)
     assert "the model gave it p < 0.001%, rank 26283," in tiny and "e-" not in tiny
     assert "the model gave it p = 0.0012%, rank 3," in text.your_score("a", "·a", 0.0000123, 3, 1.0, 1)
-    assert text.model_chose("·moon", 9e-6, 900) == "The model drew ·moon (p < 0.001%, rank 900)."
+    assert text.model_chose("·moon", 9e-6, 900) == ("The model drew ·moon (model probability p < 0.001%, rank 900, "
+                                                    "both before the repetition penalty, temperature and filters).")
     assert text.class_best("·x", 2, 3, 9e-6).endswith("its model probability < 0.001%.")
-    assert text.record_question(1, 0, "·x", 9e-6, 7).endswith("the model drew ·x (p < 0.001%, rank 7)")
+    assert text.record_question(1, 0, "·x", 9e-6, 7).endswith(
+        "the model drew ·x (model probability p < 0.001%, rank 7, both before the repetition penalty, temperature and "
+        "filters)")
+
+
+def test_a_probability_near_one_never_reads_as_a_sure_thing():
+    for prob, said in ((0.9994, "p = 99.9%"), (0.9995, "p > 99.9%"), (0.99999, "p > 99.9%"), (1.0, "p = 100.0%")):
+        assert text.model_chose("·moon", prob, 1) == (f"The model drew ·moon (model probability {said}, rank 1, both "
+                                                      "before the repetition penalty, temperature and filters).")
+    assert text.pct(0.9996) == "> 99.9%" and text.class_best("·x", 2, 3, 0.9996).endswith("its model probability "
+                                                                                         "> 99.9%.")
 
 
 def test_the_score_rule_quotes_scores_computed_by_the_scoring_function():

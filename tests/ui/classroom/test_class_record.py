@@ -95,7 +95,8 @@ def test_the_record_goes_at_the_end_of_the_handout(store):
 def test_a_question_heading_says_what_the_model_drew_only_once_revealed():
     assert text.record_question(2, 4, None, None, None) == "Question 2: the token after step 4 (not revealed)"
     assert text.record_question(1, 0, "·Paris", 0.773, 1) == (
-        "Question 1: the token after the prompt; the model drew ·Paris (p = 77.3%, rank 1)")
+        "Question 1: the token after the prompt; the model drew ·Paris (model probability p = 77.3%, rank 1, both "
+        "before the repetition penalty, temperature and filters)")
     assert text.record_round(1, 3, 1.5, 1, 1) == "Round 1: 1 draw of up to 1 token after step 3, at temperature 1.5"
     assert text.record_round(2, 3, 0.0, 2, 5) == "Round 2: 2 draws of up to 5 tokens after step 3, at temperature 0"
 
