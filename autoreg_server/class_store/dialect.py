@@ -9,9 +9,9 @@ A back end (``sqlite.Backend`` for a file, ``postgres.Backend`` for ``postgresql
 - ``tiebreak``: the column that orders rows that arrived at the same time (``rowid`` or ``seq``);
 - ``replace_guess``: the one upsert (``INSERT OR REPLACE`` or ``ON CONFLICT … DO UPDATE``);
 - ``connection()`` (a context manager: a connection whose ``execute`` takes ``?`` parameters, closed or given
-  back on leaving), ``create_tables(db)`` and ``write_transaction(db)`` (SQLite: ``BEGIN IMMEDIATE``;
-  PostgreSQL: a transaction holding one advisory lock, so writes are serialised across replicas as SQLite
-  serialises them in a file);
+  back on leaving), ``create_tables(db)`` (the schema, and ``ADDED_COLUMNS`` on an older file or database) and
+  ``write_transaction(db)`` (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: a transaction holding one advisory lock,
+  so writes are serialised across replicas as SQLite serialises them in a file);
 - ``stamp(code)``: what this process has heard of the class (PostgreSQL: the listener's count; SQLite: None,
   every waiter reads the version itself);
 - ``changed(db, code)``: said inside a teacher's transaction (PostgreSQL: ``NOTIFY``; SQLite: nothing) and
@@ -48,7 +48,7 @@ CREATE TABLE IF NOT EXISTS guesses (
     PRIMARY KEY (question, student));
 CREATE TABLE IF NOT EXISTS rounds (
     id {id}, code TEXT NOT NULL, step {int} NOT NULL, tokens {int} NOT NULL,
-    config TEXT NOT NULL, context TEXT NOT NULL, created {real} NOT NULL);
+    config TEXT NOT NULL, context TEXT NOT NULL, created {real} NOT NULL, stop TEXT);
 CREATE TABLE IF NOT EXISTS draws (
     round {int} NOT NULL, student TEXT NOT NULL, tokens TEXT NOT NULL, seed {int} NOT NULL, at {real} NOT NULL,{seq}
     PRIMARY KEY (round, student));
@@ -56,6 +56,11 @@ CREATE TABLE IF NOT EXISTS stops (code TEXT PRIMARY KEY, stop TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS attempts (source TEXT NOT NULL, kind TEXT NOT NULL, at {real} NOT NULL);
 CREATE INDEX IF NOT EXISTS attempts_by_source ON attempts (source, kind, at);
 """
+
+# Columns added to a table after it was first created: a file or database made before gains them when it is opened
+# (``create_tables``), empty (NULL) in the rows it already holds. ``rounds.stop``: the lesson stop the teacher was
+# on when the round started (the ``stops`` row's JSON), so a student's page can tell whether the class is still there.
+ADDED_COLUMNS = (("rounds", "stop", "TEXT"),)
 
 GUESS_COLUMNS = ("question", "student", "text", "token", "tokens", "prob", "rank", "score", "at")
 GUESS_VALUES = f"INTO guesses ({', '.join(GUESS_COLUMNS)}) VALUES ({', '.join('?' for _ in GUESS_COLUMNS)})"

@@ -207,10 +207,13 @@ class Backend:
 
     @staticmethod
     def create_tables(db: Connection) -> None:
-        """The schema, once (an advisory lock: replicas starting together do not race on CREATE)."""
+        """The schema, once (an advisory lock: replicas starting together do not race on CREATE), and the columns
+        added since on a database made before (``dialect.ADDED_COLUMNS``)."""
         with db.conn.transaction():
             db.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK,))
             db.conn.execute(SCHEMA)
+            for table, column, kind in dialect.ADDED_COLUMNS:
+                db.conn.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}")
 
     @staticmethod
     @contextmanager

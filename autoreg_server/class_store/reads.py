@@ -140,10 +140,10 @@ class ClassReads(StoreCore):
         if rid is None:
             return None
         with self._db() as db:
-            row = db.execute("SELECT id, step, tokens, config, context, created FROM rounds WHERE code = ? AND id = ?",
-                             (normal_code(code), int(rid))).fetchone()
+            row = db.execute("SELECT id, step, tokens, config, context, created, stop FROM rounds "
+                             "WHERE code = ? AND id = ?", (normal_code(code), int(rid))).fetchone()
         return None if row is None else Round(row[0], row[1], row[2], json.loads(row[3]), tuple(json.loads(row[4])),
-                                              row[5])
+                                              row[5], None if row[6] is None else json.loads(row[6]))
 
     def rounds(self, code: str) -> list[Round]:
         """Every sampling round of the class, oldest first."""

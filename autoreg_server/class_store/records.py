@@ -73,6 +73,7 @@ class Round:
     config: dict  # replay.config_to_dict of the settings every draw uses
     context: tuple[int, ...]  # the teacher's whole text (prompt included) as token ids
     created: float
+    stop: dict | None = None  # the lesson stop the teacher was on when it started (None: off a path, or stored before)
 
 
 @dataclass(frozen=True)

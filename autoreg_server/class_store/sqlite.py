@@ -36,8 +36,16 @@ def connection(path: Path) -> Iterator[Connection]:
 
 
 def create_tables(db: Connection) -> None:
-    """The schema, on a new file; an existing file is left as it is."""
+    """The schema, on a new file; an existing file keeps its rows and gains the columns added since
+    (``dialect.ADDED_COLUMNS``: SQLite has no ``ADD COLUMN IF NOT EXISTS``, so the table's columns are read)."""
     db.executescript(SCHEMA)
+    for table, column, kind in dialect.ADDED_COLUMNS:
+        if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+            try:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+            except sqlite3.OperationalError as exc:  # another process opening the file added it first
+                if "duplicate column" not in str(exc):
+                    raise
 
 
 @contextmanager

@@ -165,7 +165,8 @@ class TeacherActions(StoreCore):
 
     # ------------------------------------------------------------ everyone samples
     def start_round(self, code: str, key: str, step: int, tokens: int, config: dict, context: list[int]) -> int:
-        """The teacher asks every student's tab to draw ``tokens`` tokens after ``context``; the round's id."""
+        """The teacher asks every student's tab to draw ``tokens`` tokens after ``context``; the round's id. The round
+        keeps the lesson stop the teacher is on now (``set_stop``), read in the same transaction."""
         if not 1 <= int(tokens) <= MAX_DRAW_TOKENS:
             raise ClassError(f"A draw is 1 to {MAX_DRAW_TOKENS} tokens.")
         if not context or len(context) > MAX_CONTEXT:
@@ -174,10 +175,10 @@ class TeacherActions(StoreCore):
             held = db.execute("SELECT COUNT(*) FROM rounds WHERE code = ?", (code,)).fetchone()[0]
             if held >= MAX_ROUNDS:
                 raise ClassError(f"This class has sampled {held} times, its limit: start a new class.")
-            rid = db.execute("INSERT INTO rounds (code, step, tokens, config, context, created) "
-                             "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+            rid = db.execute("INSERT INTO rounds (code, step, tokens, config, context, created, stop) "
+                             "VALUES (?, ?, ?, ?, ?, ?, (SELECT stop FROM stops WHERE code = ?)) RETURNING id",
                              (code, int(step), int(tokens), json.dumps(config), json.dumps([int(t) for t in context]),
-                              self.clock())).fetchall()[0][0]
+                              self.clock(), code)).fetchall()[0][0]
             db.execute("UPDATE classes SET open_round = ? WHERE code = ?", (rid, code))
             self._bump(db, code)
             return rid

@@ -31,7 +31,6 @@ TOP_N = 10  # bars in the teacher's last step, as the student sees it
 CODE_MAX = 16  # characters of a typed class code (normal_code keeps at most this many letters and digits)
 TYPED_MAX = 20_000  # what a box takes before the app checks it: a long paste arrives and is refused with the limit
 LEAVING = "class_leaving"  # a student pressed Leave the class: confirm it
-ROUND_MOVED_AT = "class_round_moved_at"  # (round id, lesson stop where found moved on, note still shown)
 
 
 def join_form(code: str) -> None:
@@ -232,17 +231,12 @@ def draw_seed(seat: str, rid: int) -> int:
     return int.from_bytes(hashlib.sha256(f"{seat}:{rid}".encode()).digest()[:4], "big")
 
 
-def moved_on_note(state, round_id: int, stop: dict | None) -> bool:
-    """Whether to say the teacher's text moved on since the open round began: at the lesson stop where this tab
-    first found it so, and never again for that round once the teacher changed stop. The round stays open until
-    the teacher starts or closes another, but at a later stop the class is at other work and the note would
-    read as news."""
-    seen = state.get(ROUND_MOVED_AT)
-    if seen is None or seen[0] != round_id:
-        state[ROUND_MOVED_AT] = seen = (round_id, stop, True)
-    if seen[2] and seen[1] != stop:
-        state[ROUND_MOVED_AT] = seen = (round_id, stop, False)
-    return seen[2]
+def moved_on_note(round_stop: dict | None, stop: dict | None) -> bool:
+    """Whether to say the teacher's text moved on since the open round began: only while the class is at the lesson
+    stop where the round started (``Round.stop``, kept by the store). The round stays open until the teacher starts
+    or closes another, but at another stop the class is at other work and the note would read as news, to a
+    student who joins or reloads there as much as to one who saw the round."""
+    return stop == round_stop
 
 
 def my_draw(info: ClassInfo, seat: str, snapshot: SessionSnapshot) -> None:
@@ -254,7 +248,7 @@ def my_draw(info: ClassInfo, seat: str, snapshot: SessionSnapshot) -> None:
     if rnd is None:
         return
     if tuple(rnd.context) != tuple(snapshot.ids):
-        if moved_on_note(st.session_state, rnd.id, store.stop(info.code)):
+        if moved_on_note(rnd.stop, store.stop(info.code)):
             st.caption(text.ROUND_MOVED_ON)
         return
     def seat_draws() -> list:

@@ -268,3 +268,18 @@ def test_many_sources_together_are_slowed_too(class_db, clock):
             outcomes.append("refused")
     assert outcomes.count("in") == 0 and outcomes.count("refused") == ALL_JOIN_FAILS_PER_MINUTE
     assert outcomes.count("slowed") == 1000 - ALL_JOIN_FAILS_PER_MINUTE
+
+
+def test_a_round_keeps_the_stop_the_teacher_was_on_when_it_started(store):
+    code, key = store.create()
+    off_path = store.start_round(code, key, 0, 2, {}, [1])
+    stop_3 = {"number": 3, "total": 9, "title": "Attention", "page": "attention", "params": [["prompt", "Hi"]]}
+    store.set_stop(code, key, stop_3)
+    at_3 = store.start_round(code, key, 1, 2, {}, [1, 2])
+    store.set_stop(code, key, {**stop_3, "number": 4, "title": "The cache"})  # the teacher moves on: rounds keep theirs
+    at_4 = store.start_round(code, key, 1, 2, {}, [1, 2])
+    assert [store.round(code, r).stop for r in (off_path, at_3, at_4)] == [
+        None, stop_3, {**stop_3, "number": 4, "title": "The cache"}]
+    assert [r.stop for r in store.rounds(code)] == [None, stop_3, {**stop_3, "number": 4, "title": "The cache"}]
+    other, other_key = store.create()  # another class's stop is not this round's
+    assert store.round(other, store.start_round(other, other_key, 0, 2, {}, [1])).stop is None

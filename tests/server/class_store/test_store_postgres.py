@@ -115,3 +115,24 @@ def _listeners(store) -> list[int]:
     with store._db() as db:
         return [r[0] for r in db.execute("SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN %' "
                                          "AND datname = current_database()")]
+
+
+def test_a_database_made_before_rounds_kept_their_stop_gains_the_column_and_keeps_its_rounds(class_db, clock):
+    before = postgres.SCHEMA.replace(", created DOUBLE PRECISION NOT NULL, stop TEXT);",
+                                     ", created DOUBLE PRECISION NOT NULL);")
+    assert before != postgres.SCHEMA
+    import psycopg
+
+    with psycopg.connect(class_db, autocommit=True) as conn:
+        conn.execute(before)
+        conn.execute("INSERT INTO classes (code, teacher_hash, created, touched, expires, open_round) "
+                     "VALUES ('ABC234', 'x', 1, 1, %s, 1)", (clock() + 60,))
+        conn.execute("INSERT INTO rounds (code, step, tokens, config, context, created) VALUES ('ABC234', 2, 3, '{}', "
+                     "'[1, 2]', 1)")
+    store = ClassStore(class_db, clock=clock)
+    ClassStore(class_db, clock=clock)  # a second replica starting: nothing added twice
+    old = store.round("ABC234", 1)
+    assert (old.step, old.context, old.stop) == (2, (1, 2), None)
+    with store._db() as db:
+        assert db.execute("SELECT COUNT(*) FROM information_schema.columns WHERE table_name = 'rounds' "
+                          "AND column_name = 'stop'").fetchone()[0] == 1

@@ -65,3 +65,24 @@ def test_a_class_file_written_before_the_split_still_opens(tmp_path, clock):
     info = store.info("abc-234")
     assert info.recipe == {"prompt": "Hi"} and info.version == 7 and info.open_question is None
     assert [s.nickname for s in store.students("ABC234")] == ["Ann"]
+
+
+def test_a_class_file_made_before_rounds_kept_their_stop_gains_the_column_and_keeps_its_rounds(tmp_path, clock):
+    path = tmp_path / "before.sqlite3"
+    before = sqlite.SCHEMA.replace(", created REAL NOT NULL, stop TEXT);", ", created REAL NOT NULL);")
+    assert before != sqlite.SCHEMA
+    db = sqlite3.connect(path)
+    db.executescript(before)
+    db.execute("INSERT INTO classes (code, teacher_hash, created, touched, expires, open_round) "
+               "VALUES ('ABC234', 'x', 1, 1, ?, 1)", (clock() + 60,))
+    db.execute("INSERT INTO rounds (code, step, tokens, config, context, created) VALUES ('ABC234', 2, 3, '{}', "
+               "'[1, 2]', 1)")
+    db.commit()
+    assert "stop" not in {r[1] for r in db.execute("PRAGMA table_info(rounds)")}
+    db.close()
+    store = ClassStore(path, clock=clock)
+    ClassStore(path, clock=clock)  # opened again: the column is there, nothing added twice
+    old = store.round("ABC234", 1)
+    assert (old.step, old.context, old.stop) == (2, (1, 2), None)
+    with sqlite.connection(path) as db:
+        assert [r[1] for r in db.execute("PRAGMA table_info(rounds)")].count("stop") == 1

@@ -53,16 +53,15 @@ def test_each_student_draws_with_a_seed_of_their_own_per_round():
     assert len(seeds) == 6 and draw_seed("a", 1) == draw_seed("a", 1)
 
 
-def test_the_moved_on_note_stays_at_the_stop_where_it_was_found_and_goes_at_the_next():
+def test_the_moved_on_note_shows_only_while_the_class_is_at_the_stop_where_the_round_started():
     from autoreg_ui.classroom.student import moved_on_note
 
-    stop_3 = {"number": 3, "total": 9, "title": "Attention", "page": "attention"}
-    stop_4 = {"number": 4, "total": 9, "title": "The cache", "page": "attention"}
-    state = {}
-    assert moved_on_note(state, 7, stop_3) is True  # found moved on at stop 3
-    assert moved_on_note(state, 7, dict(stop_3)) is True  # the same stop, read again
-    assert moved_on_note(state, 7, stop_4) is False  # the teacher went on: the note goes
-    assert moved_on_note(state, 7, stop_3) is False  # gone for this round, even back at its stop
-    assert moved_on_note(state, 8, stop_4) is True  # a later round, found moved on at stop 4
-    assert moved_on_note(state, 8, None) is False  # the teacher left the path
-    assert moved_on_note({}, 8, None) is True  # off a path from the start: shown while the round is open
+    stop_3 = {"number": 3, "total": 9, "title": "Attention", "page": "attention", "params": [["prompt", "Hi"]]}
+    stop_4 = {"number": 4, "total": 9, "title": "The cache", "page": "attention", "params": [["prompt", "Hi"]]}
+    assert moved_on_note(stop_3, stop_3) is True  # still at the round's stop
+    assert moved_on_note(stop_3, {**stop_3, "params": [["prompt", "Hi"]]}) is True  # the same stop, read again
+    assert moved_on_note(stop_3, stop_4) is False  # the teacher went on: no note, for a student who joins there too
+    assert moved_on_note(stop_4, stop_3) is False  # a round started further on, the teacher back at an earlier stop
+    assert moved_on_note(stop_3, None) is False  # the teacher left the path
+    assert moved_on_note(None, stop_3) is False  # a round started off a path, the class on one now
+    assert moved_on_note(None, None) is True  # off a path throughout: shown while the round is open
