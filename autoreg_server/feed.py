@@ -1,0 +1,253 @@
+"""A class's live feed: one small document per teacher change, built once in this process and pushed to every
+follower's open connection (server-sent events), instead of every follower's page rerunning to find it.
+
+Each class a follower of this process listens to has one ``ClassFeed``: one watcher thread that waits for the
+class's version to move (``ClassStore.wait_for_change``: PostgreSQL's ``NOTIFY`` wakes it at once, across
+replicas; on SQLite it reads the version every ``recheck_s``), builds the follower's view once (``build``,
+given by the UI: the prompt, the tokens, the last step's bars, what the class is doing), and hands the new
+``Edition`` to the connections. A connection holds nothing but the last version it sent; one that missed
+versions gets the newest, never a stale one, and one that reconnects gets the current edition at once.
+
+Who may read is decided at the door (``open``: the seat must be seated in the class) and at every edition (the
+edition carries the class's seated ids: a removed student's stream ends). The teacher's key never travels here.
+
+Pure Python and asyncio: the server's event loop waits on ``Edition``s; the watcher threads never touch it but
+through ``loop.call_soon_threadsafe``.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+SCHEMA = 1  # the document's layout; a client that does not know it reloads its page
+KEEPALIVE_S = 15.0  # a comment line this often keeps proxies from closing a quiet stream
+WAIT_S = 5.0  # a watcher rereads the version at least this often (and notices it has no listeners left)
+LINGER_S = 30.0  # a watcher with no listener stays this long (a phone's reconnect finds its edition ready)
+
+
+@dataclass(frozen=True)
+class Edition:
+    """One version of a class's feed, as every follower receives it."""
+
+    version: int | None  # the class store's version it was built at; None: the class has ended
+    body: bytes  # the whole server-sent event, encoded once for every connection
+    seats: frozenset[str] = field(default_factory=frozenset)  # the students seated at this version
+
+    @property
+    def ended(self) -> bool:
+        return self.version is None
+
+
+def event_bytes(version: int | None, document: dict[str, Any]) -> bytes:
+    """One server-sent event: the version as its id (a reconnecting browser sends it back), the JSON as data."""
+    data = json.dumps(document, separators=(",", ":"), ensure_ascii=False)
+    return (f"id: {'' if version is None else version}\nevent: class\ndata: {data}\n\n").encode()
+
+
+def ended_edition() -> Edition:
+    return Edition(None, event_bytes(None, {"schema": SCHEMA, "ended": True}))
+
+
+Build = Callable[[str], "tuple[int, dict, frozenset[str]] | None"]
+"""The follower's view of class ``code`` now: (the version it was built at, the document, the seated ids), or
+None when the class is gone."""
+
+
+class ClassFeed:
+    """One class's newest edition, its watcher thread and the event loops waiting on it."""
+
+    def __init__(self, code: str, build: Build, wait: Callable[[str, int | None, float], int | None],
+                 on_idle: Callable[[ClassFeed], None], wait_s: float = WAIT_S, linger_s: float = LINGER_S):
+        self.code = code
+        self._build = build
+        self._wait = wait
+        self._on_idle = on_idle
+        self._wait_s = wait_s
+        self._linger_s = linger_s
+        self._lock = threading.Lock()
+        self._edition: Edition | None = None
+        self._listeners = 0
+        self._idle_since: float | None = time.monotonic()  # a feed nobody joins stops too
+        self._loops: dict[asyncio.AbstractEventLoop, asyncio.Event] = {}
+        self.builds = 0  # editions built (one per version this process saw)
+        self._thread = threading.Thread(target=self._watch, name=f"autoreg-feed-{code}", daemon=True)
+        self._stopped = threading.Event()
+
+    # ------------------------------------------------------------ the watcher thread
+    def start(self) -> None:
+        self._thread.start()
+
+    def _watch(self) -> None:
+        version: int | None = None
+        built = False
+        while not self._stopped.is_set():
+            try:
+                if not built or self._wait(self.code, version, self._wait_s) != version:
+                    edition = self._make()
+                    version, built = edition.version, True
+                    self._publish(edition)
+                    if edition.ended:
+                        break
+            except Exception as exc:  # noqa: BLE001 - a failed read or build is tried again; the thread lives on
+                log.warning("class feed %s: %s", self.code, exc)
+                self._stopped.wait(1.0)
+            if self._idle_too_long():
+                break
+        self._stopped.set()
+        self._on_idle(self)
+
+    def _make(self) -> Edition:
+        built = self._build(self.code)
+        self.builds += 1
+        if built is None:
+            return ended_edition()
+        version, document, seats = built
+        return Edition(version, event_bytes(version, document), frozenset(seats))
+
+    def _idle_too_long(self) -> bool:
+        """Whether nobody listened for ``linger_s``: then the feed stops, decided under the lock a listener
+        joins under, so no listener joins a feed that has stopped (``_join`` says None)."""
+        with self._lock:
+            if self._listeners == 0 and self._idle_since is not None and \
+                    time.monotonic() - self._idle_since >= self._linger_s:
+                self._stopped.set()
+            return self._stopped.is_set()
+
+    def _publish(self, edition: Edition) -> None:
+        with self._lock:
+            self._edition = edition
+            loops = list(self._loops.items())
+        for loop, event in loops:
+            try:
+                loop.call_soon_threadsafe(event.set)
+            except RuntimeError:  # that loop has closed (the server stopping)
+                pass
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    @property
+    def running(self) -> bool:
+        return not self._stopped.is_set()
+
+    # ------------------------------------------------------------ the connections
+    def edition(self) -> Edition | None:
+        with self._lock:
+            return self._edition
+
+    def listeners(self) -> int:
+        with self._lock:
+            return self._listeners
+
+    def _join(self, loop: asyncio.AbstractEventLoop) -> asyncio.Event | None:
+        with self._lock:
+            if self._stopped.is_set():
+                return None
+            self._listeners += 1
+            self._idle_since = None
+            return self._loops.setdefault(loop, asyncio.Event())
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._listeners -= 1
+            if self._listeners == 0:
+                self._idle_since = time.monotonic()
+
+    async def editions(self, seat: str, since: int | None = None,
+                       keepalive_s: float = KEEPALIVE_S) -> AsyncIterator[bytes]:
+        """What one follower's stream sends: the current edition at once (unless it is ``since``, the version
+        the browser last had), then each newer one, a keep-alive comment when nothing moved for
+        ``keepalive_s``; the stream ends with the class or the seat (removed). A feed that has stopped sends
+        nothing: ``FeedHub.editions`` listens to a running one."""
+        loop = asyncio.get_running_loop()
+        changed = self._join(loop)
+        if changed is None:
+            return
+        sent = since
+        try:
+            while True:
+                edition = self.edition()
+                if edition is not None and (edition.ended or seat not in edition.seats):
+                    yield edition.body if edition.ended else removed_body()
+                    return
+                if edition is not None and edition.version != sent:
+                    sent = edition.version
+                    yield edition.body
+                    continue
+                changed.clear()
+                if self.edition() is not edition:  # published between the read and the clear
+                    continue
+                try:
+                    await asyncio.wait_for(changed.wait(), keepalive_s)
+                except asyncio.TimeoutError:
+                    yield b": keep-alive\n\n"
+        finally:
+            self._leave()
+
+
+def removed_body() -> bytes:
+    return event_bytes(None, {"schema": SCHEMA, "removed": True})
+
+
+class FeedHub:
+    """Every class feed of this process: one watcher per class with listeners (and for ``linger_s`` after)."""
+
+    def __init__(self, build: Build, wait: Callable[[str, int | None, float], int | None],
+                 wait_s: float = WAIT_S, linger_s: float = LINGER_S):
+        self._build = build
+        self._wait = wait
+        self._wait_s = wait_s
+        self._linger_s = linger_s
+        self._lock = threading.Lock()
+        self._feeds: dict[str, ClassFeed] = {}
+
+    def feed(self, code: str) -> ClassFeed:
+        """The class's feed, its watcher started on first use (or again, after it stopped)."""
+        with self._lock:
+            held = self._feeds.get(code)
+            if held is not None and held.running:
+                return held
+            feed = ClassFeed(code, self._build, self._wait, self._forget, self._wait_s, self._linger_s)
+            self._feeds[code] = feed
+        feed.start()
+        return feed
+
+    async def editions(self, code: str, seat: str, since: int | None = None,
+                       keepalive_s: float = KEEPALIVE_S) -> AsyncIterator[bytes]:
+        """One follower's stream of class ``code`` (``ClassFeed.editions``), from a feed that is running."""
+        while True:
+            feed = self.feed(code)
+            stream = feed.editions(seat, since, keepalive_s)
+            try:
+                first = await anext(stream, None)
+                if first is None and not feed.running:
+                    continue  # it stopped just before this listener joined: the next turn starts a new one
+                if first is None:
+                    return
+                yield first
+                async for frame in stream:
+                    yield frame
+                return
+            finally:
+                await stream.aclose()  # the listener leaves at once when the connection goes
+
+    def _forget(self, feed: ClassFeed) -> None:
+        with self._lock:
+            if self._feeds.get(feed.code) is feed:
+                del self._feeds[feed.code]
+
+    def feeds(self) -> dict[str, ClassFeed]:
+        with self._lock:
+            return dict(self._feeds)
+
+    def stop(self) -> None:
+        for feed in self.feeds().values():
+            feed.stop()

@@ -1,0 +1,38 @@
+"""The class feed's route on the app's own server (``asgi.py``'s ``st.App``): ``GET /api/class/CODE/feed?seat=ID``,
+a stream of server-sent events, one per teacher change (``autoreg_server.feed``).
+
+Only a seat of the class may read it: the seat is checked once, when the stream opens (a student's seat id is a
+random token the store handed to that student); a removed student's stream ends at the next edition. The
+teacher's key never travels here: nothing in the feed needs it.
+"""
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from autoreg_server.class_store import normal_code
+from autoreg_ui.classroom import feed_view
+
+NOT_A_SEAT = "This feed is for the students seated in the class."
+HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}  # and no proxy may hold the events back
+
+
+def last_version(request: Request) -> int | None:
+    """The version a reconnecting browser already has (``Last-Event-ID``), if it says one."""
+    said = request.headers.get("last-event-id", "").strip()
+    return int(said) if said.isdigit() else None
+
+
+async def class_feed(request: Request) -> Response:
+    code = normal_code(request.path_params.get("code", ""))
+    seat = request.query_params.get("seat", "")[:64]
+    if not code or not await run_in_threadpool(feed_view.seated, code, seat):
+        return PlainTextResponse(NOT_A_SEAT, status_code=403)
+    return StreamingResponse(feed_view.hub().editions(code, seat, last_version(request)), media_type="text/event-stream",
+                             headers=HEADERS)
+
+
+def routes() -> list[Route]:
+    return [Route(feed_view.ROUTE, class_feed, methods=["GET"])]

@@ -1,0 +1,113 @@
+"""What a following student sees, as the class's feed document: built once per teacher change in this process
+(``autoreg_server.feed``) and pushed to every follower, drawn in the page by ``hall.js``.
+
+The pieces are the ones the follower's page draws today, from the same builders and the same per-text memo
+(``class_live.memo``): the token strip's HTML (every token escaped by ``token_strip_html``), the last step's
+bars as a plotly figure, the teacher's settings line. ``page`` lists what the rest of the student's page
+depends on (the question shown, the sampling round, the lesson stop): when it changes, the page reruns; a
+teacher's plain step does not rerun anybody's page.
+
+Built outside any tab (the feed's watcher thread): nothing here calls Streamlit.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from autoreg_core.engine.loading import EMBEDDED_MODEL
+from autoreg_core.engine.replay import config_to_dict, recipe_from_dict
+from autoreg_core.engine.session import SessionSnapshot
+from autoreg_server import feed, live_classes
+from autoreg_server.class_store import ClassInfo
+from autoreg_server.once import Once
+from autoreg_ui.classroom import live as class_live
+from autoreg_ui.classroom import text
+from autoreg_ui.classroom.desk import shown_question
+from autoreg_ui.step_figures import token_strip_html
+
+ROUTE = "/api/class/{code}/feed"
+
+
+def feed_path(code: str, seat: str) -> str:
+    """Where a follower's page listens, from the server's root (the page's own origin)."""
+    from urllib.parse import quote
+
+    return f"{ROUTE.format(code=quote(code, safe=''))}?seat={quote(seat, safe='')}"
+
+
+def page_key(info: ClassInfo, steps: int, question, stop: dict | None) -> list:
+    """What the Streamlit part of a follower's page is drawn from: the question shown (open or revealed, while
+    the text is at its step), the sampling round and the stop. The page reruns when this changes."""
+    shown = shown_question(question, steps)
+    return [None if shown is None else [shown.id, shown.revealed is not None], info.open_round,
+            None if stop is None else stop.get("number")]
+
+
+def document(info: ClassInfo, snapshot: SessionSnapshot | None, question, stop: dict | None) -> dict[str, Any]:
+    """The follower's view of the class at ``info.version`` (``snapshot``: the teacher's text at its recipe)."""
+    from autoreg_ui.classroom.student import last_step_figure
+
+    steps = 0 if snapshot is None else len(snapshot.records)
+    doc: dict[str, Any] = {"schema": feed.SCHEMA, "code": info.code, "version": info.version,
+                           "page": page_key(info, steps, question, stop), "text": None}
+    if snapshot is None:
+        return doc
+    model = snapshot.bundle.name
+    records = list(snapshot.records)
+    strip = class_live.memo(("strip", info.code), info.recipe, model,
+                            lambda: token_strip_html(snapshot.views(), records, snapshot.prompt_len))
+    config = recipe_from_dict(info.recipe).config_at(max(1, steps))
+    doc["text"] = {
+        "model": model,
+        "prompt_len": snapshot.prompt_len,
+        "generated": [r.token_id for r in records],
+        "strip": strip,
+        "settings": text.SETTINGS_LINE.format(settings=text.settings_text(config_to_dict(config))),
+        "step": None,
+    }
+    if records:
+        last = records[-1]
+        fig = class_live.memo(("last step", info.code), info.recipe, model,
+                              lambda: last_step_figure(snapshot.bundle.tokenizer, last))
+        figure = class_live.memo(("last step json", info.code), info.recipe, model, lambda: json.loads(fig.to_json()))
+        doc["text"]["step"] = {"index": last.index, "caption": text.LAST_STEP_CHART.format(n=last.index),
+                               "figure": figure}
+    return doc
+
+
+def build(code: str) -> tuple[int, dict, frozenset[str]] | None:
+    """The feed's edition of class ``code`` now (see ``autoreg_server.feed.Build``)."""
+    store = class_live.store()
+    info = store.info(code)
+    if info is None:
+        return None
+    seats = frozenset(s.student for s in store.students(code) if not s.removed)
+    found = class_live.held_or_rebuilt(code, info, _bundle)
+    snapshot = None if found is None else found[0]
+    question = store.question(code, info.open_question)  # what the student's page shows (``student.view``)
+    return info.version, document(info, snapshot, question, store.stop(code)), seats
+
+
+def _bundle():
+    """The model a class's text is rebuilt with when this process does not hold the teacher's snapshot: the
+    embedded one, as a follower's tab would (a follower's tab uses the model it has selected, by default that
+    one)."""
+    from autoreg_ui.state import shared_bundle
+
+    return shared_bundle(EMBEDDED_MODEL)
+
+
+def seated(code: str, seat: str) -> bool:
+    """Whether ``seat`` may read class ``code``'s feed: a student seated in it now (checked once, at connect)."""
+    student = class_live.store().student(code, seat) if seat else None
+    return student is not None and not student.removed
+
+
+_hub: Once[feed.FeedHub] = Once(lambda: feed.FeedHub(build, lambda code, version, timeout:
+                                                      live_classes.shared().store().wait_for_change(
+                                                          code, version, timeout)))
+
+
+def hub() -> feed.FeedHub:
+    """This process's class feeds."""
+    return _hub.get()

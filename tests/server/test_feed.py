@@ -1,0 +1,273 @@
+"""The class feed: one edition per version, built once per process, the newest pushed to every listener."""
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+
+import pytest
+
+from autoreg_server import feed
+
+
+class FakeClass:
+    """A class's version and seats, changed by the test; ``wait`` is the store's ``wait_for_change``."""
+
+    def __init__(self, seats=("s1", "s2")):
+        self.version: int | None = 1
+        self.seats = set(seats)
+        self.changed = threading.Condition()
+        self.builds: list[int | None] = []
+
+    def set(self, version: int | None, seats=None) -> None:
+        with self.changed:
+            self.version = version
+            if seats is not None:
+                self.seats = set(seats)
+            self.changed.notify_all()
+
+    def wait(self, code: str, version: int | None, timeout: float) -> int | None:
+        with self.changed:
+            self.changed.wait_for(lambda: self.version != version, timeout)
+            return self.version
+
+    def build(self, code: str):
+        with self.changed:
+            version, seats = self.version, frozenset(self.seats)
+        self.builds.append(version)
+        if version is None:
+            return None
+        return version, {"schema": feed.SCHEMA, "code": code, "version": version}, seats
+
+
+def versions(frames: list[bytes]) -> list:
+    out = []
+    for frame in frames:
+        if frame.startswith(b":"):
+            out.append("keep-alive")
+            continue
+        data = json.loads(frame.decode().split("data: ", 1)[1])
+        out.append(data.get("version", "ended" if data.get("ended") else "removed" if data.get("removed") else "?"))
+    return out
+
+
+async def take(stream, n: int, timeout: float = 5.0) -> list[bytes]:
+    frames = []
+    async def pull():
+        async for frame in stream:
+            frames.append(frame)
+            if len(frames) == n:
+                return
+    await asyncio.wait_for(pull(), timeout)
+    return frames
+
+
+@pytest.fixture
+def hub_and_class():
+    cls = FakeClass()
+    hub = feed.FeedHub(cls.build, cls.wait, wait_s=0.05, linger_s=0.3)
+    yield hub, cls
+    hub.stop()
+
+
+def until(condition, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_a_listener_gets_the_current_edition_at_once_then_each_new_one(hub_and_class):
+    hub, cls = hub_and_class
+
+    async def run():
+        stream = hub.editions("C", "s1")
+        first = await take(stream, 1)
+        cls.set(2)
+        second = await take(stream, 1)
+        cls.set(3)
+        third = await take(stream, 1)
+        await stream.aclose()
+        return first + second + third
+
+    assert versions(asyncio.run(run())) == [1, 2, 3]
+
+
+def test_a_listener_that_missed_versions_gets_the_newest_only(hub_and_class):
+    hub, cls = hub_and_class
+    feed_ = hub.feed("C")
+    until(lambda: feed_.edition() is not None)
+
+    async def run():
+        stream = feed_.editions("s1", since=1)  # it has version 1 already
+        for version in (2, 3, 4):
+            cls.set(version)
+        until(lambda: feed_.edition().version == 4)
+        frames = await take(stream, 1)
+        await stream.aclose()
+        return frames
+
+    assert versions(asyncio.run(run())) == [4]
+
+
+def test_a_reconnect_with_the_current_version_waits_for_the_next(hub_and_class):
+    hub, cls = hub_and_class
+    feed_ = hub.feed("C")
+    until(lambda: feed_.edition() is not None)
+
+    async def run():
+        stream = feed_.editions("s1", since=1, keepalive_s=0.1)
+        quiet = await take(stream, 1)  # nothing new: a keep-alive, not version 1 again
+        cls.set(2)
+        frames = await take(stream, 1)
+        await stream.aclose()
+        return quiet + frames
+
+    assert versions(asyncio.run(run())) == ["keep-alive", 2]
+
+
+def test_every_listener_gets_every_step_and_each_version_is_built_once(hub_and_class):
+    hub, cls = hub_and_class
+    listeners = 200
+
+    async def run():
+        streams = [hub.editions("C", f"s{i % 2 + 1}") for i in range(listeners)]
+        got = [versions(await take(s, 1)) for s in streams]
+        for version in (2, 3):
+            cls.set(version)
+            for i, s in enumerate(streams):
+                got[i] += versions(await take(s, 1))
+        for s in streams:
+            await s.aclose()
+        return got
+
+    got = asyncio.run(run())
+    assert got == [[1, 2, 3]] * listeners
+    assert cls.builds == [1, 2, 3]
+
+
+def test_a_removed_students_stream_ends_and_a_seated_one_goes_on(hub_and_class):
+    hub, cls = hub_and_class
+
+    async def read_all(stream, limit: int = 5) -> list[bytes]:
+        frames = []
+        async for frame in stream:
+            frames.append(frame)
+            if len(frames) == limit:
+                break
+        return frames
+
+    async def run():
+        removed, kept = hub.editions("C", "s1"), hub.editions("C", "s2")
+        await take(removed, 1)
+        await take(kept, 1)
+        cls.set(2, seats={"s2"})
+        gone = await asyncio.wait_for(read_all(removed), 5)
+        still = await take(kept, 1)
+        await kept.aclose()
+        return gone, still
+
+    gone, still = asyncio.run(run())
+    assert versions(gone) == ["removed"]  # and then the stream ended
+    assert versions(still) == [2]
+
+
+def test_a_seat_never_in_the_class_gets_nothing_but_the_end(hub_and_class):
+    hub, cls = hub_and_class
+
+    async def run():
+        frames = []
+        async for frame in hub.editions("C", "intruder"):
+            frames.append(frame)
+        return frames
+
+    frames = asyncio.run(asyncio.wait_for(run(), 5))
+    assert versions(frames) == ["removed"]
+    assert b'"code"' not in b"".join(frames)
+
+
+def test_the_end_of_the_class_ends_every_stream_and_its_watcher(hub_and_class):
+    hub, cls = hub_and_class
+
+    async def run():
+        stream = hub.editions("C", "s1")
+        await take(stream, 1)
+        cls.set(None)
+        return [frame async for frame in stream]
+
+    frames = asyncio.run(asyncio.wait_for(run(), 5))
+    assert versions(frames) == ["ended"]
+    until(lambda: "C" not in hub.feeds())
+
+
+def test_a_watcher_without_listeners_stops_after_lingering_and_a_new_listener_starts_another(hub_and_class):
+    hub, cls = hub_and_class
+
+    async def one_read():
+        stream = hub.editions("C", "s1")
+        frames = await take(stream, 1)
+        await stream.aclose()
+        return frames
+
+    first = hub.feed("C")
+    assert versions(asyncio.run(one_read())) == [1]
+    assert first.listeners() == 0
+    until(lambda: not first.running)
+    until(lambda: "C" not in hub.feeds())
+    cls.set(5)
+    assert versions(asyncio.run(one_read())) == [5]
+    assert hub.feed("C") is not first
+
+
+def test_a_listener_keeps_the_watcher_past_the_linger_time(hub_and_class):
+    hub, cls = hub_and_class
+
+    async def run():
+        stream = hub.editions("C", "s1", keepalive_s=0.1)
+        await take(stream, 1)
+        await asyncio.sleep(0.6)  # twice the linger time, listening all along
+        cls.set(2)
+        frames = await take(stream, 5)
+        await stream.aclose()
+        return frames
+
+    got = versions(asyncio.run(run()))
+    assert 2 in got
+    assert set(got) <= {2, "keep-alive"}
+
+
+def test_the_event_carries_the_version_as_its_id():
+    frame = feed.event_bytes(7, {"a": "<b>é</b>"})
+    assert frame == 'id: 7\nevent: class\ndata: {"a":"<b>é</b>"}\n\n'.encode()
+    assert feed.event_bytes(None, {}).startswith(b"id: \n")
+
+
+def test_a_listener_arriving_as_its_feed_stops_gets_a_new_feed(hub_and_class):
+    hub, cls = hub_and_class
+    stale = hub.feed("C")
+    until(lambda: stale.edition() is not None)
+    stale.stop()
+    until(lambda: "C" not in hub.feeds())
+
+    async def run():
+        stream = hub.editions("C", "s1")
+        frames = await take(stream, 1)
+        await stream.aclose()
+        return frames
+
+    assert versions(asyncio.run(run())) == [1]
+    assert hub.feed("C") is not stale
+
+
+def test_closing_a_stream_leaves_its_feed_at_once(hub_and_class):
+    hub, cls = hub_and_class
+
+    async def run():
+        stream = hub.editions("C", "s1")
+        await take(stream, 1)
+        joined = hub.feed("C").listeners()
+        await stream.aclose()
+        return joined, hub.feed("C").listeners()
+
+    assert asyncio.run(run()) == (1, 0)
