@@ -187,7 +187,7 @@ class ClassFeed:
                     continue
                 try:
                     await asyncio.wait_for(changed.wait(), keepalive_s)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     yield b": keep-alive\n\n"
         finally:
             self._leave()

@@ -30,8 +30,8 @@ async def class_feed(request: Request) -> Response:
     seat = request.query_params.get("seat", "")[:64]
     if not code or not await run_in_threadpool(feed_view.seated, code, seat):
         return PlainTextResponse(NOT_A_SEAT, status_code=403)
-    return StreamingResponse(feed_view.hub().editions(code, seat, last_version(request)), media_type="text/event-stream",
-                             headers=HEADERS)
+    stream = feed_view.hub().editions(code, seat, last_version(request))
+    return StreamingResponse(stream, media_type="text/event-stream", headers=HEADERS)
 
 
 def routes() -> list[Route]:
