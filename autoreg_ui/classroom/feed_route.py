@@ -7,6 +7,9 @@ teacher's key never travels here: nothing in the feed needs it.
 """
 from __future__ import annotations
 
+import functools
+import gzip
+
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
@@ -34,5 +37,23 @@ async def class_feed(request: Request) -> Response:
     return StreamingResponse(stream, media_type="text/event-stream", headers=HEADERS)
 
 
+@functools.cache
+def plotly_js() -> tuple[bytes, bytes]:
+    """plotly.min.js as the plotly package ships it, and gzipped (about a third): read and packed once."""
+    from plotly.offline import get_plotlyjs
+
+    plain = get_plotlyjs().encode()
+    return plain, gzip.compress(plain, 6)
+
+
+async def plotly_script(request: Request) -> Response:
+    plain, packed = await run_in_threadpool(plotly_js)
+    headers = {"Cache-Control": "public, max-age=86400", "Vary": "Accept-Encoding"}
+    if "gzip" in request.headers.get("accept-encoding", ""):
+        return Response(packed, media_type="text/javascript", headers=headers | {"Content-Encoding": "gzip"})
+    return Response(plain, media_type="text/javascript", headers=headers)
+
+
 def routes() -> list[Route]:
-    return [Route(feed_view.ROUTE, class_feed, methods=["GET"])]
+    return [Route(feed_view.ROUTE, class_feed, methods=["GET"]),
+            Route(feed_view.PLOTLY_ROUTE, plotly_script, methods=["GET"])]

@@ -26,6 +26,7 @@ from autoreg_ui.classroom.desk import shown_question
 from autoreg_ui.step_figures import token_strip_html
 
 ROUTE = "/api/class/{code}/feed"
+PLOTLY_ROUTE = "/api/plotly.js"  # the plotly.js of the installed plotly package, which made the figures
 
 
 def feed_path(code: str, seat: str) -> str:
@@ -35,11 +36,12 @@ def feed_path(code: str, seat: str) -> str:
     return f"{ROUTE.format(code=quote(code, safe=''))}?seat={quote(seat, safe='')}"
 
 
-def page_key(info: ClassInfo, steps: int, question, stop: dict | None) -> list:
-    """What the Streamlit part of a follower's page is drawn from: the question shown (open or revealed, while
-    the text is at its step), the sampling round and the stop. The page reruns when this changes."""
-    shown = shown_question(question, steps)
-    return [None if shown is None else [shown.id, shown.revealed is not None], info.open_round,
+def page_key(info: ClassInfo, steps: int | None, question, stop: dict | None) -> list:
+    """What the Streamlit part of a follower's page is drawn from: whether the teacher has a text yet
+    (``steps`` None: not yet), the question shown (open or revealed, while the text is at its step), the
+    sampling round and the stop. The page reruns when this changes."""
+    shown = None if steps is None else shown_question(question, steps)
+    return [steps is not None, None if shown is None else [shown.id, shown.revealed is not None], info.open_round,
             None if stop is None else stop.get("number")]
 
 
@@ -47,7 +49,7 @@ def document(info: ClassInfo, snapshot: SessionSnapshot | None, question, stop: 
     """The follower's view of the class at ``info.version`` (``snapshot``: the teacher's text at its recipe)."""
     from autoreg_ui.classroom.student import last_step_figure
 
-    steps = 0 if snapshot is None else len(snapshot.records)
+    steps = None if snapshot is None else len(snapshot.records)
     doc: dict[str, Any] = {"schema": feed.SCHEMA, "code": info.code, "version": info.version,
                            "page": page_key(info, steps, question, stop), "text": None}
     if snapshot is None:
@@ -56,7 +58,7 @@ def document(info: ClassInfo, snapshot: SessionSnapshot | None, question, stop: 
     records = list(snapshot.records)
     strip = class_live.memo(("strip", info.code), info.recipe, model,
                             lambda: token_strip_html(snapshot.views(), records, snapshot.prompt_len))
-    config = recipe_from_dict(info.recipe).config_at(max(1, steps))
+    config = recipe_from_dict(info.recipe).config_at(max(1, len(records)))
     doc["text"] = {
         "model": model,
         "prompt_len": snapshot.prompt_len,

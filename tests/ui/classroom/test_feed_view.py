@@ -48,7 +48,7 @@ def test_the_document_holds_the_teachers_generated_tokens_and_the_seated_student
     assert doc["text"]["step"]["index"] == 4
     assert doc["text"]["step"]["caption"] == class_text.LAST_STEP_CHART.format(n=4)
     assert doc["text"]["settings"].startswith("The teacher's settings: ")
-    assert doc["page"] == [None, None, None]
+    assert doc["page"] == [True, None, None, None]
     json.dumps(doc)  # it travels as JSON as it is
     bars = doc["text"]["step"]["figure"]["data"]
     assert bars and all(trace["type"] == "bar" for trace in bars)
@@ -87,6 +87,7 @@ def test_before_a_prompt_the_document_has_no_text_and_an_ended_class_has_no_docu
     code, key = store.create()
     version, doc, _ = feed_view.build(code)
     assert doc["text"] is None and doc["version"] == version
+    assert doc["page"] == [False, None, None, None]
     store.end(code, key)
     assert feed_view.build(code) is None
 
@@ -99,11 +100,11 @@ def test_the_page_key_follows_the_question_while_the_text_is_at_its_step(live, t
     teach(live, session, code, key)
     qid = store.ask(code, key, len(session.records))
     _, doc, _ = feed_view.build(code)
-    assert doc["page"][0] == [qid, False]
+    assert doc["page"][1] == [qid, False]
     session.step(GREEDY)  # the teacher moves on: the question's box is gone from the students' pages
     teach(live, session, code, key)
     _, doc, _ = feed_view.build(code)
-    assert doc["page"][0] is None
+    assert doc["page"][1] is None
 
 
 def test_only_a_seated_student_may_read(live):
