@@ -67,12 +67,19 @@ function themed(figure, host, data) {
   const layout = JSON.parse(JSON.stringify(figure.layout || {}));
   const ink = getComputedStyle(host).color;
   const faint = ink.replace(/^rgb\(([^)]*)\)$/, "rgba($1, 0.2)");
-  delete layout.template;
+  if (layout.template && layout.template.layout) {  // the template's own colours give way to the page's
+    const base = layout.template.layout;
+    for (const name of ["paper_bgcolor", "plot_bgcolor", "font"]) delete base[name];
+    for (const name of ["xaxis", "yaxis"]) {
+      if (base[name]) for (const key of ["gridcolor", "zerolinecolor", "linecolor"]) delete base[name][key];
+    }
+  }
   layout.paper_bgcolor = "rgba(0,0,0,0)";
   layout.plot_bgcolor = "rgba(0,0,0,0)";
   layout.font = Object.assign({}, layout.font, { color: ink, family: getComputedStyle(host).fontFamily });
   for (const name of ["xaxis", "yaxis"]) {
-    layout[name] = Object.assign({ gridcolor: faint, zerolinecolor: faint, linecolor: faint }, layout[name]);
+    layout[name] = Object.assign({ gridcolor: faint, zerolinecolor: faint, linecolor: faint }, layout[name],
+                                 { automargin: true });  // room for the tick labels, as the page's charts get
   }
   const sizes = data.sizes;
   if (sizes) {
