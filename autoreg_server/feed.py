@@ -8,8 +8,9 @@ given by the UI: the prompt, the tokens, the last step's bars, what the class is
 ``Edition`` to the connections. A connection holds nothing but the last version it sent; one that missed
 versions gets the newest, never a stale one, and one that reconnects gets the current edition at once.
 
-Who may read is decided at the door (``open``: the seat must be seated in the class) and at every edition (the
-edition carries the class's seated ids: a removed student's stream ends). The teacher's key never travels here.
+Who may read is decided at the door (the route lets in only a seat of the class, checked once) and at every
+edition (it carries the seats the teacher removed: a removed student's stream ends; a removal is a teacher's
+change, so it makes an edition). The teacher's key never travels here.
 
 Pure Python and asyncio: the server's event loop waits on ``Edition``s; the watcher threads never touch it but
 through ``loop.call_soon_threadsafe``.
@@ -39,7 +40,7 @@ class Edition:
 
     version: int | None  # the class store's version it was built at; None: the class has ended
     body: bytes  # the whole server-sent event, encoded once for every connection
-    seats: frozenset[str] = field(default_factory=frozenset)  # the students seated at this version
+    removed: frozenset[str] = field(default_factory=frozenset)  # the seats the teacher removed, at this version
 
     @property
     def ended(self) -> bool:
@@ -57,7 +58,7 @@ def ended_edition() -> Edition:
 
 
 Build = Callable[[str], "tuple[int, dict, frozenset[str]] | None"]
-"""The follower's view of class ``code`` now: (the version it was built at, the document, the seated ids), or
+"""The follower's view of class ``code`` now: (the version it was built at, the document, the removed seats), or
 None when the class is gone."""
 
 
@@ -109,8 +110,8 @@ class ClassFeed:
         self.builds += 1
         if built is None:
             return ended_edition()
-        version, document, seats = built
-        return Edition(version, event_bytes(version, document), frozenset(seats))
+        version, document, removed = built
+        return Edition(version, event_bytes(version, document), frozenset(removed))
 
     def _idle_too_long(self) -> bool:
         """Whether nobody listened for ``linger_s``: then the feed stops, decided under the lock a listener
@@ -175,7 +176,7 @@ class ClassFeed:
         try:
             while True:
                 edition = self.edition()
-                if edition is not None and (edition.ended or seat not in edition.seats):
+                if edition is not None and (edition.ended or seat in edition.removed):
                     yield edition.body if edition.ended else removed_body()
                     return
                 if edition is not None and edition.version != sent:

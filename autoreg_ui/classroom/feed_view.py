@@ -83,11 +83,11 @@ def build(code: str) -> tuple[int, dict, frozenset[str]] | None:
     info = store.info(code)
     if info is None:
         return None
-    seats = frozenset(s.student for s in store.students(code) if not s.removed)
+    removed = frozenset(s.student for s in store.students(code) if s.removed)
     found = class_live.held_or_rebuilt(code, info, _bundle)
     snapshot = None if found is None else found[0]
     question = store.question(code, info.open_question)  # what the student's page shows (``student.view``)
-    return info.version, document(info, snapshot, question, store.stop(code)), seats
+    return info.version, document(info, snapshot, question, store.stop(code)), removed
 
 
 def _bundle():

@@ -17,11 +17,13 @@ function connect(url) {
     clearTimeout(feed.closing);
     return feed;
   }
-  feed = all.feeds[url] = { doc: null, end: null, live: false, views: new Set(), source: null, closing: null };
+  feed = all.feeds[url] = { doc: null, end: null, live: false, views: new Set(), source: null, closing: null,
+                            received: 0 };
   const source = feed.source = new EventSource(url);
   source.addEventListener("class", (event) => {
     let doc;
     try { doc = JSON.parse(event.data); } catch (e) { return; }
+    feed.received += 1;
     if (doc.ended || doc.removed) {
       feed.end = doc;
       source.close();

@@ -32,7 +32,7 @@ def teach(live, session: Session, code: str, key: str, tab_holds: bool = True) -
     return recipe
 
 
-def test_the_document_holds_the_teachers_generated_tokens_and_the_seated_students(live, tiny):
+def test_the_document_holds_the_teachers_generated_tokens_and_the_removed_seats(live, tiny):
     store = live.store()
     code, key = store.create()
     seats = [store.join(code), store.join(code)]
@@ -40,9 +40,9 @@ def test_the_document_holds_the_teachers_generated_tokens_and_the_seated_student
     for _ in range(4):
         session.step(GREEDY)
     teach(live, session, code, key)
-    version, doc, seated = feed_view.build(code)
+    version, doc, removed = feed_view.build(code)
     assert version == store.version(code)
-    assert seated == frozenset(seats)
+    assert removed == frozenset()
     assert doc["text"]["generated"] == session.generated_ids and len(doc["text"]["generated"]) == 4
     assert doc["text"]["prompt_len"] == session.prompt_len
     assert doc["text"]["step"]["index"] == 4
@@ -54,8 +54,8 @@ def test_the_document_holds_the_teachers_generated_tokens_and_the_seated_student
     assert bars and all(trace["type"] == "bar" for trace in bars)
 
     store.remove(code, key, seats[0])
-    _, _, seated = feed_view.build(code)
-    assert seated == frozenset(seats[1:])
+    _, _, removed = feed_view.build(code)
+    assert removed == frozenset(seats[:1])
 
 
 def test_a_process_without_the_teachers_tab_rebuilds_the_same_text(live, tiny):
