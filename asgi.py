@@ -2,6 +2,6 @@
 feed). ``python -m autoreg_ui.serve`` runs it (``streamlit run asgi.py`` with the app's settings)."""
 import streamlit as st
 
-from autoreg_ui.classroom.feed_route import routes
+from autoreg_ui.classroom.feed_route import lifespan, routes
 
-app = st.App("app.py", routes=routes())
+app = st.App("app.py", routes=routes(), lifespan=lifespan)

@@ -78,6 +78,7 @@ class ClassFeed:
         self._listeners = 0
         self._idle_since: float | None = time.monotonic()  # a feed nobody joins stops too
         self._loops: dict[asyncio.AbstractEventLoop, asyncio.Event] = {}
+        self._closing = False  # stopped from outside: the streams end too (an idle stop leaves none to end)
         self.builds = 0  # editions built (one per version this process saw)
         self._thread = threading.Thread(target=self._watch, name=f"autoreg-feed-{code}", daemon=True)
         self._stopped = threading.Event()
@@ -125,6 +126,10 @@ class ClassFeed:
     def _publish(self, edition: Edition) -> None:
         with self._lock:
             self._edition = edition
+        self._wake_listeners()
+
+    def _wake_listeners(self) -> None:
+        with self._lock:
             loops = list(self._loops.items())
         for loop, event in loops:
             try:
@@ -133,7 +138,11 @@ class ClassFeed:
                 pass
 
     def stop(self) -> None:
-        self._stopped.set()
+        """The watcher ends, and so does every stream of this feed (the server is stopping)."""
+        with self._lock:
+            self._stopped.set()
+            self._closing = True
+        self._wake_listeners()
 
     @property
     def running(self) -> bool:
@@ -175,6 +184,8 @@ class ClassFeed:
         sent = since
         try:
             while True:
+                if self._closing:
+                    return
                 edition = self.edition()
                 if edition is not None and (edition.ended or seat in edition.removed):
                     yield edition.body if edition.ended else removed_body()
@@ -209,6 +220,7 @@ class FeedHub:
         self._linger_s = linger_s
         self._lock = threading.Lock()
         self._feeds: dict[str, ClassFeed] = {}
+        self._closed = False
 
     def feed(self, code: str) -> ClassFeed:
         """The class's feed, its watcher started on first use (or again, after it stopped)."""
@@ -224,7 +236,7 @@ class FeedHub:
     async def editions(self, code: str, seat: str, since: int | None = None,
                        keepalive_s: float = KEEPALIVE_S) -> AsyncIterator[bytes]:
         """One follower's stream of class ``code`` (``ClassFeed.editions``), from a feed that is running."""
-        while True:
+        while not self._closed:
             feed = self.feed(code)
             stream = feed.editions(seat, since, keepalive_s)
             try:
@@ -250,5 +262,9 @@ class FeedHub:
             return dict(self._feeds)
 
     def stop(self) -> None:
+        """Every watcher and every stream ends, for good: the server is stopping (an open stream would hold
+        its shutdown, which waits for every response to end)."""
+        with self._lock:
+            self._closed = True
         for feed in self.feeds().values():
             feed.stop()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import gzip
+import signal
+from contextlib import asynccontextmanager
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -57,3 +59,27 @@ async def plotly_script(request: Request) -> Response:
 def routes() -> list[Route]:
     return [Route(feed_view.ROUTE, class_feed, methods=["GET"]),
             Route(feed_view.PLOTLY_ROUTE, plotly_script, methods=["GET"])]
+
+
+def end_streams_on_exit() -> None:
+    """On SIGINT or SIGTERM, end the feed's streams before the server's own handler runs: the server stops by
+    waiting for every response to end, and a stream never ends by itself. Installed at startup, after the
+    server (uvicorn) installed its handlers; a handler that is not Python's own is left alone."""
+    for number in (signal.SIGINT, signal.SIGTERM):
+        previous = signal.getsignal(number)
+        if not callable(previous):
+            continue
+
+        def handler(signum, frame, previous=previous):
+            feed_view.hub().stop()
+            previous(signum, frame)
+
+        signal.signal(number, handler)
+
+
+@asynccontextmanager
+async def lifespan(app):
+    """The app's start and stop (``st.App``'s lifespan): the streams end with the server."""
+    end_streams_on_exit()
+    yield
+    feed_view.hub().stop()

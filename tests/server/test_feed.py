@@ -273,3 +273,19 @@ def test_closing_a_stream_leaves_its_feed_at_once(hub_and_class):
         return joined, hub.feed("C").listeners()
 
     assert asyncio.run(run()) == (1, 0)
+
+
+def test_stopping_the_hub_ends_every_open_stream_and_opens_no_new_one(hub_and_class):
+    hub, cls = hub_and_class
+
+    async def run():
+        streams = [hub.editions("C", "s1", keepalive_s=30), hub.editions("C", "s2", keepalive_s=30)]
+        for stream in streams:
+            await take(stream, 1)
+        asyncio.get_running_loop().call_later(0.1, hub.stop)
+        rest = [[frame async for frame in stream] for stream in streams]
+        late = [frame async for frame in hub.editions("C", "s1")]
+        return rest, late
+
+    rest, late = asyncio.run(asyncio.wait_for(run(), 5))
+    assert rest == [[], []] and late == []
