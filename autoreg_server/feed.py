@@ -1,11 +1,11 @@
 """A class's live feed: one small document per teacher change, built once in this process and pushed to every
 follower's open connection (server-sent events), instead of every follower's page rerunning to find it.
 
-Each class a follower of this process listens to has one ``ClassFeed``: one watcher thread that waits for the
-class's version to move (``ClassStore.wait_for_change``: PostgreSQL's ``NOTIFY`` wakes it at once, across
-replicas; on SQLite it reads the version every ``recheck_s``), builds the follower's view once (``build``,
-given by the UI: the prompt, the tokens, the last step's bars, what the class is doing), and hands the new
-``Edition`` to the connections. A connection holds nothing but the last version it sent; one that missed
+Each class a follower of this process listens to has one ``ClassFeed``: one watcher thread that reads the
+class's version when woken (PostgreSQL's ``NOTIFY`` wakes it, across replicas; a teacher's tab in this process
+wakes it as it publishes, ``FeedHub.nudge``) and at least every ``poll_s`` (another SQLite server's teacher),
+builds the follower's view once per version (``build``, given by the UI: the prompt, the tokens, the last
+step's bars, what the class is doing), and hands the new ``Edition`` to the connections. A connection holds nothing but the last version it sent; one that missed
 versions gets the newest, never a stale one, and one that reconnects gets the current edition at once.
 
 Who may read is decided at the door (the route lets in only a seat of the class, checked once) and at every
@@ -23,6 +23,7 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 
 SCHEMA = 1  # the document's layout; a client that does not know it reloads its page
 KEEPALIVE_S = 15.0  # a comment line this often keeps proxies from closing a quiet stream
-WAIT_S = 5.0  # a watcher rereads the version at least this often (and notices it has no listeners left)
+POLL_S = 0.2  # a watcher reads the version at least this often (one indexed read per class and process)
 LINGER_S = 30.0  # a watcher with no listener stays this long (a phone's reconnect finds its edition ready)
 
 
@@ -57,6 +58,11 @@ def ended_edition() -> Edition:
     return Edition(None, event_bytes(None, {"schema": SCHEMA, "ended": True}))
 
 
+Read = Callable[[str], "int | None"]
+"""The class's version now (None: the class is gone)."""
+Watch = Callable[[str], "AbstractContextManager[threading.Event]"]
+"""While held, an event the store sets when it hears that the class changed (PostgreSQL's NOTIFY); SQLite's
+never is."""
 Build = Callable[[str], "tuple[int, dict, frozenset[str]] | None"]
 """The follower's view of class ``code`` now: (the version it was built at, the document, the removed seats), or
 None when the class is gone."""
@@ -65,13 +71,15 @@ None when the class is gone."""
 class ClassFeed:
     """One class's newest edition, its watcher thread and the event loops waiting on it."""
 
-    def __init__(self, code: str, build: Build, wait: Callable[[str, int | None, float], int | None],
-                 on_idle: Callable[[ClassFeed], None], wait_s: float = WAIT_S, linger_s: float = LINGER_S):
+    def __init__(self, code: str, build: Build, read: Read, watch: Watch, on_idle: Callable[[ClassFeed], None],
+                 poll_s: float = POLL_S, linger_s: float = LINGER_S):
         self.code = code
         self._build = build
-        self._wait = wait
+        self._read = read
+        self._watch_store = watch
         self._on_idle = on_idle
-        self._wait_s = wait_s
+        self._poll_s = poll_s
+        self._woken = threading.Event()  # set by a nudge (and, on PostgreSQL, by the class's NOTIFY)
         self._linger_s = linger_s
         self._lock = threading.Lock()
         self._edition: Edition | None = None
@@ -90,21 +98,32 @@ class ClassFeed:
     def _watch(self) -> None:
         version: int | None = None
         built = False
-        while not self._stopped.is_set():
-            try:
-                if not built or self._wait(self.code, version, self._wait_s) != version:
-                    edition = self._make()
-                    version, built = edition.version, True
-                    self._publish(edition)
-                    if edition.ended:
+        try:
+            with self._watch_store(self.code) as notified:
+                self._woken = notified
+                while not self._stopped.is_set():
+                    try:
+                        now = self._read(self.code)
+                        if not built or now != version:
+                            edition = self._make()
+                            version, built = edition.version, True
+                            self._publish(edition)
+                            if edition.ended:
+                                break
+                    except Exception as exc:  # noqa: BLE001 - a failed read or build is tried again
+                        log.warning("class feed %s: %s", self.code, exc)
+                        self._stopped.wait(1.0)
+                    if self._idle_too_long():
                         break
-            except Exception as exc:  # noqa: BLE001 - a failed read or build is tried again; the thread lives on
-                log.warning("class feed %s: %s", self.code, exc)
-                self._stopped.wait(1.0)
-            if self._idle_too_long():
-                break
-        self._stopped.set()
-        self._on_idle(self)
+                    notified.wait(self._poll_s)
+                    notified.clear()
+        finally:
+            self._stopped.set()
+            self._on_idle(self)
+
+    def nudge(self) -> None:
+        """Read the version now (the teacher's tab in this process has just changed the class)."""
+        self._woken.set()
 
     def _make(self) -> Edition:
         built = self._build(self.code)
@@ -212,11 +231,11 @@ def removed_body() -> bytes:
 class FeedHub:
     """Every class feed of this process: one watcher per class with listeners (and for ``linger_s`` after)."""
 
-    def __init__(self, build: Build, wait: Callable[[str, int | None, float], int | None],
-                 wait_s: float = WAIT_S, linger_s: float = LINGER_S):
+    def __init__(self, build: Build, read: Read, watch: Watch, poll_s: float = POLL_S, linger_s: float = LINGER_S):
         self._build = build
-        self._wait = wait
-        self._wait_s = wait_s
+        self._read = read
+        self._watch = watch
+        self._poll_s = poll_s
         self._linger_s = linger_s
         self._lock = threading.Lock()
         self._feeds: dict[str, ClassFeed] = {}
@@ -228,7 +247,7 @@ class FeedHub:
             held = self._feeds.get(code)
             if held is not None and held.running:
                 return held
-            feed = ClassFeed(code, self._build, self._wait, self._forget, self._wait_s, self._linger_s)
+            feed = ClassFeed(code, self._build, self._read, self._watch, self._forget, self._poll_s, self._linger_s)
             self._feeds[code] = feed
         feed.start()
         return feed
@@ -251,6 +270,13 @@ class FeedHub:
                 return
             finally:
                 await stream.aclose()  # the listener leaves at once when the connection goes
+
+    def nudge(self, code: str) -> None:
+        """Class ``code`` changed (its teacher's tab in this process published): its feed, if any, reads now."""
+        with self._lock:
+            feed = self._feeds.get(code)
+        if feed is not None:
+            feed.nudge()
 
     def _forget(self, feed: ClassFeed) -> None:
         with self._lock:

@@ -105,9 +105,21 @@ def seated(code: str, seat: str) -> bool:
     return student is not None and not student.removed
 
 
-_hub: Once[feed.FeedHub] = Once(lambda: feed.FeedHub(build, lambda code, version, timeout:
-                                                      live_classes.shared().store().wait_for_change(
-                                                          code, version, timeout)))
+def _store_version(code: str) -> int | None:
+    return live_classes.shared().store().watched_version(code)
+
+
+def _store_watch(code: str):
+    return live_classes.shared().store().backend.watch(code)
+
+
+def _make_hub() -> feed.FeedHub:
+    made = feed.FeedHub(build, _store_version, _store_watch)
+    live_classes.shared().store().on_change(made.nudge)  # a teacher's change here reaches the feed at once
+    return made
+
+
+_hub: Once[feed.FeedHub] = Once(_make_hub)
 
 
 def hub() -> feed.FeedHub:

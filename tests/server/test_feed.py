@@ -5,6 +5,7 @@ import asyncio
 import json
 import threading
 import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -12,7 +13,7 @@ from autoreg_server import feed
 
 
 class FakeClass:
-    """A class's version and seats, changed by the test; ``wait`` is the store's ``wait_for_change``."""
+    """A class's version and removed seats, changed by the test; ``read`` and ``watch`` are the store's."""
 
     def __init__(self):
         self.version: int | None = 1
@@ -27,10 +28,13 @@ class FakeClass:
                 self.removed = set(removed)
             self.changed.notify_all()
 
-    def wait(self, code: str, version: int | None, timeout: float) -> int | None:
+    def read(self, code: str) -> int | None:
         with self.changed:
-            self.changed.wait_for(lambda: self.version != version, timeout)
             return self.version
+
+    @contextmanager
+    def watch(self, code: str):
+        yield threading.Event()  # like SQLite: nothing is heard, the watcher reads every poll_s (or when nudged)
 
     def build(self, code: str):
         with self.changed:
@@ -66,7 +70,7 @@ async def take(stream, n: int, timeout: float = 5.0) -> list[bytes]:
 @pytest.fixture
 def hub_and_class():
     cls = FakeClass()
-    hub = feed.FeedHub(cls.build, cls.wait, wait_s=0.05, linger_s=0.3)
+    hub = feed.FeedHub(cls.build, cls.read, cls.watch, poll_s=0.05, linger_s=0.3)
     yield hub, cls
     hub.stop()
 
@@ -289,3 +293,39 @@ def test_stopping_the_hub_ends_every_open_stream_and_opens_no_new_one(hub_and_cl
 
     rest, late = asyncio.run(asyncio.wait_for(run(), 5))
     assert rest == [[], []] and late == []
+
+
+def test_a_nudge_reads_the_version_at_once_without_waiting_for_the_next_poll():
+    cls = FakeClass()
+    hub = feed.FeedHub(cls.build, cls.read, cls.watch, poll_s=30.0, linger_s=60.0)  # no poll during the test
+    try:
+        async def run():
+            stream = hub.editions("C", "s1")
+            first = await take(stream, 1)
+            cls.set(2)
+            hub.nudge("C")
+            second = await take(stream, 1, timeout=2.0)
+            await stream.aclose()
+            return first + second
+
+        assert versions(asyncio.run(run())) == [1, 2]
+    finally:
+        hub.stop()
+
+
+def test_without_a_nudge_a_slow_poll_leaves_the_change_unread():
+    """The other side of the nudge: with a 30 s poll and no nudge, version 2 is not read within 1 s."""
+    cls = FakeClass()
+    hub = feed.FeedHub(cls.build, cls.read, cls.watch, poll_s=30.0, linger_s=60.0)
+    try:
+        async def run():
+            stream = hub.editions("C", "s1", keepalive_s=0.2)
+            first = await take(stream, 1)
+            cls.set(2)
+            later = await take(stream, 3, timeout=2.0)
+            await stream.aclose()
+            return first + later
+
+        assert versions(asyncio.run(run())) == [1, "keep-alive", "keep-alive", "keep-alive"]
+    finally:
+        hub.stop()
