@@ -5,8 +5,9 @@ Each class a follower of this process listens to has one ``ClassFeed``: one watc
 class's version when woken (PostgreSQL's ``NOTIFY`` wakes it, across replicas; a teacher's tab in this process
 wakes it as it publishes, ``FeedHub.nudge``) and at least every ``poll_s`` (another SQLite server's teacher),
 builds the follower's view once per version (``build``, given by the UI: the prompt, the tokens, the last
-step's bars, what the class is doing), and hands the new ``Edition`` to the connections. A connection holds nothing but the last version it sent; one that missed
-versions gets the newest, never a stale one, and one that reconnects gets the current edition at once.
+step's bars, what the class is doing), and hands the new ``Edition`` to the connections. A connection holds
+nothing but the last version it sent; one that missed versions gets the newest, never a stale one, and one that
+reconnects gets the current edition at once.
 
 Who may read is decided at the door (the route lets in only a seat of the class, checked once) and at every
 edition (it carries the seats the teacher removed: a removed student's stream ends; a removal is a teacher's

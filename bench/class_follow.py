@@ -92,12 +92,10 @@ async def listen(f: Follower, stop: asyncio.Event) -> None:
             event = got.result()
             when = time.perf_counter()
             f.events += 1
-            doc = json.loads(event.data)
-            if doc.get("ended") or doc.get("removed"):
+            ids = generated(event.data)
+            if ids is None:
                 f.errors.append(f"the feed ended: {event.data[:100]}")
                 return
-            text = doc.get("text")
-            ids = [] if text is None else list(text["generated"])
             if ids != f.seen:
                 f.seen = ids
                 f.updates.append((when, ids))
@@ -108,6 +106,17 @@ async def listen(f: Follower, stop: asyncio.Event) -> None:
     finally:
         ended.cancel()
         writer.close()
+
+
+def generated(data: str) -> list[int] | None:
+    """The teacher's generated token ids in an edition ([] before a text; None: the class ended or the seat was
+    removed). Only that list is parsed: a thousand followers' whole documents would make this process, not the
+    server, the slow part of the measurement."""
+    at = data.find('"generated":[')
+    if at < 0:
+        return None if ('"ended":true' in data or '"removed":true' in data) else []
+    start = at + len('"generated":')
+    return json.loads(data[start:data.index("]", start) + 1])
 
 
 def rss_mib(pids: list[int]) -> float | None:

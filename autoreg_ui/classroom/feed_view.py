@@ -71,10 +71,18 @@ def document(info: ClassInfo, snapshot: SessionSnapshot | None, question, stop: 
         last = records[-1]
         fig = class_live.memo(("last step", info.code), info.recipe, model,
                               lambda: last_step_figure(snapshot.bundle.tokenizer, last))
-        figure = class_live.memo(("last step json", info.code), info.recipe, model, lambda: json.loads(fig.to_json()))
+        figure = class_live.memo(("last step json", info.code), info.recipe, model, lambda: _plain(fig))
         doc["text"]["step"] = {"index": last.index, "caption": text.LAST_STEP_CHART.format(n=last.index),
                                "figure": figure}
     return doc
+
+
+def _plain(fig) -> dict:
+    """The figure as JSON without plotly's default template (7 KB of defaults in every edition, which the page
+    replaces with its own colours anyway)."""
+    figure = json.loads(fig.to_json())
+    figure.get("layout", {}).pop("template", None)
+    return figure
 
 
 def build(code: str) -> tuple[int, dict, frozenset[str]] | None:

@@ -62,6 +62,14 @@ def test_the_halls_goal_needs_a_thousand_followers_the_delay_and_the_cpu():
     assert not class_follow.goal(late, 1, "sqlite")["hall"]["met"]
 
 
+def test_a_follower_reads_the_generated_ids_of_an_edition():
+    assert class_follow.generated('{"schema":1,"text":{"strip":"x]","generated":[5,17,2],"step":null}}') == [5, 17, 2]
+    assert class_follow.generated('{"schema":1,"text":{"generated":[],"step":null}}') == []
+    assert class_follow.generated('{"schema":1,"text":null}') == []
+    assert class_follow.generated('{"schema":1,"ended":true}') is None
+    assert class_follow.generated('{"schema":1,"removed":true}') is None
+
+
 def test_the_sse_client_reads_events_across_chunks_and_skips_keep_alives():
     import asyncio
 

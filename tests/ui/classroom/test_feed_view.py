@@ -50,6 +50,7 @@ def test_the_document_holds_the_teachers_generated_tokens_and_the_removed_seats(
     assert doc["text"]["settings"].startswith("The teacher's settings: ")
     assert doc["page"] == [True, None, None, None]
     json.dumps(doc)  # it travels as JSON as it is
+    assert "template" not in doc["text"]["step"]["figure"]["layout"]  # the page's colours, not plotly's
     bars = doc["text"]["step"]["figure"]["data"]
     assert bars and all(trace["type"] == "bar" for trace in bars)
 
