@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 SCHEMA = 1  # the document's layout; a client that does not know it reloads its page
 KEEPALIVE_S = 15.0  # a comment line this often keeps proxies from closing a quiet stream
+RETRY_MS = 1000  # how soon a browser reconnects after losing the stream (its own default is about 3 s)
 POLL_S = 0.2  # a watcher reads the version at least this often (one indexed read per class and process)
 LINGER_S = 30.0  # a watcher with no listener stays this long (a phone's reconnect finds its edition ready)
 
@@ -52,7 +53,7 @@ class Edition:
 def event_bytes(version: int | None, document: dict[str, Any]) -> bytes:
     """One server-sent event: the version as its id (a reconnecting browser sends it back), the JSON as data."""
     data = json.dumps(document, separators=(",", ":"), ensure_ascii=False)
-    return (f"id: {'' if version is None else version}\nevent: class\ndata: {data}\n\n").encode()
+    return (f"retry: {RETRY_MS}\nid: {'' if version is None else version}\nevent: class\ndata: {data}\n\n").encode()
 
 
 def ended_edition() -> Edition:

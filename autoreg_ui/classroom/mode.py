@@ -53,6 +53,9 @@ def read_link(state, query) -> None:
         seat = store().student(code, query["seat"])
         if seat is not None and not seat.removed:
             state[keys.CLASS_SEAT] = seat.student
+        elif seat is not None:  # a removed student's tab reconnecting (a reload, a restart): it says why it left
+            messages.say(text.REMOVED_YOU, "warning", state)
+            del query["seat"]
 
 
 def keep_in_url(state, query) -> None:

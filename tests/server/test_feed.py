@@ -245,8 +245,8 @@ def test_a_listener_keeps_the_watcher_past_the_linger_time(hub_and_class):
 
 def test_the_event_carries_the_version_as_its_id():
     frame = feed.event_bytes(7, {"a": "<b>é</b>"})
-    assert frame == 'id: 7\nevent: class\ndata: {"a":"<b>é</b>"}\n\n'.encode()
-    assert feed.event_bytes(None, {}).startswith(b"id: \n")
+    assert frame == 'retry: 1000\nid: 7\nevent: class\ndata: {"a":"<b>é</b>"}\n\n'.encode()
+    assert feed.event_bytes(None, {}).startswith(b"retry: 1000\nid: \n")
 
 
 def test_a_listener_arriving_as_its_feed_stops_gets_a_new_feed(hub_and_class):
