@@ -297,6 +297,30 @@ def machine_step_ms(steps: int = 16) -> float:
     return round(solo_decode_step_ms(load_model(), PROMPT, config, steps=steps, warmup=1), 1)
 
 
+def on_own_servers(args) -> tuple[dict, tuple]:
+    """The run on ``--replicas`` servers started here (and a throwaway PostgreSQL): the report and the load."""
+    cluster = throwaway_postgres() if args.class_db == "postgres" else None
+    servers = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="autoreg-class-bench-") as tmp:
+            db = cluster.dsn if cluster else Path(tmp) / "classes.sqlite3"
+            for _ in range(args.replicas):
+                servers.append(start_server(ROOT / "app.py", free_port(), env={
+                    "AUTOREG_CLASS_DB": str(db), "AUTOREG_MAX_SESSIONS": "0",
+                    "AUTOREG_CLASS_SEATS": str(max(60, args.students)),
+                    **(run_kind_profiler_env(args.profile) if args.profile else {})}))
+            load = tuple(round(x, 2) for x in os.getloadavg())
+            out = asyncio.run(run([local_url(s) for s in servers], db, args.students, args.seconds, args.period,
+                                  args.idle, [s.pid for s in servers],
+                                  db_cpu=cluster.cpu_seconds if cluster else None, alone=args.alone))
+    finally:
+        for server in servers:
+            stop_server(server)
+        if cluster is not None:
+            cluster.stop()
+    return out, load
+
+
 def throwaway_postgres() -> postgres.Cluster:
     if postgres.server_bin() is None:
         raise SystemExit(postgres.NOT_INSTALLED)
@@ -335,6 +359,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--idle", type=float, default=15.0, help="seconds of open streams before the first step")
     parser.add_argument("--alone", type=int, default=5, help="the teacher's steps before anybody listens")
     parser.add_argument("--replicas", type=int, default=1, help="servers sharing the class (1 to 4)")
+    parser.add_argument("--url", help="a server already running on this machine (with --pid and --db)")
+    parser.add_argument("--pid", type=int, help="that server's process id (its CPU and memory)")
+    parser.add_argument("--db", help="that server's AUTOREG_CLASS_DB (the class is made there)")
     parser.add_argument("--profile", type=Path, metavar="DIR",
                         help="profile the servers' script runs into DIR (cProfile per kind of run)")
     parser.add_argument("--class-db", choices=("sqlite", "postgres"), default="sqlite",
@@ -346,27 +373,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--seconds plus --idle must lie between 1 and {MAX_SECONDS}")
     if not 1 <= args.replicas <= 4:
         parser.error("--replicas must lie between 1 and 4")
+    if bool(args.url) != bool(args.db) or (args.url and args.replicas != 1):
+        parser.error("--url needs --db (and --pid for its CPU), with one replica")
     raise_open_files(2 * args.students + 256)  # a socket per follower here, one in the server (it inherits this)
     solo_ms = machine_step_ms()
-    cluster = throwaway_postgres() if args.class_db == "postgres" else None
-    servers = []
-    try:
-        with tempfile.TemporaryDirectory(prefix="autoreg-class-bench-") as tmp:
-            db = cluster.dsn if cluster else Path(tmp) / "classes.sqlite3"
-            for _ in range(args.replicas):
-                servers.append(start_server(ROOT / "app.py", free_port(), env={
-                    "AUTOREG_CLASS_DB": str(db), "AUTOREG_MAX_SESSIONS": "0",
-                    "AUTOREG_CLASS_SEATS": str(max(60, args.students)),
-                    **(run_kind_profiler_env(args.profile) if args.profile else {})}))
-            load = tuple(round(x, 2) for x in os.getloadavg())
-            out = asyncio.run(run([local_url(s) for s in servers], db, args.students, args.seconds, args.period,
-                                  args.idle, [s.pid for s in servers],
-                                  db_cpu=cluster.cpu_seconds if cluster else None, alone=args.alone))
-    finally:
-        for server in servers:
-            stop_server(server)
-        if cluster is not None:
-            cluster.stop()
+    if args.url:  # a server someone else started (another bench's load may run on it meanwhile)
+        load = tuple(round(x, 2) for x in os.getloadavg())
+        out = asyncio.run(run(args.url, args.db, args.students, args.seconds, args.period, args.idle, args.pid,
+                              alone=args.alone))
+    else:
+        out, load = on_own_servers(args)
     if args.profile:
         out["profile"] = profile_by_run_kind(args.profile)
     out["solo_decode_step_ms"] = solo_ms
