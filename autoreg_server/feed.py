@@ -31,7 +31,9 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 SCHEMA = 1  # the document's layout; a client that does not know it reloads its page
-KEEPALIVE_S = 15.0  # a comment line this often keeps proxies from closing a quiet stream
+KEEPALIVE_S = 15.0  # a ping event this often keeps proxies from closing a quiet stream, and tells the page it lives
+SEAT_STREAMS = 4  # open streams per seat (a phone and a laptop, a reload's overlap); more are refused
+MAX_STREAMS = 8192  # open streams per server process
 RETRY_MS = 1000  # how soon a browser reconnects after losing the stream (its own default is about 3 s)
 POLL_S = 0.2  # a watcher reads the version at least this often (one indexed read per class and process)
 LINGER_S = 30.0  # a watcher with no listener stays this long (a phone's reconnect finds its edition ready)
@@ -211,7 +213,7 @@ class ClassFeed:
                 if edition is not None and (edition.ended or seat in edition.removed):
                     yield edition.body if edition.ended else removed_body()
                     return
-                if edition is not None and edition.version != sent:
+                if edition is not None and (sent is None or edition.version > sent):  # never an older one
                     sent = edition.version
                     yield edition.body
                     continue
@@ -221,9 +223,12 @@ class ClassFeed:
                 try:
                     await asyncio.wait_for(changed.wait(), keepalive_s)
                 except TimeoutError:
-                    yield b": keep-alive\n\n"
+                    yield PING
         finally:
             self._leave()
+
+
+PING = b"event: ping\ndata: {}\n\n"  # an event, not a comment: the page sees it, and knows the stream is alive
 
 
 def removed_body() -> bytes:
@@ -242,6 +247,25 @@ class FeedHub:
         self._lock = threading.Lock()
         self._feeds: dict[str, ClassFeed] = {}
         self._closed = False
+        self._open: dict[tuple[str, str], int] = {}  # (code, seat) → its open streams
+
+    def may_open(self, code: str, seat: str, per_seat: int = SEAT_STREAMS, at_most: int = MAX_STREAMS) -> bool:
+        """Whether ``seat`` may open another stream of class ``code``: fewer than ``per_seat`` of its own and
+        fewer than ``at_most`` in the process are open (a seat could otherwise hold the server's sockets)."""
+        with self._lock:
+            return self._open.get((code, seat), 0) < per_seat and sum(self._open.values()) < at_most
+
+    def streams(self) -> int:
+        with self._lock:
+            return sum(self._open.values())
+
+    def _count(self, code: str, seat: str, by: int) -> None:
+        with self._lock:
+            left = self._open.get((code, seat), 0) + by
+            if left > 0:
+                self._open[(code, seat)] = left
+            else:
+                self._open.pop((code, seat), None)
 
     def feed(self, code: str) -> ClassFeed:
         """The class's feed, its watcher started on first use (or again, after it stopped)."""
@@ -257,21 +281,25 @@ class FeedHub:
     async def editions(self, code: str, seat: str, since: int | None = None,
                        keepalive_s: float = KEEPALIVE_S) -> AsyncIterator[bytes]:
         """One follower's stream of class ``code`` (``ClassFeed.editions``), from a feed that is running."""
-        while not self._closed:
-            feed = self.feed(code)
-            stream = feed.editions(seat, since, keepalive_s)
-            try:
-                first = await anext(stream, None)
-                if first is None and not feed.running:
-                    continue  # it stopped just before this listener joined: the next turn starts a new one
-                if first is None:
+        self._count(code, seat, 1)
+        try:
+            while not self._closed:
+                feed = self.feed(code)
+                stream = feed.editions(seat, since, keepalive_s)
+                try:
+                    first = await anext(stream, None)
+                    if first is None and not feed.running:
+                        continue  # it stopped just before this listener joined: the next turn starts a new one
+                    if first is None:
+                        return
+                    yield first
+                    async for frame in stream:
+                        yield frame
                     return
-                yield first
-                async for frame in stream:
-                    yield frame
-                return
-            finally:
-                await stream.aclose()  # the listener leaves at once when the connection goes
+                finally:
+                    await stream.aclose()  # the listener leaves at once when the connection goes
+        finally:
+            self._count(code, seat, -1)
 
     def nudge(self, code: str) -> None:
         """Class ``code`` changed (its teacher's tab in this process published): its feed, if any, reads now."""

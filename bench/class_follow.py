@@ -3,22 +3,23 @@
     python -m bench.class_follow                           # 30 followers, the teacher steps every 3 s for 3 min
     python -m bench.class_follow --students 1000 --seconds 120 --period 3     # the lecture hall
 
-It starts a server (its own class file), makes a class in that file and seats the students (the join form is
-the browser tests' part), then opens one teacher tab on the step page (what a browser tab is to the server: it
-sends the page's requests over the websocket) and, per student, what a follower's page keeps open: the class's
-feed (``/api/class/CODE/feed?seat=ID``, server-sent events), as light clients in this one process
-(``bench.lib.sse``), counted apart from the server.
+It starts a server (its own class file; or uses one already running, ``--url``), makes a class in that file
+and seats the students (the join form is the browser tests' part), then opens one teacher tab on the step page
+(what a browser tab is to the server: it sends the page's requests over the websocket) and, per student, the
+class's feed (``/api/class/CODE/feed``, server-sent events), as light clients in this one process
+(``bench.lib.sse``), counted apart from the server. A real follower's page also holds its Streamlit websocket
+and session: the memory and CPU per follower here are the feed's alone.
 
 Three phases: the teacher steps alone (``--alone`` steps: the teacher's own cost per step, with nobody
 listening); the followers connect (the server's memory before and after, per follower) and sit still for
 ``--idle`` seconds (the cost of open streams); then the teacher presses Next token every ``--period`` seconds.
 For every step, every follower's delay is measured from the teacher's click to the event that holds the new
-text, and the text must equal the teacher's (whole sequence and length).
+text, and the generated token ids in it must equal the teacher's (whole sequence and length).
 
 Printed as JSON: the delays (p50/p95/max), steps and updates counted, texts that differed, errors, the server's
 CPU per follower update (what stepping cost beyond the teacher's own steps and the idle streams, divided by the
 updates), its memory per follower, the machine's solo decode step, and the goals' verdicts. Bounded and local:
-127.0.0.1 only, at most 15 minutes, and the server it starts is stopped.
+the servers it starts listen on 127.0.0.1 only, it runs at most 15 minutes, and they are stopped.
 
 Across replicas (the goal: 120 followers in one class across 2 replicas plus PostgreSQL, every teacher step
 reaching every follower with the same text, follow delay p95 at most 0.5 s):

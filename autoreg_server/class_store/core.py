@@ -89,6 +89,7 @@ class StoreCore:
         self._change_hooks.append(hook)
 
     def _changed_here(self, code: str) -> None:
+        self._versions.pop(code, None)  # PostgreSQL: the version cached until NOTIFY arrives is old now
         for hook in list(self._change_hooks):
             hook(code)
 

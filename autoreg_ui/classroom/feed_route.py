@@ -21,13 +21,14 @@ from autoreg_server.class_store import normal_code
 from autoreg_ui.classroom import feed_view
 
 NOT_A_SEAT = "This feed is for the students seated in the class."
+TOO_MANY = "Too many open streams: close another tab of this seat, or try again later."
 HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}  # and no proxy may hold the events back
 
 
 def last_version(request: Request) -> int | None:
     """The version a reconnecting browser already has (``Last-Event-ID``), if it says one."""
     said = request.headers.get("last-event-id", "").strip()
-    return int(said) if said.isdigit() else None
+    return int(said) if said.isascii() and said.isdigit() and len(said) <= 18 else None
 
 
 async def class_feed(request: Request) -> Response:
@@ -35,7 +36,10 @@ async def class_feed(request: Request) -> Response:
     seat = request.query_params.get("seat", "")[:64]
     if not code or not await run_in_threadpool(feed_view.seated, code, seat):
         return PlainTextResponse(NOT_A_SEAT, status_code=403)
-    stream = feed_view.hub().editions(code, seat, last_version(request))
+    hub = feed_view.hub()
+    if not hub.may_open(code, seat):
+        return PlainTextResponse(TOO_MANY, status_code=429, headers={"Retry-After": "30"})
+    stream = hub.editions(code, seat, last_version(request))
     return StreamingResponse(stream, media_type="text/event-stream", headers=HEADERS)
 
 

@@ -7,11 +7,13 @@ bars as a plotly figure, the teacher's settings line. ``page`` lists what the re
 depends on (the question shown, the sampling round, the lesson stop): when it changes, the page reruns; a
 teacher's plain step does not rerun anybody's page.
 
-Built outside any tab (the feed's watcher thread): nothing here calls Streamlit.
+Built outside any tab (the feed's watcher thread): nothing here draws. (Rebuilding a text this process does not
+hold loads the model through ``autoreg_ui.state.shared_bundle``, Streamlit's resource cache.)
 """
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from autoreg_core.engine.loading import EMBEDDED_MODEL
@@ -29,29 +31,43 @@ ROUTE = "/api/class/{code}/feed"
 PLOTLY_ROUTE = "/api/plotly.js"  # the plotly.js of the installed plotly package, which made the figures
 
 
+def plotly_src() -> str:
+    """plotly.js's address, with the plotly version in it: a browser's day-long copy never outlives an upgrade."""
+    import plotly
+
+    return f"{PLOTLY_ROUTE}?v={plotly.__version__}"
+
+
 def feed_path(code: str, seat: str) -> str:
-    """Where a follower's page listens, from the server's root (the page's own origin)."""
+    """Where a follower's page listens, from the server's root (the page's own origin). It names the class as
+    ``class=`` too, as every class link does: a balancer that routes classes to their replica by it
+    (``deploy/haproxy.cfg``) sends the stream where the class lives, cookie or not."""
     from urllib.parse import quote
 
-    return f"{ROUTE.format(code=quote(code, safe=''))}?seat={quote(seat, safe='')}"
+    code_, seat_ = quote(code, safe=""), quote(seat, safe="")
+    return f"{ROUTE.format(code=code_)}?class={code_}&seat={seat_}"
 
 
-def page_key(info: ClassInfo, steps: int | None, question, stop: dict | None) -> list:
-    """What the Streamlit part of a follower's page is drawn from: whether the teacher has a text yet
-    (``steps`` None: not yet), the question shown (open or revealed, while the text is at its step), the
-    sampling round and the stop. The page reruns when this changes."""
+def page_key(info: ClassInfo, snapshot: SessionSnapshot | None, question, stop: dict | None, rnd) -> list:
+    """What the Streamlit part of a follower's page is drawn from: whether the teacher has a text yet, the
+    question shown (open or revealed, while the text is at its step), the sampling round and whether the
+    teacher's text is still the one it draws from (``student.my_draw`` shows a draw only then), and the stop.
+    The page reruns when this changes."""
+    steps = None if snapshot is None else len(snapshot.records)
     shown = None if steps is None else shown_question(question, steps)
-    return [steps is not None, None if shown is None else [shown.id, shown.revealed is not None], info.open_round,
-            None if stop is None else stop.get("number")]
+    current = rnd is not None and snapshot is not None and tuple(rnd.context) == tuple(snapshot.ids)
+    return [steps is not None, None if shown is None else [shown.id, shown.revealed is not None],
+            [info.open_round, current], None if stop is None else stop.get("number")]
 
 
-def document(info: ClassInfo, snapshot: SessionSnapshot | None, question, stop: dict | None) -> dict[str, Any]:
-    """The follower's view of the class at ``info.version`` (``snapshot``: the teacher's text at its recipe)."""
+def document(info: ClassInfo, snapshot: SessionSnapshot | None, question, stop: dict | None,
+             rnd=None) -> dict[str, Any]:
+    """The follower's view of the class at ``info.version`` (``snapshot``: the teacher's text at its recipe;
+    ``rnd``: the open sampling round, if any)."""
     from autoreg_ui.classroom.student import last_step_figure
 
-    steps = None if snapshot is None else len(snapshot.records)
     doc: dict[str, Any] = {"schema": feed.SCHEMA, "code": info.code, "version": info.version,
-                           "page": page_key(info, steps, question, stop), "text": None}
+                           "page": page_key(info, snapshot, question, stop, rnd), "text": None}
     if snapshot is None:
         return doc
     model = snapshot.bundle.name
@@ -95,7 +111,8 @@ def build(code: str) -> tuple[int, dict, frozenset[str]] | None:
     found = class_live.held_or_rebuilt(code, info, _bundle)
     snapshot = None if found is None else found[0]
     question = store.question(code, info.open_question)  # what the student's page shows (``student.view``)
-    return info.version, document(info, snapshot, question, store.stop(code)), removed
+    rnd = store.round(code, info.open_round)
+    return info.version, document(info, snapshot, question, store.stop(code), rnd), removed
 
 
 def _bundle():
@@ -107,9 +124,15 @@ def _bundle():
     return shared_bundle(EMBEDDED_MODEL)
 
 
+SEAT_SHAPE = re.compile(r"[A-Za-z0-9_-]{16}")  # what the store hands out (``secrets.token_urlsafe(12)``)
+
+
 def seated(code: str, seat: str) -> bool:
-    """Whether ``seat`` may read class ``code``'s feed: a student seated in it now (checked once, at connect)."""
-    student = class_live.store().student(code, seat) if seat else None
+    """Whether ``seat`` may read class ``code``'s feed: a student seated in it now (checked once, at connect).
+    A seat not shaped like the store's is refused before the store is read."""
+    if not SEAT_SHAPE.fullmatch(seat or ""):
+        return False
+    student = class_live.store().student(code, seat)
     return student is not None and not student.removed
 
 

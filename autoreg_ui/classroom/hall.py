@@ -8,9 +8,12 @@ was drawn from, so the view is whole before the feed answers (and in a test with
 says something the rest of the page is drawn from has changed (a question, a sampling round, the lesson's
 stop, the class's end, the student's removal), the view asks for one rerun (``news``).
 
-The strip's HTML is the one ``token_strip_html`` builds, every token escaped; the chart is the figure the page
-drew with ``st.plotly_chart`` before, drawn by the plotly.js of the plotly package the figure was made with
-(``PLOTLY_ROUTE``).
+The strip's HTML is the one ``token_strip_html`` builds, every token escaped; the chart is the last step's
+figure (``student.last_step_figure``), drawn in the page's colours by the plotly.js of the plotly package the
+figure was made with (``plotly_src``), with its bars also listed as text for a screen reader.
+
+When the stream is lost for good (the browser gives up on an answer other than the stream: the seat was
+removed, the class ended, or the server was away), the view asks for a rerun, which says why or mounts again.
 """
 from __future__ import annotations
 
@@ -36,9 +39,10 @@ def _component():
 
 def hall(part: str, doc: dict, seat: str, large: bool) -> None:
     """Mount one part of the view (``STRIP`` or ``STEP``) for ``seat``, drawn first from ``doc``."""
-    data = {"part": part, "url": feed_view.feed_path(doc["code"], seat), "plotly": feed_view.PLOTLY_ROUTE,
+    data = {"part": part, "url": feed_view.feed_path(doc["code"], seat), "plotly": feed_view.plotly_src(),
             "doc": doc, "large": large, "sizes": charts.LARGE if large else None,
-            "growth": charts.HEIGHT_GROWTH, "texts": {"reconnecting": text.FEED_RECONNECTING}}
+            "growth": charts.HEIGHT_GROWTH,
+            "texts": {"reconnecting": text.FEED_RECONNECTING, "connecting": text.FEED_CONNECTING}}
     _component()(key=KEY + part, data=data, on_news_change=_news, width="stretch", height="content")
 
 

@@ -141,14 +141,15 @@ def _mine_now(state, session, config) -> tuple[dict, bool]:
 
 
 def publish(state=None, redraw: bool = True) -> None:
-    """The teacher's tab and the class's text kept in step (called once at the end of every run of a teacher's
-    tab, ``after_run``, and where the class page needs the text published before it goes on).
+    """The teacher's tab and the class's text kept in step (called at the end of every run of a teacher's tab,
+    ``after_run``; right after a step, Undo or Reset, before the page draws, ``controls``; and where the class
+    page needs the text published before it goes on).
 
     Only this tab's own action changes the class's text: a tab that has not yet loaded the class (a reload, a
     bookmark, a second device) or that another teacher tab has moved past first loads the class's current
     text; after that, a change of its own session (a step, Reset, Undo, a new prompt) is published, and this
-    tab leads. A follower sees it within one poll. ``redraw``: after loading the class's text, run the page
-    again (the caller has drawn nothing yet: False).
+    tab leads. Followers get it through the class's feed as soon as it is published. ``redraw``: after loading
+    the class's text, run the page again (the caller has drawn nothing yet: False).
     """
     state = st.session_state if state is None else state
     if not is_teacher(state):

@@ -91,7 +91,7 @@ def view(info: ClassInfo, on_class_page: bool) -> None:
         snapshot = class_live.class_snapshot(code, info)
     # the teacher's text, drawn in the page from the class's feed: it follows the teacher without a rerun
     question = store.question(code, info.open_question)
-    doc = feed_view.document(info, snapshot, question, store.stop(code))
+    doc = feed_view.document(info, snapshot, question, store.stop(code), store.round(code, info.open_round))
     large = presenter.active()
     if snapshot is None:
         st.info(text.WAITING)

@@ -48,7 +48,7 @@ class FakeClass:
 def versions(frames: list[bytes]) -> list:
     out = []
     for frame in frames:
-        if frame.startswith(b":"):
+        if frame == feed.PING:
             out.append("keep-alive")
             continue
         data = json.loads(frame.decode().split("data: ", 1)[1])
@@ -329,3 +329,37 @@ def test_without_a_nudge_a_slow_poll_leaves_the_change_unread():
         assert versions(asyncio.run(run())) == [1, "keep-alive", "keep-alive", "keep-alive"]
     finally:
         hub.stop()
+
+
+def test_a_reconnect_that_says_a_newer_version_than_this_server_has_gets_no_older_one(hub_and_class):
+    """A replica that has not heard of the newest change yet sends nothing older than what the browser has."""
+    hub, cls = hub_and_class
+
+    async def run():
+        stream = hub.editions("C", "s1", since=5, keepalive_s=0.1)  # the browser had 5; this server is at 1
+        quiet = await take(stream, 1)
+        cls.set(6)
+        newer = await take(stream, 1)
+        await stream.aclose()
+        return quiet + newer
+
+    assert versions(asyncio.run(run())) == ["keep-alive", 6]
+
+
+def test_a_seat_may_hold_four_streams_and_the_process_its_cap(hub_and_class):
+    hub, cls = hub_and_class
+
+    async def run():
+        streams = [hub.editions("C", "s1") for _ in range(feed.SEAT_STREAMS)]
+        for stream in streams:
+            await take(stream, 1)
+        full = (hub.may_open("C", "s1"), hub.may_open("C", "s2"), hub.may_open("C", "s2", at_most=4))
+        await streams[0].aclose()
+        freed = hub.may_open("C", "s1")
+        for stream in streams[1:]:
+            await stream.aclose()
+        return full, freed, hub.streams()
+
+    (seat_full, other_seat, process_full), freed, left = asyncio.run(run())
+    assert (seat_full, other_seat, process_full) == (False, True, False)
+    assert freed and left == 0

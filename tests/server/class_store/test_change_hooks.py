@@ -18,3 +18,14 @@ def test_a_teachers_change_calls_the_hooks_after_it_is_committed_and_a_students_
     except ValueError:
         pass
     assert len(heard) == 2  # a refused change calls nothing
+
+
+def test_a_change_here_voids_the_version_a_waiter_had_cached(tmp_path):
+    """PostgreSQL keeps the last read version until NOTIFY arrives; a change made here must not wait for it."""
+    store = ClassStore(tmp_path / "classes.sqlite3")
+    code, key = store.create()
+    other, _ = store.create()
+    store._versions[code] = ("stamp", 0.0, 1, float("inf"))
+    store._versions[other] = ("stamp", 0.0, 1, float("inf"))
+    store.set_recipe(code, key, {"prompt": "x"})
+    assert code not in store._versions and other in store._versions

@@ -48,7 +48,7 @@ def test_the_document_holds_the_teachers_generated_tokens_and_the_removed_seats(
     assert doc["text"]["step"]["index"] == 4
     assert doc["text"]["step"]["caption"] == class_text.LAST_STEP_CHART.format(n=4)
     assert doc["text"]["settings"].startswith("The teacher's settings: ")
-    assert doc["page"] == [True, None, None, None]
+    assert doc["page"] == [True, None, [None, False], None]
     json.dumps(doc)  # it travels as JSON as it is
     assert "template" not in doc["text"]["step"]["figure"]["layout"]  # the page's colours, not plotly's
     bars = doc["text"]["step"]["figure"]["data"]
@@ -88,7 +88,7 @@ def test_before_a_prompt_the_document_has_no_text_and_an_ended_class_has_no_docu
     code, key = store.create()
     version, doc, _ = feed_view.build(code)
     assert doc["text"] is None and doc["version"] == version
-    assert doc["page"] == [False, None, None, None]
+    assert doc["page"] == [False, None, [None, False], None]
     store.end(code, key)
     assert feed_view.build(code) is None
 
@@ -121,4 +121,32 @@ def test_only_a_seated_student_may_read(live):
 
 
 def test_the_feed_path_quotes_what_it_is_given():
-    assert feed_view.feed_path("ABC", "s e/t&k=1") == "/api/class/ABC/feed?seat=s%20e%2Ft%26k%3D1"
+    assert feed_view.feed_path("ABC", "s e/t&k=1") == "/api/class/ABC/feed?class=ABC&seat=s%20e%2Ft%26k%3D1"
+
+
+def test_the_page_key_says_whether_the_open_round_still_draws_from_the_teachers_text(live, tiny):
+    store = live.store()
+    code, key = store.create()
+    session = Session(tiny, "The cat sat")
+    session.step(GREEDY)
+    teach(live, session, code, key)
+    rid = store.start_round(code, key, len(session.records), 3, {"temperature": 1.0}, list(session.ids))
+    _, doc, _ = feed_view.build(code)
+    assert doc["page"][2] == [rid, True]
+    session.step(GREEDY)  # the teacher steps while the round is open: the draws no longer continue this text
+    teach(live, session, code, key)
+    _, doc, _ = feed_view.build(code)
+    assert doc["page"][2] == [rid, False]
+
+
+def test_a_seat_not_shaped_like_the_stores_is_refused_before_the_store_is_read(live, monkeypatch):
+    store = live.store()
+    code, _ = store.create()
+    seat = store.join(code)
+    read = []
+    monkeypatch.setattr(type(store), "student", lambda self, c, s: read.append(s))
+    for bogus in ("x" * 15, "x" * 17, "a" * 15 + "!", "ä" * 16):
+        assert not feed_view.seated(code, bogus)
+    assert read == []
+    feed_view.seated(code, seat)
+    assert read == [seat]
