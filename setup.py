@@ -15,7 +15,7 @@ from setuptools.command.build_py import build_py
 
 TOP = Path(__file__).resolve().parent
 APP_FOLDER = "autoreg_app"  # the name autoreg_ui/app_files.py looks for
-APP_FILES = ("app.py", "pages", "assets", ".streamlit/config.toml")
+APP_FILES = ("app.py", "asgi.py", "pages", "assets", ".streamlit/config.toml")
 
 
 class BuildWithAppFiles(build_py):

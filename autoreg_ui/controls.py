@@ -18,6 +18,7 @@ import streamlit as st
 from autoreg_core import SessionError
 from autoreg_core.engine.session import FULL_LOGITS_KEPT
 from autoreg_ui import guide, keys, limits, messages, predict
+from autoreg_ui.classroom import live as class_live
 from autoreg_ui.sharing import links, presenter
 from autoreg_ui.state import current_config, current_session, session_or_start
 from autoreg_ui.step_row import presses
@@ -37,7 +38,9 @@ class Advance:
 
 
 def _on_session(action: Callable, *args, start: bool = False) -> None:
-    """Run ``action(session, *args)``; a refused step becomes a message, never an exception."""
+    """Run ``action(session, *args)``; a refused step becomes a message, never an exception. A teacher's change
+    is published at once, before the page draws (the class sees it that much sooner; the end of the run then
+    finds nothing new to publish)."""
     session = session_or_start() if start else current_session()
     if session is None:
         return
@@ -45,6 +48,7 @@ def _on_session(action: Callable, *args, start: bool = False) -> None:
         action(session, *args)
     except SessionError as exc:
         messages.say(str(exc))
+    class_live.publish(st.session_state, redraw=False)
 
 
 def next_token(capture_attention: bool = False) -> None:

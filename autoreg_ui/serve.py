@@ -16,6 +16,7 @@ import time
 from autoreg_ui.app_files import app_folder
 
 APP = str(app_folder() / "app.py")
+ASGI = str(app_folder() / "asgi.py")  # the app with its own routes (the class feed): what the server runs
 M_ARENA_MAX = -8  # glibc's mallopt parameter number (malloc.h)
 ARENAS = 2
 TRIM_EVERY_S = 30.0
@@ -101,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
     live_classes.shared()  # the classes' shared state, made before any tab (the first tab would make it too)
     tame_malloc()  # before the model loads and the threads start: they would each take an arena
     warm_up()
-    sys.argv = ["streamlit", "run", APP, *(sys.argv[1:] if argv is None else argv)]
+    sys.argv = ["streamlit", "run", ASGI, *(sys.argv[1:] if argv is None else argv)]
     cli.main()
 
 

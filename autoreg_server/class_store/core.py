@@ -69,6 +69,7 @@ class StoreCore:
         self.max_students = class_seats() if max_students is None else max_students
         self._write = threading.Lock()  # one writer at a time in this process (SQLite would make us wait anyway)
         self._versions: dict[str, tuple] = {}  # code → (listener stamp, read at, version, expires): ``watched_version``
+        self._change_hooks: list[Callable[[str], None]] = []
         with self._db() as db:
             self.backend.create_tables(db)
 
@@ -81,6 +82,16 @@ class StoreCore:
         """The one write transaction at a time of this process: committed, or rolled back on an exception."""
         with self._write, self._db() as db, self.backend.write_transaction(db):
             yield db
+
+    def on_change(self, hook: Callable[[str], None]) -> None:
+        """Call ``hook(code)`` after each teacher change this process commits (the class feed reads it at once;
+        a change made by another process reaches it through ``NOTIFY`` or its next read)."""
+        self._change_hooks.append(hook)
+
+    def _changed_here(self, code: str) -> None:
+        self._versions.pop(code, None)  # PostgreSQL: the version cached until NOTIFY arrives is old now
+        for hook in list(self._change_hooks):
+            hook(code)
 
     def close(self) -> None:
         """Give back what the back end holds open (PostgreSQL: this process's pool and listener)."""

@@ -85,6 +85,7 @@ class TeacherActions(StoreCore):
         with self._tx() as db:
             self._teacher(db, code, key)
             yield db, code
+        self._changed_here(code)  # committed: this process's class feed reads it now
 
     def _teacher(self, db: Connection, code: str, key: str | None) -> None:
         row = db.execute("SELECT teacher_hash, expires FROM classes WHERE code = ?", (code,)).fetchone()

@@ -141,14 +141,15 @@ def _mine_now(state, session, config) -> tuple[dict, bool]:
 
 
 def publish(state=None, redraw: bool = True) -> None:
-    """The teacher's tab and the class's text kept in step (called once at the end of every run of a teacher's
-    tab, ``after_run``, and where the class page needs the text published before it goes on).
+    """The teacher's tab and the class's text kept in step (called at the end of every run of a teacher's tab,
+    ``after_run``; right after a step, Undo or Reset, before the page draws, ``controls``; and where the class
+    page needs the text published before it goes on).
 
     Only this tab's own action changes the class's text: a tab that has not yet loaded the class (a reload, a
     bookmark, a second device) or that another teacher tab has moved past first loads the class's current
     text; after that, a change of its own session (a step, Reset, Undo, a new prompt) is published, and this
-    tab leads. A follower sees it within one poll. ``redraw``: after loading the class's text, run the page
-    again (the caller has drawn nothing yet: False).
+    tab leads. Followers get it through the class's feed as soon as it is published. ``redraw``: after loading
+    the class's text, run the page again (the caller has drawn nothing yet: False).
     """
     state = st.session_state if state is None else state
     if not is_teacher(state):
@@ -252,28 +253,40 @@ def forget(code: str) -> None:
 # ---------------------------------------------------------------- what the class shares in this process
 def class_snapshot(code: str, info: ClassInfo) -> SessionSnapshot | None:
     """The teacher's text at the class's recipe: the teacher's own snapshot, or (after a restart) one replay."""
+    try:
+        found = held_or_rebuilt(code, info, current_bundle)
+    except (ReplayError, SessionError, ValueError) as exc:
+        st.error(str(exc))
+        return None
+    if found is None:
+        return None
+    snapshot, how = found
+    if how == replica_text.REPLAYED:
+        st.info(text.REBUILT.format(steps=len(snapshot.records)))
+    return snapshot
+
+
+def held_or_rebuilt(code: str, info: ClassInfo, bundle_of) -> tuple[SessionSnapshot, str] | None:
+    """``class_snapshot`` without the page: the snapshot and how it was had (``replica_text.HELD`` when this
+    process holds it at the recipe), None without a recipe or a model (``bundle_of()`` returned None); a text
+    that cannot be rebuilt raises. Also what the class's feed builds from, outside any tab."""
     if not info.recipe:
         return None
     live = live_classes.shared()
     held = live.text(code)
     if held is not None and held[0] == info.recipe:
-        return held[1]
-    bundle = current_bundle()
+        return held[1], replica_text.HELD
+    bundle = bundle_of()
     if bundle is None:
         return None
     with live.build_lock(code):
         held = live.text(code)
         if held is not None and held[0] == info.recipe:
-            return held[1]
-        try:  # rebuilt once per replica, then extended as the teacher steps (replica_text)
-            snapshot, how = replica_text.texts().snapshot(bundle, code, info.recipe, **session_runtime(bundle))
-        except (ReplayError, SessionError, ValueError) as exc:
-            st.error(str(exc))
-            return None
+            return held[1], replica_text.HELD
+        # rebuilt once per replica, then extended as the teacher steps (replica_text)
+        snapshot, how = replica_text.texts().snapshot(bundle, code, info.recipe, **session_runtime(bundle))
         live.set_text(code, info.recipe, snapshot)
-        if how == replica_text.REPLAYED:
-            st.info(text.REBUILT.format(steps=len(snapshot.records)))
-        return snapshot
+        return snapshot, how
 
 
 def memo_key(what: tuple, recipe: dict | None, model: str) -> tuple:

@@ -13,7 +13,6 @@ import time
 import streamlit as st
 
 from autoreg_server.class_store import ClassError, ClassInfo, normal_code
-from autoreg_server.class_store.dialect import is_postgres
 from autoreg_ui import glossary, keys, messages, site_pages
 from autoreg_ui.classroom import desk as class_desk
 from autoreg_ui.classroom import live as class_live
@@ -23,10 +22,7 @@ from autoreg_ui.classroom import text
 from autoreg_ui.classroom.live import is_follower, is_student, is_teacher, source, store
 
 PAGE = site_pages.file("class")
-POLL_S = 1.0  # a tab of a class checks the class's counters this often (one indexed SQLite read)
-# On PostgreSQL a follower's check waits this long for the teacher's NOTIFY instead of one read: a change wakes it
-# at once. Under POLL_S, so a student's own click waits at most this long for the check to end.
-NOTIFY_WAIT_S = 0.8
+POLL_S = 1.0  # the teacher's tab checks the class's counters this often (one indexed read)
 
 
 # ---------------------------------------------------------------- who this tab is
@@ -57,6 +53,9 @@ def read_link(state, query) -> None:
         seat = store().student(code, query["seat"])
         if seat is not None and not seat.removed:
             state[keys.CLASS_SEAT] = seat.student
+        elif seat is not None:  # a removed student's tab reconnecting (a reload, a restart): it says why it left
+            messages.say(text.REMOVED_YOU, "warning", state)
+            del query["seat"]
 
 
 def keep_in_url(state, query) -> None:
@@ -79,19 +78,14 @@ def wants_class_page(query) -> bool:
 
 
 # ---------------------------------------------------------------- every tab of a class
-def watch(state, teacher: bool) -> None:
-    """Every POLL_S: when the class moved since this page was drawn, redraw the whole page. Followers watch
-    the teacher's changes; the teacher also watches what students send."""
+def watch(state) -> None:
+    """The teacher's page: every POLL_S, when the class moved since this page was drawn (what students send, or
+    another teacher tab), redraw the whole page. A student's page follows the class's feed instead (``hall``)."""
     code = state.get(keys.CLASS_CODE)
 
     @st.fragment(run_every=POLL_S)
     def poll() -> None:
-        if not teacher and is_postgres(store().path):  # woken by the teacher's NOTIFY (polling stays for SQLite)
-            now = store().wait_for_change(code, state.get(keys.CLASS_DRAWN), NOTIFY_WAIT_S)
-        else:
-            pulse = store().pulse(code)
-            now = None if pulse is None else (pulse if teacher else pulse[0])
-        if now != state.get(keys.CLASS_DRAWN):
+        if store().pulse(code) != state.get(keys.CLASS_DRAWN):
             st.rerun(scope="app")
     poll()
 
@@ -184,7 +178,8 @@ def render() -> None:
     else:
         class_student.view(info, on_class_page=True)
         about()
-    watch(state, teacher)
+    if teacher:  # a student's page follows the class's feed (``class_student.view``), not a poll
+        watch(state)
 
 
 def seat_gone(state, say: bool) -> None:
@@ -220,5 +215,4 @@ def follow_here() -> bool:
         return False
     drawn(state, info, teacher=False)
     class_student.view(info, on_class_page=False)
-    watch(state, teacher=False)
     return True

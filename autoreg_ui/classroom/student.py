@@ -10,7 +10,7 @@ import hashlib
 
 import streamlit as st
 
-from autoreg_core.engine.replay import ReplayError, config_from_dict, config_to_dict, recipe_from_dict, replay
+from autoreg_core.engine.replay import ReplayError, config_from_dict, recipe_from_dict, replay
 from autoreg_core.engine.session import SessionError, SessionSnapshot
 from autoreg_core.engine.tokens import token_views
 from autoreg_core.experiments.continuations import draw_one
@@ -18,14 +18,15 @@ from autoreg_core.experiments.guess_score import GuessError, score_guess
 from autoreg_server import settings
 from autoreg_server.class_store import GUESS_MAX, NICKNAME_MAX, ClassError, ClassInfo, normal_code
 from autoreg_ui import keys, limits, messages, site_pages
-from autoreg_ui.charts import show_chart
+from autoreg_ui.classroom import feed_view, text
 from autoreg_ui.classroom import live as class_live
-from autoreg_ui.classroom import text
 from autoreg_ui.classroom.confirm import Confirmed, confirmed
 from autoreg_ui.classroom.desk import shown_question
 from autoreg_ui.classroom.figures import shared, token_chips_html
+from autoreg_ui.classroom.hall import STEP, STRIP, hall
+from autoreg_ui.sharing import presenter
 from autoreg_ui.state import current_bundle, session_runtime
-from autoreg_ui.step_figures import token_strip_html, top_of_record, topn_figure
+from autoreg_ui.step_figures import top_of_record, topn_figure
 
 TOP_N = 10  # bars in the teacher's last step, as the student sees it
 CODE_MAX = 16  # characters of a typed class code (normal_code keeps at most this many letters and digits)
@@ -88,29 +89,24 @@ def view(info: ClassInfo, on_class_page: bool) -> None:
             st.info(text.FOLLOWING_HERE.format(code=code))
         stop_line(info, following)
         snapshot = class_live.class_snapshot(code, info)
+    # the teacher's text, drawn in the page from the class's feed: it follows the teacher without a rerun
+    question = store.question(code, info.open_question)
+    doc = feed_view.document(info, snapshot, question, store.stop(code), store.round(code, info.open_round))
+    large = presenter.active()
     if snapshot is None:
         st.info(text.WAITING)
+        hall(STRIP, doc, seat, large)  # says when the teacher's first text arrives (the page runs again)
         seat_buttons(info, mode, False)
         return
-    st.markdown(class_live.memo(("strip", code), info.recipe, snapshot.bundle.name,
-                                lambda: token_strip_html(snapshot.views(), list(snapshot.records),
-                                                         snapshot.prompt_len)),
-                unsafe_allow_html=True)
+    hall(STRIP, doc, seat, large)
     # a question's box or result only while the text is the one it was about: after the teacher moved on, none
-    question = shown_question(store.question(code, info.open_question), len(snapshot.records))
+    question = shown_question(question, len(snapshot.records))
     if question is not None:
         guess_box(info, question, snapshot, seat)
     if info.open_round is not None and following:
         my_draw(info, seat, snapshot)
-    config = recipe_from_dict(info.recipe).config_at(max(1, len(snapshot.records)))
-    st.caption(text.SETTINGS_LINE.format(settings=text.settings_text(config_to_dict(config))))  # numbers only
     seat_buttons(info, mode, True)
-    if snapshot.records:
-        last = snapshot.records[-1]
-        st.caption(text.LAST_STEP_CHART.format(n=last.index))
-        fig = class_live.memo(("last step", code), info.recipe, snapshot.bundle.name,
-                              lambda: last_step_figure(snapshot.bundle.tokenizer, last))
-        show_chart(fig, "class_last_step", f"class-step-{last.index}")
+    hall(STEP, doc, seat, large)
     leave_block()
 
 

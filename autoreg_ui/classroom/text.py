@@ -181,6 +181,8 @@ GUESS_BOX = "Your guess"
 GUESS_HELP = "A word or a token: what will the model write next?"
 GUESS_SEND = "Send my guess"
 GUESS_KEPT = "Your guess “{text}” is in. You can change it until the teacher reveals."
+FEED_RECONNECTING = "Reconnecting to the class… the text below is the last one received."
+FEED_CONNECTING = "Reconnecting to the class…"  # no text received yet: nothing below to speak of
 LAST_STEP_CHART = "The teacher's step {n}: the candidates and the one picked"
 REBUILT = ("Rebuilt the teacher's text from the class record (this server restarted, or the teacher's tab is on "
            "another replica): {steps} steps replayed.")

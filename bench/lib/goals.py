@@ -20,8 +20,10 @@ P95_GOAL_RATIO = 8.0  # 30 students: Next token p95 ≤ 8× the solo decode step
 # the soak: 30 students who reset every 40 tokens for 20 minutes, memory slope after the warm-up within ±2 MiB/min
 SOAK_STUDENTS, SOAK_MINUTES, SOAK_RESET_EVERY, SOAK_SLOPE_MIB_PER_MIN = 30, 20, 40, 2.0
 
-# a lecture: 120 followers across 2 replicas + PostgreSQL, every step to every follower, follow delay p95 ≤ 2 s
-LECTURE_FOLLOWERS, LECTURE_P95_S = 120, 2.0
+# a lecture: 120 followers across 2 replicas + PostgreSQL, every step to every follower, follow delay p95 ≤ 0.5 s
+LECTURE_FOLLOWERS, LECTURE_P95_S = 120, 0.5
+# a lecture hall: 1,000 followers of one class on one server, p95 ≤ 0.5 s, server CPU ≤ 0.5 ms per follower update
+HALL_FOLLOWERS, HALL_P95_S, HALL_CPU_MS = 1000, 0.5, 0.5
 
 TAB_MEMORY_MIB = 30  # what one tab holds at 2,048 tokens, KV cache excluded
 

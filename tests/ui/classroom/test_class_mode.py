@@ -35,6 +35,21 @@ def test_the_teachers_key_and_a_students_seat_come_from_the_address(store):
     assert class_live.is_follower(student) and not class_live.is_teacher(forged)
 
 
+def test_a_removed_students_address_says_so_and_drops_the_seat_and_a_seated_one_stays(store):
+    from autoreg_ui.classroom import text as class_text
+
+    code, key = store.create()
+    removed, kept = store.join(code, "Ann"), store.join(code, "Bob")
+    store.remove(code, key, removed)
+    gone, still = {}, {}
+    gone_query, still_query = {"class": code, "seat": removed}, {"class": code, "seat": kept}
+    class_mode.read_link(gone, gone_query)
+    class_mode.read_link(still, still_query)
+    assert keys.CLASS_SEAT not in gone and "seat" not in gone_query
+    assert [(level, said) for level, said in gone[keys.MESSAGES]] == [("warning", class_text.REMOVED_YOU)]
+    assert still[keys.CLASS_SEAT] == kept and still_query["seat"] == kept and keys.MESSAGES not in still
+
+
 def test_the_address_keeps_the_tabs_place_and_leaving_clears_it():
     state = {keys.CLASS_CODE: "ABC234", keys.CLASS_SEAT: "s1"}
     query = {"class": "ABC234", "key": "stale", "prompt": "Hi"}

@@ -70,7 +70,7 @@ def test_a_class_round_from_start_to_reveal(class_db, tiny_folder):
     ids = list(teacher.session_state[keys.SESSION].ids)
     for s in students:
         _ok(s.run())
-        strip = next(m.value for m in s.markdown if "tokstrip" in m.value)  # the teacher's text, token by token
+        strip = _hall(s)["text"]["strip"]  # the teacher's text, token by token
         assert [int(t) for t in re.findall(r'title="position \d+ · id (\d+)', strip)] == ids
         assert strip.count('class="tok gen') == 3
     from autoreg_server import live_classes
@@ -119,8 +119,20 @@ def _class_with_students(tiny_folder, n: int, temperature: float = 0.0):
     return teacher, code, students
 
 
+def _hall(at, part: str = "strip") -> dict:
+    """The class feed's document a follower's page drew its view from (``hall``: components v2, read from
+    the element's data: AppTest runs no JavaScript)."""
+    import json
+
+    from autoreg_ui.classroom import hall
+
+    mounted = [json.loads(e.proto.json) for e in at.get("bidi_component") if e.key == hall.KEY + part]
+    assert len(mounted) == 1, f"{len(mounted)} hall views of part {part}"
+    return mounted[0]["doc"]
+
+
 def _strip_ids(at) -> list[int]:
-    strip = next(m.value for m in at.markdown if "tokstrip" in m.value)
+    strip = _hall(at)["text"]["strip"]
     return [int(t) for t in re.findall(r'title="position \d+ · id (\d+)', strip)]
 
 
@@ -135,7 +147,7 @@ def test_a_following_students_step_page_shows_the_teachers_text(class_db, tiny_f
     assert own is None or (own.cache is None and own.records == [])  # the follower's tab ran no model pass
     assert f"following your teacher (class {code})" in _text(student)
     assert not [b for b in student.button if b.key == "step_next"]  # no stepping of their own while following
-    assert "greedy (temperature 0)" in _text(student)  # the teacher's settings
+    assert "greedy (temperature 0)" in _hall(student)["text"]["settings"]  # the teacher's settings
     # explore: their own session from exactly this point, the step page is theirs again
     _ok(student.button(key=keys.CLASS_EXPLORE).click().run())
     assert list(student.session_state[keys.SESSION].ids) == ids
@@ -286,7 +298,8 @@ def test_wrong_codes_from_one_tab_are_slowed_and_none_gets_in(class_db, tiny_fol
 
 def _chart_step(at) -> str | None:
     """The follower's caption over the last step's chart (None: no chart drawn)."""
-    return next((c.value for c in at.caption if c.value.startswith("The teacher's step")), None)
+    step = _hall(at, "step")["text"]["step"]
+    return None if step is None else step["caption"]
 
 
 def test_followers_see_the_teachers_undo_reset_and_new_prompt_through_the_drawn_memo(class_db, tiny_folder):
