@@ -25,8 +25,10 @@ from autoreg_server.once import Once
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom import text
 from autoreg_ui.classroom.desk import shown_question
-from autoreg_ui.step_figures import token_strip_html
+from autoreg_ui.classroom.figures import shared
+from autoreg_ui.step_figures import token_strip_html, top_of_record, topn_figure
 
+TOP_N = 10  # bars in the teacher's last step, as the student sees it
 ROUTE = "/api/class/{code}/feed"
 PLOTLY_ROUTE = "/api/plotly.js"  # the plotly.js of the installed plotly package, which made the figures
 
@@ -64,8 +66,6 @@ def document(info: ClassInfo, snapshot: SessionSnapshot | None, question, stop: 
              rnd=None) -> dict[str, Any]:
     """The follower's view of the class at ``info.version`` (``snapshot``: the teacher's text at its recipe;
     ``rnd``: the open sampling round, if any)."""
-    from autoreg_ui.classroom.student import last_step_figure
-
     doc: dict[str, Any] = {"schema": feed.SCHEMA, "code": info.code, "version": info.version,
                            "page": page_key(info, snapshot, question, stop, rnd), "text": None}
     if snapshot is None:
@@ -91,6 +91,17 @@ def document(info: ClassInfo, snapshot: SessionSnapshot | None, question, stop: 
         doc["text"]["step"] = {"index": last.index, "caption": text.LAST_STEP_CHART.format(n=last.index),
                                "figure": figure}
     return doc
+
+
+def last_step_figure(tokenizer, last):
+    """The teacher's last step as bars. Built once per class and text in this process (``class_live.memo``)
+    and shared by every edition of that text, so nobody changes it after: a ``SharedFigure``."""
+    fig = topn_figure(tokenizer, top_of_record(last, TOP_N), text.LAST_STEP_CHART.format(n=last.index))
+    # the caption above says what it is: on a phone the title was cut and the chart's toolbar covered it and
+    # the legend, so the legend sits under the toolbar, across the width
+    fig.update_layout(title=None, legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
+                      margin=dict(l=10, r=10, t=100, b=10))
+    return shared(fig)
 
 
 def _plain(fig) -> dict:

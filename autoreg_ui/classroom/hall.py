@@ -9,7 +9,7 @@ says something the rest of the page is drawn from has changed (a question, a sam
 stop, the class's end, the student's removal), the view asks for one rerun (``news``).
 
 The strip's HTML is the one ``token_strip_html`` builds, every token escaped; the chart is the last step's
-figure (``student.last_step_figure``), drawn in the page's colours by the plotly.js of the plotly package the
+figure (``feed_view.last_step_figure``), drawn in the page's colours by the plotly.js of the plotly package the
 figure was made with (``plotly_src``), with its bars also listed as text for a screen reader.
 
 When the stream is lost for good (the browser gives up on an answer other than the stream: the seat was

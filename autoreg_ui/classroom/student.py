@@ -22,13 +22,11 @@ from autoreg_ui.classroom import feed_view, text
 from autoreg_ui.classroom import live as class_live
 from autoreg_ui.classroom.confirm import Confirmed, confirmed
 from autoreg_ui.classroom.desk import shown_question
-from autoreg_ui.classroom.figures import shared, token_chips_html
+from autoreg_ui.classroom.figures import token_chips_html
 from autoreg_ui.classroom.hall import STEP, STRIP, hall
 from autoreg_ui.sharing import presenter
 from autoreg_ui.state import current_bundle, session_runtime
-from autoreg_ui.step_figures import top_of_record, topn_figure
 
-TOP_N = 10  # bars in the teacher's last step, as the student sees it
 CODE_MAX = 16  # characters of a typed class code (normal_code keeps at most this many letters and digits)
 TYPED_MAX = 20_000  # what a box takes before the app checks it: a long paste arrives and is refused with the limit
 LEAVING = "class_leaving"  # a student pressed Leave the class: confirm it
@@ -136,18 +134,6 @@ def explore_stop(info: ClassInfo, stop: dict) -> None:
     class_live.store().seen(info.code, state[keys.CLASS_SEAT], "exploring", stop["page"])
     st.switch_page(site_pages.file(stop["page"]),
                    query_params={**rest, "class": info.code, "seat": state[keys.CLASS_SEAT]})
-
-
-def last_step_figure(tokenizer, last):
-    """The teacher's last step as bars. Built once per class and text in this process (``class_live.memo``):
-    every follower of a step draws the same figure, and nobody changes it after (``show_chart`` styles a copy),
-    so it is a ``SharedFigure``: its dict is made once, not deep-copied by every follower's redraw."""
-    fig = topn_figure(tokenizer, top_of_record(last, TOP_N), text.LAST_STEP_CHART.format(n=last.index))
-    # the caption above says what it is: on a phone the title was cut and the chart's toolbar covered it and
-    # the legend, so the legend sits under the toolbar, across the width
-    fig.update_layout(title=None, legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
-                      margin=dict(l=10, r=10, t=100, b=10))
-    return shared(fig)  # serialised by every follower's redraw: its dict is made once, here
 
 
 def seat_buttons(info: ClassInfo, mode: str, has_text: bool) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from autoreg_core import SamplingConfig, Session
 from autoreg_ui import charts
-from autoreg_ui.classroom import student
+from autoreg_ui.classroom import feed_view
 from autoreg_ui.classroom.figures import SharedFigure
 
 
@@ -22,9 +22,9 @@ def both(tiny, monkeypatch):
     session = Session(tiny, "The cat sat")
     session.generate(4, SamplingConfig(temperature=1.0, top_k=20, seed=3))
     last = session.records[-1]
-    shared = student.last_step_figure(tiny.tokenizer, last)
-    monkeypatch.setattr(student, "shared", lambda fig: fig)
-    plain = student.last_step_figure(tiny.tokenizer, last)
+    shared = feed_view.last_step_figure(tiny.tokenizer, last)
+    monkeypatch.setattr(feed_view, "shared", lambda fig: fig)
+    plain = feed_view.last_step_figure(tiny.tokenizer, last)
     return shared, plain
 
 
