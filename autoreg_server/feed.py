@@ -249,23 +249,28 @@ class FeedHub:
         self._closed = False
         self._open: dict[tuple[str, str], int] = {}  # (code, seat) → its open streams
 
-    def may_open(self, code: str, seat: str, per_seat: int = SEAT_STREAMS, at_most: int = MAX_STREAMS) -> bool:
-        """Whether ``seat`` may open another stream of class ``code``: fewer than ``per_seat`` of its own and
-        fewer than ``at_most`` in the process are open (a seat could otherwise hold the server's sockets)."""
+    def reserve(self, code: str, seat: str, per_seat: int = SEAT_STREAMS, at_most: int = MAX_STREAMS) -> bool:
+        """Count one more stream of ``seat`` in class ``code`` if it has fewer than ``per_seat`` open and the
+        process fewer than ``at_most`` (a seat could otherwise hold the server's sockets); False: refused. Checked
+        and counted at once, under the lock, so streams opened together cannot all slip under the cap. The
+        caller ``release``s it when its response has ended, however it ended."""
         with self._lock:
-            return self._open.get((code, seat), 0) < per_seat and sum(self._open.values()) < at_most
+            if self._open.get((code, seat), 0) >= per_seat or sum(self._open.values()) >= at_most:
+                return False
+            self._open[(code, seat)] = self._open.get((code, seat), 0) + 1
+            return True
 
-    def streams(self) -> int:
+    def release(self, code: str, seat: str) -> None:
         with self._lock:
-            return sum(self._open.values())
-
-    def _count(self, code: str, seat: str, by: int) -> None:
-        with self._lock:
-            left = self._open.get((code, seat), 0) + by
+            left = self._open.get((code, seat), 0) - 1
             if left > 0:
                 self._open[(code, seat)] = left
             else:
                 self._open.pop((code, seat), None)
+
+    def streams(self) -> int:
+        with self._lock:
+            return sum(self._open.values())
 
     def feed(self, code: str) -> ClassFeed:
         """The class's feed, its watcher started on first use (or again, after it stopped)."""
@@ -281,25 +286,21 @@ class FeedHub:
     async def editions(self, code: str, seat: str, since: int | None = None,
                        keepalive_s: float = KEEPALIVE_S) -> AsyncIterator[bytes]:
         """One follower's stream of class ``code`` (``ClassFeed.editions``), from a feed that is running."""
-        self._count(code, seat, 1)
-        try:
-            while not self._closed:
-                feed = self.feed(code)
-                stream = feed.editions(seat, since, keepalive_s)
-                try:
-                    first = await anext(stream, None)
-                    if first is None and not feed.running:
-                        continue  # it stopped just before this listener joined: the next turn starts a new one
-                    if first is None:
-                        return
-                    yield first
-                    async for frame in stream:
-                        yield frame
+        while not self._closed:
+            feed = self.feed(code)
+            stream = feed.editions(seat, since, keepalive_s)
+            try:
+                first = await anext(stream, None)
+                if first is None and not feed.running:
+                    continue  # it stopped just before this listener joined: the next turn starts a new one
+                if first is None:
                     return
-                finally:
-                    await stream.aclose()  # the listener leaves at once when the connection goes
-        finally:
-            self._count(code, seat, -1)
+                yield first
+                async for frame in stream:
+                    yield frame
+                return
+            finally:
+                await stream.aclose()  # the listener leaves at once when the connection goes
 
     def nudge(self, code: str) -> None:
         """Class ``code`` changed (its teacher's tab in this process published): its feed, if any, reads now."""

@@ -38,16 +38,17 @@ def ratio(value: float) -> str:
 
 
 TINY_PERCENT = 0.001  # a probability under this many percent is written as under it: its digits would be noise
-ALMOST_SURE = 0.9995  # from here to 1 (excluded) one decimal would round to 100.0%: written '> 99.9%'
+ALMOST_SURE = 0.9995  # from here up one decimal would round to 100.0%: written '> 99.9%'
 
 
 def percent(prob: float) -> str:
-    """A probability as a percentage, never 0.0% for a token the model gave a chance, never 100.0% for one it did
-    not give all of it, and never in e-notation: 0.4153 → '41.5%', 0.0000123 → '0.0012%' (two significant digits
-    under 0.1%), 2.5e-9 → '< 0.001%', 0.9997 → '> 99.9%'."""
+    """A model's probability as a percentage, never 0.0% for a token the model gave a chance, never 100% (a
+    softmax leaves every other token a little, even where float32 rounds the sum to exactly 1.0), and never in
+    e-notation: 0.4153 → '41.5%', 0.0000123 → '0.0012%' (two significant digits under 0.1%), 2.5e-9 →
+    '< 0.001%', 0.9997 and 1.0 → '> 99.9%'."""
     if prob <= 0:
         return "0%"
-    if ALMOST_SURE <= prob < 1:
+    if prob >= ALMOST_SURE:
         return "> 99.9%"
     if prob >= 0.001:
         return f"{prob:.1%}"

@@ -31,16 +31,26 @@ def last_version(request: Request) -> int | None:
     return int(said) if said.isascii() and said.isdigit() and len(said) <= 18 else None
 
 
-async def class_feed(request: Request) -> Response:
-    code = normal_code(request.path_params.get("code", ""))
-    seat = request.query_params.get("seat", "")[:64]
-    if not code or not await run_in_threadpool(feed_view.seated, code, seat):
-        return PlainTextResponse(NOT_A_SEAT, status_code=403)
-    hub = feed_view.hub()
-    if not hub.may_open(code, seat):
-        return PlainTextResponse(TOO_MANY, status_code=429, headers={"Retry-After": "30"})
-    stream = hub.editions(code, seat, last_version(request))
-    return StreamingResponse(stream, media_type="text/event-stream", headers=HEADERS)
+class ClassFeedRoute:
+    """The route as an ASGI app: the seat's stream is counted from the door to the response's very end, however
+    it ends (a response cut off before its first byte runs no code of its body, so the body cannot count it)."""
+
+    async def __call__(self, scope, receive, send) -> None:
+        request = Request(scope, receive)
+        code = normal_code(request.path_params.get("code", ""))
+        seat = request.query_params.get("seat", "")[:64]
+        if not code or not await run_in_threadpool(feed_view.seated, code, seat):
+            await PlainTextResponse(NOT_A_SEAT, status_code=403)(scope, receive, send)
+            return
+        hub = feed_view.hub()
+        if not hub.reserve(code, seat):
+            await PlainTextResponse(TOO_MANY, status_code=429, headers={"Retry-After": "30"})(scope, receive, send)
+            return
+        try:
+            stream = hub.editions(code, seat, last_version(request))
+            await StreamingResponse(stream, media_type="text/event-stream", headers=HEADERS)(scope, receive, send)
+        finally:
+            hub.release(code, seat)
 
 
 @functools.cache
@@ -61,7 +71,7 @@ async def plotly_script(request: Request) -> Response:
 
 
 def routes() -> list[Route]:
-    return [Route(feed_view.ROUTE, class_feed, methods=["GET"]),
+    return [Route(feed_view.ROUTE, ClassFeedRoute(), methods=["GET"]),
             Route(feed_view.PLOTLY_ROUTE, plotly_script, methods=["GET"])]
 
 

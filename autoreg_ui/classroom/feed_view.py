@@ -53,13 +53,14 @@ def feed_path(code: str, seat: str) -> str:
 def page_key(info: ClassInfo, snapshot: SessionSnapshot | None, question, stop: dict | None, rnd) -> list:
     """What the Streamlit part of a follower's page is drawn from: whether the teacher has a text yet, the
     question shown (open or revealed, while the text is at its step), the sampling round and whether the
-    teacher's text is still the one it draws from (``student.my_draw`` shows a draw only then), and the stop.
+    teacher's text is still the one it draws from (``student.my_draw`` shows a draw only then), and the stop
+    (the whole of it: another path's stop of the same number is another stop).
     The page reruns when this changes."""
     steps = None if snapshot is None else len(snapshot.records)
     shown = None if steps is None else shown_question(question, steps)
     current = rnd is not None and snapshot is not None and tuple(rnd.context) == tuple(snapshot.ids)
     return [steps is not None, None if shown is None else [shown.id, shown.revealed is not None],
-            [info.open_round, current], None if stop is None else stop.get("number")]
+            [info.open_round, current], stop]
 
 
 def document(info: ClassInfo, snapshot: SessionSnapshot | None, question, stop: dict | None,

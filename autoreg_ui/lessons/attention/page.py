@@ -131,7 +131,7 @@ def render() -> None:
         st.markdown(text.WHY_EXACT)
         if st.button(text.RECOMPUTE_BUTTON, key=keys.ATT_RECOMPUTE, disabled=not pic.positions):
             check = recompute_check(bundle, session)
-            st.success(text.recompute_text(check))
+            (st.success if check.within_rounding else st.warning)(text.recompute_text(check))
             st.dataframe(text.recompute_rows(check), hide_index=True, key=keys.ATT_RECOMPUTE_TABLE)
 
 

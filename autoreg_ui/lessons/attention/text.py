@@ -9,7 +9,6 @@ from dataclasses import replace
 
 from autoreg_core.engine.kv_cache import PhaseTimes, WorkedExample
 from autoreg_core.engine.model_spec import Q4_1_BYTES, ModelSpec
-from autoreg_core.experiments.kv_exactness import ROUNDING_EPS
 from autoreg_ui.format import human_bytes
 
 CAPTION = ("Every decode step feeds one token in. Its own key and value are appended to the KV cache first, "
@@ -290,11 +289,11 @@ def recompute_text(check) -> str:
     """What the comparison found (``check``: ``cache_exact.RecomputeCheck``), with its own numbers."""
     said = (f"{recompute_compared(check)} "
             f"Largest difference from the cached keys and values: {check.max_abs_diff:.2g}, on values up to "
-            f"{check.largest_value:.3g} (a relative {check.relative:.1g}). ")
+            f"{check.largest_value:.3g} (a relative {check.relative:.2g}). ")
     if check.max_abs_diff == 0:
         return said + ("They are identical, bit for bit: the cache holds exactly what this one pass over the same "
                        "tokens computes, as it does when the prefill alone filled it.")
-    bound = f"up to {check.rounding_bound:.0e} relative, {ROUNDING_EPS} times {check.dtype}'s machine epsilon"
+    bound = f"up to {check.rounding_bound:.2g} relative, {check.rounding_eps} times {check.dtype}'s machine epsilon"
     if check.within_rounding:
         return said + (f"That is floating-point rounding ({bound}): the passes that filled the cache and this one "
                        "add the same numbers in a different order, not a different result.")

@@ -16,18 +16,21 @@ def own_in_window(ago: float | None, window_s: float) -> bool:
 
 
 def alone_sentence(now, own_ago: float | None = None) -> str | None:
-    """Said when no other owner's decode step went through this model's batcher in the panel's window (None when one
-    did). ``own_ago``: seconds since this tab sent requests of its own (None: it has not)."""
+    """Said when no other live owner stepped through this model's batcher in the panel's window (None when one
+    did). The batcher counts owners that are still alive: a text replaced since (a new prompt, a reset, another
+    model) and requests another tab sent count only while they live, so the sentence speaks of the texts open
+    now. ``own_ago``: seconds since this tab sent requests of its own (None: it has not)."""
     if now.others:
         return None
     window = f"the last {now.window_s:.0f} seconds"
     if own_in_window(own_ago, now.window_s):
-        return (f"Apart from the requests you sent, no other tab's decode step went through this model's batcher in "
-                f"{window}.")
+        return (f"Apart from the requests you sent, none of the texts open on this model now stepped through its "
+                f"batcher in {window}.")
     if not now.passes:
-        return (f"No tab's decode step, yours included, went through this model's batcher in {window}, so the "
+        return (f"No decode step, yours included, went through this model's batcher in {window}, so the "
                 f"last-minute figures below are zero. {INVITE}")
-    return f"No other tab's decode step went through this model's batcher in {window}. {INVITE}"
+    return (f"No other tab is generating on this model now: none of the other texts open on it stepped through its "
+            f"batcher in {window}. {INVITE}")
 
 
 OWN_RUNNING = "Your requests are in the batcher's queue…"
@@ -43,9 +46,10 @@ def own_help(requests: int, steps: int, prompt_tokens: int, text_tokens: int, ma
         what = f"your whole text ({prompt_tokens} token{'s' if prompt_tokens != 1 else ''})"
     else:
         what = f"the last {prompt_tokens} tokens of your text"
-    return (f"{requests} requests each continue {what} for {steps} tokens, from a different one of the text's "
-            f"most likely next tokens and then greedily, as if {requests} tabs pressed Next token together: the "
-            f"batcher puts the steps waiting when a pass starts into shared passes of up to {max_rows} rows each.")
+    return (f"{requests} requests each continue {what} for {steps} tokens, from a different one of the model's "
+            f"most likely next tokens after them and then greedily, as if {requests} tabs pressed Next token "
+            f"together: the batcher puts the steps waiting when a pass starts into shared passes of up to {max_rows} "
+            "rows each.")
 
 
 def _ago(seconds: float) -> str:
@@ -64,5 +68,8 @@ def own_result(found, ago: float, window_s: float) -> str:
     if own_in_window(ago, window_s):
         return said + ("The batcher treats each request as a tab of its own, so the last-minute figures below include "
                        "their passes.")
-    return said + (f"That was more than {window_s:.0f} seconds ago, so the last-minute figures below no longer include "
-                   "their passes.")
+    if ago - found.seconds <= window_s:  # they started before the window, some of their passes ended inside it
+        return said + (f"They began more than {window_s:.0f} seconds ago, so the last-minute figures below include "
+                       "only their last passes.")
+    return said + (f"They ended more than {window_s:.0f} seconds ago, so the last-minute figures below no longer "
+                   "include their passes.")

@@ -341,11 +341,12 @@ def test_a_tab_alone_is_told_so_from_the_batchers_count_and_offered_requests_of_
     invite = "Send a few requests of your own and watch the batcher gather their steps into shared passes."
     quiet = ServerNow(0, 0, 60.0, {}, Totals(3, 3, 0), others=0)  # passes since start, none in the last minute
     assert live_text.alone_sentence(quiet) == (
-        "No tab's decode step, yours included, went through this model's batcher in the last 60 seconds, so the "
+        "No decode step, yours included, went through this model's batcher in the last 60 seconds, so the "
         f"last-minute figures below are zero. {invite}")
     mine = ServerNow(4, 4, 60.0, {1: 4}, Totals(4, 4, 0), others=0)  # only this tab stepped
     assert live_text.alone_sentence(mine) == (
-        f"No other tab's decode step went through this model's batcher in the last 60 seconds. {invite}")
+        "No other tab is generating on this model now: none of the other texts open on it stepped through its "
+        f"batcher in the last 60 seconds. {invite}")
     assert live_text.alone_sentence(mine, own_ago=None) == live_text.alone_sentence(mine)
     for others in (1, 5):  # the other side of the boundary: nothing said, nothing offered
         crowded = ServerNow(4, 6, 60.0, {1: 2, 2: 2}, Totals(4, 6, 4), others=others)
@@ -362,8 +363,8 @@ def test_after_sending_requests_the_alone_note_counts_them_out_and_asks_for_noth
     from autoreg_core.runtime.batcher import ServerNow, Totals
 
     after = ServerNow(8, 48, 60.0, {6: 8}, Totals(8, 48, 48), others=0)  # the requests ended: no owner left alive
-    apart = ("Apart from the requests you sent, no other tab's decode step went through this model's batcher in the "
-             "last 60 seconds.")
+    apart = ("Apart from the requests you sent, none of the texts open on this model now stepped through its batcher "
+             "in the last 60 seconds.")
     for ago in (0.0, 12.0, 60.0):  # in the window (its edge included)
         assert live_text.alone_sentence(after, own_ago=ago) == apart
     for ago in (60.01, 300.0):  # out of it: the plain note and its invitation again
@@ -385,12 +386,15 @@ def test_the_own_requests_sentence_reads_what_the_batcher_did_and_when():
     assert "sent 1 s ago," in live_text.own_result(shared, 1.0, 60.0)
     assert "sent 59 s ago," in live_text.own_result(shared, 59.9, 60.0)
     assert live_text.own_result(shared, 60.0, 60.0).endswith("the last-minute figures below include their passes.")
-    for ago in (60.5, 125.0):  # past the window: the panel no longer holds them
+    for ago in (60.01, 60.456):  # begun before the window, but they ran 0.456 s: their last passes are in it
+        said = live_text.own_result(shared, ago, 60.0)
+        assert said.endswith("They began more than 60 seconds ago, so the last-minute figures below include only "
+                             "their last passes.")
+    for ago in (60.457, 125.0):  # ended before the window: the panel no longer holds them
         said = live_text.own_result(shared, ago, 60.0)
         assert f"sent {int(ago)} s ago," in said
-        assert said.endswith("That was more than 60 seconds ago, so the last-minute figures below no longer include "
-                             "their passes.")
-        assert "include their passes." in said and "figures below include" not in said
+        assert said.endswith("They ended more than 60 seconds ago, so the last-minute figures below no longer "
+                             "include their passes.")
     alone = OwnRequests(tokens=[[1]], rows=[[1]], passes=1, seconds=0.05, started=1000.0)
     assert "the batcher ran 1 pass while they did, and their steps rode in passes of up to 1 row." in \
         live_text.own_result(alone, 2.0, 60.0)
@@ -401,9 +405,9 @@ def test_the_own_requests_sentence_reads_what_the_batcher_did_and_when():
 
 def test_the_own_requests_help_says_how_much_of_the_text_they_continue_and_the_passes_rows():
     n = serving.OWN_PROMPT_TOKENS
-    tail = ("for 8 tokens, from a different one of the text's most likely next tokens and then greedily, as if 6 tabs "
-            "pressed Next token together: the batcher puts the steps waiting when a pass starts into shared passes of "
-            "up to 12 rows each.")
+    tail = ("for 8 tokens, from a different one of the model's most likely next tokens after them and then greedily, "
+            "as if 6 tabs pressed Next token together: the batcher puts the steps waiting when a pass starts into "
+            "shared passes of up to 12 rows each.")
     for length, what in ((n + 1, f"the last {n} tokens of your text"), (100, f"the last {n} tokens of your text"),
                          (n, f"your whole text ({n} tokens)"), (2, "your whole text (2 tokens)"),
                          (1, "your whole text (1 token)")):
