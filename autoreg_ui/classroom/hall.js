@@ -136,12 +136,21 @@ function drawStrip(root, doc, feed, data) {
   root.querySelector(".hall-settings").textContent = text ? text.settings : "";
 }
 
+// A probability as the app writes it (autoreg_ui/format.py percent): never 0.0% for a chance, never 100%.
+function percent(p) {
+  if (p <= 0) return "0%";
+  if (p >= 0.9995) return "> 99.9%";
+  if (p >= 0.001) return (100 * p).toFixed(1) + "%";
+  if (p * 100 >= 0.001) return (100 * p).toPrecision(2) + "%";
+  return "< 0.001%";
+}
+
 // The bars as text, for a screen reader (the chart itself is a picture): one line per token, each trace's value.
 function barsText(figure) {
   const traces = (figure.data || []).filter(t => Array.isArray(t.x) && Array.isArray(t.y));
   if (!traces.length) return [];
   return traces[0].x.map((token, i) => String(token) + ": " + traces.map(
-    t => (t.name ? t.name + " " : "") + (typeof t.y[i] === "number" ? (100 * t.y[i]).toFixed(1) + "%" : "")
+    t => (t.name ? t.name + " " : "") + (typeof t.y[i] === "number" ? percent(t.y[i]) : "")
   ).join(", "));
 }
 

@@ -38,7 +38,7 @@ def test_a_tab_alone_is_offered_requests_of_its_own_and_a_tab_with_company_is_no
         page.locator(f".st-key-{keys.SRV_OWN_REQUESTS} button").first.click()
         page.get_by_text(f"Your {serving.OWN_REQUESTS} requests, sent ").wait_for()
         page.get_by_text(f"asked for {serving.OWN_REQUESTS * serving.OWN_STEPS} decode steps").wait_for()
-        page.get_by_text("Apart from the requests you sent, none of the texts open on this model").wait_for()
+        page.get_by_text("Apart from your own text and the requests you sent, none of the other texts").wait_for()
         assert page.get_by_text("Send a few requests of your own").count() == 0  # not asked for what was just done
         assert page.get_by_text("Decode passes, last minute").count() == 1
         other = ctx.new_page()

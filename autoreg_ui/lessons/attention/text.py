@@ -285,15 +285,26 @@ def recompute_compared(check) -> str:
             f"holds: {' and '.join(groups)}.")
 
 
+def _apart(value: float, bound: float) -> tuple[str, str]:
+    """``value`` and ``bound`` to two significant digits, or as many more as it takes for two different numbers
+    not to print the same (a value just past the bound would read as the bound itself)."""
+    for digits in range(2, 8):
+        shown = f"{value:.{digits}g}", f"{bound:.{digits}g}"
+        if value == bound or shown[0] != shown[1]:
+            return shown
+    return shown
+
+
 def recompute_text(check) -> str:
     """What the comparison found (``check``: ``cache_exact.RecomputeCheck``), with its own numbers."""
+    relative, bound_value = _apart(check.relative, check.rounding_bound)
     said = (f"{recompute_compared(check)} "
             f"Largest difference from the cached keys and values: {check.max_abs_diff:.2g}, on values up to "
-            f"{check.largest_value:.3g} (a relative {check.relative:.2g}). ")
+            f"{check.largest_value:.3g} (a relative {relative}). ")
     if check.max_abs_diff == 0:
         return said + ("They are identical, bit for bit: the cache holds exactly what this one pass over the same "
                        "tokens computes, as it does when the prefill alone filled it.")
-    bound = f"up to {check.rounding_bound:.2g} relative, {check.rounding_eps} times {check.dtype}'s machine epsilon"
+    bound = f"up to {bound_value} relative, {check.rounding_eps} times {check.dtype}'s machine epsilon"
     if check.within_rounding:
         return said + (f"That is floating-point rounding ({bound}): the passes that filled the cache and this one "
                        "add the same numbers in a different order, not a different result.")

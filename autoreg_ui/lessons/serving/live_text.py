@@ -17,20 +17,20 @@ def own_in_window(ago: float | None, window_s: float) -> bool:
 
 def alone_sentence(now, own_ago: float | None = None) -> str | None:
     """Said when no other live owner stepped through this model's batcher in the panel's window (None when one
-    did). The batcher counts owners that are still alive: a text replaced since (a new prompt, a reset, another
-    model) and requests another tab sent count only while they live, so the sentence speaks of the texts open
-    now. ``own_ago``: seconds since this tab sent requests of its own (None: it has not)."""
+    did). The batcher counts owners that are still alive: a text replaced since (a new prompt, another model)
+    and requests another tab sent count only while they live, so the sentence speaks of the texts open now.
+    ``own_ago``: seconds since this tab sent requests of its own (None: it has not)."""
     if now.others:
         return None
     window = f"the last {now.window_s:.0f} seconds"
     if own_in_window(own_ago, now.window_s):
-        return (f"Apart from the requests you sent, none of the texts open on this model now stepped through its "
-                f"batcher in {window}.")
+        return (f"Apart from your own text and the requests you sent, none of the other texts open on this model "
+                f"stepped through its batcher in {window}.")
     if not now.passes:
         return (f"No decode step, yours included, went through this model's batcher in {window}, so the "
                 f"last-minute figures below are zero. {INVITE}")
-    return (f"No other tab is generating on this model now: none of the other texts open on it stepped through its "
-            f"batcher in {window}. {INVITE}")
+    return (f"None of the other texts open on this model stepped through its batcher in {window} (a step that "
+            f"captures attention, on the Attention page, runs outside it). {INVITE}")
 
 
 OWN_RUNNING = "Your requests are in the batcher's queue…"
@@ -70,6 +70,6 @@ def own_result(found, ago: float, window_s: float) -> str:
                        "their passes.")
     if ago - found.seconds <= window_s:  # they started before the window, some of their passes ended inside it
         return said + (f"They began more than {window_s:.0f} seconds ago, so the last-minute figures below include "
-                       "only their last passes.")
+                       "only those of their passes that ended in it.")
     return said + (f"They ended more than {window_s:.0f} seconds ago, so the last-minute figures below no longer "
                    "include their passes.")

@@ -137,5 +137,8 @@ def test_the_recompute_reading_follows_the_difference_on_each_side_of_zero_and_o
                                          "bfloat16's machine epsilon): the passes that filled the cache and this one "
                                          "add the same numbers in a different order, not a different result.")
     assert "larger than rounding" in said(0.126, "bfloat16") and "rounding (up" in said(0.124, "bfloat16")
-    # a relative just past float32's bound never prints as the bound itself
+    # a relative just past the bound never prints as the bound itself
     assert "a relative 7.7e-06" in said(7.7e-6) and "larger than rounding" in said(7.7e-6)
+    just_past = said(7.64e-6)
+    assert "a relative 7.64e-06" in just_past and "up to 7.63e-06 relative" in just_past
+    assert "a relative 0.0162" in said(0.0162, "float16") and "up to 0.0156 relative" in said(0.0162, "float16")

@@ -345,8 +345,8 @@ def test_a_tab_alone_is_told_so_from_the_batchers_count_and_offered_requests_of_
         f"last-minute figures below are zero. {invite}")
     mine = ServerNow(4, 4, 60.0, {1: 4}, Totals(4, 4, 0), others=0)  # only this tab stepped
     assert live_text.alone_sentence(mine) == (
-        "No other tab is generating on this model now: none of the other texts open on it stepped through its "
-        f"batcher in the last 60 seconds. {invite}")
+        "None of the other texts open on this model stepped through its batcher in the last 60 seconds (a step that "
+        f"captures attention, on the Attention page, runs outside it). {invite}")
     assert live_text.alone_sentence(mine, own_ago=None) == live_text.alone_sentence(mine)
     for others in (1, 5):  # the other side of the boundary: nothing said, nothing offered
         crowded = ServerNow(4, 6, 60.0, {1: 2, 2: 2}, Totals(4, 6, 4), others=others)
@@ -363,8 +363,8 @@ def test_after_sending_requests_the_alone_note_counts_them_out_and_asks_for_noth
     from autoreg_core.runtime.batcher import ServerNow, Totals
 
     after = ServerNow(8, 48, 60.0, {6: 8}, Totals(8, 48, 48), others=0)  # the requests ended: no owner left alive
-    apart = ("Apart from the requests you sent, none of the texts open on this model now stepped through its batcher "
-             "in the last 60 seconds.")
+    apart = ("Apart from your own text and the requests you sent, none of the other texts open on this model "
+             "stepped through its batcher in the last 60 seconds.")
     for ago in (0.0, 12.0, 60.0):  # in the window (its edge included)
         assert live_text.alone_sentence(after, own_ago=ago) == apart
     for ago in (60.01, 300.0):  # out of it: the plain note and its invitation again
@@ -389,7 +389,7 @@ def test_the_own_requests_sentence_reads_what_the_batcher_did_and_when():
     for ago in (60.01, 60.456):  # begun before the window, but they ran 0.456 s: their last passes are in it
         said = live_text.own_result(shared, ago, 60.0)
         assert said.endswith("They began more than 60 seconds ago, so the last-minute figures below include only "
-                             "their last passes.")
+                             "those of their passes that ended in it.")
     for ago in (60.457, 125.0):  # ended before the window: the panel no longer holds them
         said = live_text.own_result(shared, ago, 60.0)
         assert f"sent {int(ago)} s ago," in said
