@@ -190,16 +190,19 @@ def framed(fig: go.Figure, *, large: bool = False) -> tuple[go.Figure, str]:
 
 
 def _keep_plot_room(fig: go.Figure, top: int, large: bool) -> None:
-    """Grow a figure that the title and legend above its plot would squeeze: its plot keeps ``MIN_PLOT_SHARE`` of
-    the height the figure asked for, and room for its y axis's title (centred on the plot: a longer title is cut by
-    the chart's edge). A legend of many entries, or presenter mode's larger type, makes the chart taller instead."""
+    """Grow a figure that the title and legend above its plot would squeeze: its plot keeps room for its y axis's
+    title (centred on the plot: a longer title is cut by the chart's edge) and, outside presenter mode,
+    ``MIN_PLOT_SHARE`` of the height the figure asked for: a legend of many entries makes the chart taller
+    instead. On a projector the first screen is the limit (a lesson stop's chart must end above 720 px), so
+    there only the y title grows it."""
     size = "large" if large else "normal"
     asked = fig.layout.height or DEFAULT_HEIGHT
     bottom = (fig.layout.margin.b or 0) + TICK_PX[size] * 1.6 + (
         AXIS_TITLE_PX[size] * 1.6 if _axis_title(fig.layout.xaxis) else 0)
     y_title = _axis_title(fig.layout.yaxis) or ""
     # the y title is centred on the plot and may reach into the margins above and below it, not past the edge
-    plot = max(asked * MIN_PLOT_SHARE, len(y_title) * CHAR_WIDTH * AXIS_TITLE_PX[size] + 12 - 2 * min(top, bottom))
+    title_room = len(y_title) * CHAR_WIDTH * AXIS_TITLE_PX[size] + 12 - 2 * min(top, bottom)
+    plot = title_room if large else max(asked * MIN_PLOT_SHARE, title_room)
     needed = int(top + bottom + plot)
     if needed > asked:
         fig.update_layout(height=needed)

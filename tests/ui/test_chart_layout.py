@@ -80,6 +80,13 @@ def test_a_legend_of_many_rows_makes_the_chart_taller_not_its_plot_smaller():
     assert many.layout.legend.y == 1 - title_room / many.layout.height  # still right under the title
 
 
+def test_on_a_projector_a_legend_of_many_rows_leaves_the_height_asked_for():
+    """The first screen is the projector's limit: only a y title that would be cut grows a presenter chart."""
+    many = charts.framed(_legend_of(12), large=True)[0]
+    assert many.layout.height == 300
+    assert charts.framed(_legend_of(12))[0].layout.height > 300  # the same figure grows off the projector
+
+
 def test_presenter_type_grows_a_chart_whose_y_title_would_be_cut():
     long_title = "speed-up over plain decoding, measured (×)"
     short = charts.framed(_legend_of(2, yaxis=dict(title="ms")), large=True)[0]

@@ -176,11 +176,15 @@ def render() -> None:
         st.latex(text.BEAM_SCORE_LATEX)
         explain(text.LENGTH_PENALTY)
         settings = view.beam_controls(state)
+        run = view.run_button("Run beam search", keys.LAB_BEAM_RUN,
+                              sampling.fits(source, bundle, settings.max_new_tokens),
+                              text.too_long(settings.max_new_tokens))
+        # under the button: its progress, then the tree growing as the search runs (a tree drawn above the button
+        # pushed the button and its progress down the page while the learner watched)
+        progress = st.container()
         draw_tree = view.beam_tree_drawer(st.empty(), bundle.tokenizer, source, label)
-        if view.run_button("Run beam search", keys.LAB_BEAM_RUN,
-                           sampling.fits(source, bundle, settings.max_new_tokens),
-                           text.too_long(settings.max_new_tokens)):
-            with st.spinner("Beam search on the model…"):
+        if run:
+            with progress, st.spinner("Beam search on the model…"):
                 result = beam_search(bundle, source.prefix, settings, on_step=lambda part: draw_tree(part, live=True))
                 sampling.store(state, keys.LAB_BEAM_RESULT, source, settings, result)
         kept = view.last_result(state, keys.LAB_BEAM_RESULT, source, settings, text.PRESS_BEAMS,
