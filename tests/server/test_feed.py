@@ -45,6 +45,13 @@ class FakeClass:
         return version, {"schema": feed.SCHEMA, "code": code, "version": version}, removed
 
 
+def run_async(coro):
+    """``asyncio.run`` in a thread of its own: the browser tests keep a running loop in the main thread."""
+    from conftest import in_own_thread
+
+    return in_own_thread(asyncio.run, coro)
+
+
 def versions(frames: list[bytes]) -> list:
     out = []
     for frame in frames:
@@ -95,7 +102,7 @@ def test_a_listener_gets_the_current_edition_at_once_then_each_new_one(hub_and_c
         await stream.aclose()
         return first + second + third
 
-    assert versions(asyncio.run(run())) == [1, 2, 3]
+    assert versions(run_async(run())) == [1, 2, 3]
 
 
 def test_a_listener_that_missed_versions_gets_the_newest_only(hub_and_class):
@@ -112,7 +119,7 @@ def test_a_listener_that_missed_versions_gets_the_newest_only(hub_and_class):
         await stream.aclose()
         return frames
 
-    assert versions(asyncio.run(run())) == [4]
+    assert versions(run_async(run())) == [4]
 
 
 def test_a_reconnect_with_the_current_version_waits_for_the_next(hub_and_class):
@@ -128,7 +135,7 @@ def test_a_reconnect_with_the_current_version_waits_for_the_next(hub_and_class):
         await stream.aclose()
         return quiet + frames
 
-    assert versions(asyncio.run(run())) == ["keep-alive", 2]
+    assert versions(run_async(run())) == ["keep-alive", 2]
 
 
 def test_every_listener_gets_every_step_and_each_version_is_built_once(hub_and_class):
@@ -146,7 +153,7 @@ def test_every_listener_gets_every_step_and_each_version_is_built_once(hub_and_c
             await s.aclose()
         return got
 
-    got = asyncio.run(run())
+    got = run_async(run())
     assert got == [[1, 2, 3]] * listeners
     assert cls.builds == [1, 2, 3]
 
@@ -172,7 +179,7 @@ def test_a_removed_students_stream_ends_and_a_seated_one_goes_on(hub_and_class):
         await kept.aclose()
         return gone, still
 
-    gone, still = asyncio.run(run())
+    gone, still = run_async(run())
     assert versions(gone) == ["removed"]  # and then the stream ended
     assert versions(still) == [2]
 
@@ -190,7 +197,7 @@ def test_a_seat_that_joined_after_the_edition_was_built_reads_it(hub_and_class):
         await late.aclose()
         return frames
 
-    assert versions(asyncio.run(run())) == [1]
+    assert versions(run_async(run())) == [1]
 
 
 def test_the_end_of_the_class_ends_every_stream_and_its_watcher(hub_and_class):
@@ -202,7 +209,7 @@ def test_the_end_of_the_class_ends_every_stream_and_its_watcher(hub_and_class):
         cls.set(None)
         return [frame async for frame in stream]
 
-    frames = asyncio.run(asyncio.wait_for(run(), 5))
+    frames = run_async(asyncio.wait_for(run(), 5))
     assert versions(frames) == ["ended"]
     until(lambda: "C" not in hub.feeds())
 
@@ -217,12 +224,12 @@ def test_a_watcher_without_listeners_stops_after_lingering_and_a_new_listener_st
         return frames
 
     first = hub.feed("C")
-    assert versions(asyncio.run(one_read())) == [1]
+    assert versions(run_async(one_read())) == [1]
     assert first.listeners() == 0
     until(lambda: not first.running)
     until(lambda: "C" not in hub.feeds())
     cls.set(5)
-    assert versions(asyncio.run(one_read())) == [5]
+    assert versions(run_async(one_read())) == [5]
     assert hub.feed("C") is not first
 
 
@@ -238,7 +245,7 @@ def test_a_listener_keeps_the_watcher_past_the_linger_time(hub_and_class):
         await stream.aclose()
         return frames
 
-    got = versions(asyncio.run(run()))
+    got = versions(run_async(run()))
     assert 2 in got
     assert set(got) <= {2, "keep-alive"}
 
@@ -262,7 +269,7 @@ def test_a_listener_arriving_as_its_feed_stops_gets_a_new_feed(hub_and_class):
         await stream.aclose()
         return frames
 
-    assert versions(asyncio.run(run())) == [1]
+    assert versions(run_async(run())) == [1]
     assert hub.feed("C") is not stale
 
 
@@ -276,7 +283,7 @@ def test_closing_a_stream_leaves_its_feed_at_once(hub_and_class):
         await stream.aclose()
         return joined, hub.feed("C").listeners()
 
-    assert asyncio.run(run()) == (1, 0)
+    assert run_async(run()) == (1, 0)
 
 
 def test_stopping_the_hub_ends_every_open_stream_and_opens_no_new_one(hub_and_class):
@@ -291,7 +298,7 @@ def test_stopping_the_hub_ends_every_open_stream_and_opens_no_new_one(hub_and_cl
         late = [frame async for frame in hub.editions("C", "s1")]
         return rest, late
 
-    rest, late = asyncio.run(asyncio.wait_for(run(), 5))
+    rest, late = run_async(asyncio.wait_for(run(), 5))
     assert rest == [[], []] and late == []
 
 
@@ -308,7 +315,7 @@ def test_a_nudge_reads_the_version_at_once_without_waiting_for_the_next_poll():
             await stream.aclose()
             return first + second
 
-        assert versions(asyncio.run(run())) == [1, 2]
+        assert versions(run_async(run())) == [1, 2]
     finally:
         hub.stop()
 
@@ -326,7 +333,7 @@ def test_without_a_nudge_a_slow_poll_leaves_the_change_unread():
             await stream.aclose()
             return first + later
 
-        assert versions(asyncio.run(run())) == [1, "keep-alive", "keep-alive", "keep-alive"]
+        assert versions(run_async(run())) == [1, "keep-alive", "keep-alive", "keep-alive"]
     finally:
         hub.stop()
 
@@ -343,7 +350,7 @@ def test_a_reconnect_that_says_a_newer_version_than_this_server_has_gets_no_olde
         await stream.aclose()
         return quiet + newer
 
-    assert versions(asyncio.run(run())) == ["keep-alive", 6]
+    assert versions(run_async(run())) == ["keep-alive", 6]
 
 
 def test_a_seat_may_hold_four_streams_and_the_process_its_cap(hub_and_class):

@@ -12,5 +12,5 @@ def test_serve_runs_app_py_with_the_given_options(monkeypatch):
     monkeypatch.setattr(serve.sys, "argv", ["python"])
     monkeypatch.setenv("AUTOREG_WARM", "0")  # no model loaded here (the server loads it before it answers)
     serve.main(["--server.port", "8765"])
-    assert seen["argv"] == ["streamlit", "run", serve.APP, "--server.port", "8765"]
-    assert serve.APP.endswith("app.py") and PagesManager.uses_pages_directory is False
+    assert seen["argv"] == ["streamlit", "run", serve.ASGI, "--server.port", "8765"]  # app.py with its routes
+    assert serve.ASGI.endswith("asgi.py") and PagesManager.uses_pages_directory is False
