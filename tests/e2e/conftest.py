@@ -76,3 +76,16 @@ def page(browser, app_url):
     pg.set_default_timeout(120_000)
     yield pg
     ctx.close()
+
+
+def start_class(teacher, url: str) -> tuple[str, str]:
+    """The teacher opens the step page on the capital-of-France prompt and starts a class: (its code, the join
+    link's text as the Class page shows it)."""
+    import re
+
+    teacher.goto(f"{url}/step?prompt=The+capital+of+France+is&cfg_temperature=0")
+    teacher.get_by_role("button", name="Next token").first.wait_for()
+    teacher.get_by_role("button", name="Start a class").click()
+    teacher.get_by_role("heading", name="Your class").wait_for()
+    join = teacher.get_by_text(re.compile(r"/\?class=[A-Z0-9]{6}")).first.inner_text()
+    return re.search(r"class=([A-Z0-9]{6})", join).group(1), join

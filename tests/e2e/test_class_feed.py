@@ -5,7 +5,7 @@ import urllib.request
 
 import pytest
 
-from .conftest import ARTIFACTS, _free_port, start_server, stop_server
+from .conftest import ARTIFACTS, _free_port, start_class, start_server, stop_server
 
 pytestmark = pytest.mark.e2e
 
@@ -47,12 +47,7 @@ def test_a_phone_follows_the_feed_reconnects_after_a_restart_and_a_removed_seat_
     for page in (teacher, student):
         page.set_default_timeout(120_000)
     try:
-        teacher.goto(f"{url}/step?prompt=The+capital+of+France+is&cfg_temperature=0")
-        teacher.get_by_role("button", name="Next token").first.wait_for()
-        teacher.get_by_role("button", name="Start a class").click()
-        teacher.get_by_role("heading", name="Your class").wait_for()
-        join = teacher.get_by_text(re.compile(r"/\?class=[A-Z0-9]{6}")).first.inner_text()
-        code = re.search(r"class=([A-Z0-9]{6})", join).group(1)
+        code, join = start_class(teacher, url)
         student.goto(f"{url}/?class={code}")
         student.wait_for_function(IDLE)
         student.get_by_role("button", name="Join").click()

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from .conftest import ARTIFACTS, _free_port, start_server, stop_server
+from .conftest import ARTIFACTS, _free_port, start_class, start_server, stop_server
 from .test_accessibility import AXE, _axe, _own
 
 pytestmark = pytest.mark.e2e
@@ -50,12 +50,7 @@ def test_a_class_round_in_the_browser(browser, tmp_path):
     for page in (teacher, *students):
         page.set_default_timeout(120_000)
     try:
-        teacher.goto(f"{url}/step?prompt=The+capital+of+France+is&cfg_temperature=0")
-        teacher.get_by_role("button", name="Next token").first.wait_for()
-        teacher.get_by_role("button", name="Start a class").click()
-        teacher.get_by_role("heading", name="Your class").wait_for()
-        join = teacher.get_by_text(re.compile(r"/\?class=[A-Z0-9]{6}")).first.inner_text()
-        code = re.search(r"class=([A-Z0-9]{6})", join).group(1)
+        code, join = start_class(teacher, url)
         assert "key=" in teacher.url and "key" not in join
         teacher.screenshot(path=str(ARTIFACTS / "class-teacher-start.png"), full_page=True)
 
