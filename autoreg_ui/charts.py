@@ -21,6 +21,7 @@ import streamlit as st
 
 from autoreg_ui import charts_text, keys
 from autoreg_ui.sharing import presenter
+from autoreg_ui.step_figures import unchecked_figure
 
 # presenter mode: sizes in px (plotly's unit); the tick labels are what the back of the room reads
 LARGE = dict(font=20, title=26, axis_title=22, ticks=19, legend=19, annotations=19, text=17, hover=18)
@@ -65,28 +66,39 @@ def style(fig: go.Figure, *, large: bool, dark: bool) -> go.Figure:
     """The figure as shown: unchanged normally; a restyled copy with large type and/or for a dark page.
 
     Streamlit's chart theme already follows a dark page; only a background the figure sets itself needs
-    clearing, so a dark page copies nothing else.
+    clearing, so a dark page copies nothing else. The copy is edited as plain dicts and built without plotly's
+    validation (``unchecked_figure``): plotly's copy and update calls cost a presenter's click about 20 ms per
+    chart (``bench/click_cost.py``).
     """
     dark = dark and bool(fig.layout.plot_bgcolor or fig.layout.paper_bgcolor)
     if not (large or dark):
         return fig
-    out = go.Figure(fig)
+    spec = go.Figure.to_dict(fig)  # plotly's deep copy (a shared figure's own to_dict hands out its one dict)
+    layout = spec.setdefault("layout", {})
+
+    def update(part: dict, key: str, **values) -> None:
+        part[key] = _merged(part.get(key), values)
     if large:
-        out.update_layout(font_size=LARGE["font"], title_font_size=LARGE["title"],
-                          legend_font_size=LARGE["legend"], hoverlabel_font_size=LARGE["hover"])
-        out.update_xaxes(tickfont_size=LARGE["ticks"], title_font_size=LARGE["axis_title"])
-        out.update_yaxes(tickfont_size=LARGE["ticks"], title_font_size=LARGE["axis_title"])
-        out.update_annotations(font_size=LARGE["annotations"])
-        for trace in out.data:
-            if "textfont" in trace:
-                trace.textfont.size = LARGE["text"]
+        sizes = dict(font=LARGE["font"], title=LARGE["title"], legend=LARGE["legend"], hoverlabel=LARGE["hover"])
+        for key, size in sizes.items():
+            if key == "font":
+                update(layout, "font", size=size)
+            else:
+                update(layout, key, font=dict(size=size))
+        for key in _axis_keys(layout):
+            update(layout, key, tickfont=dict(size=LARGE["ticks"]), title=dict(font=dict(size=LARGE["axis_title"])))
+        for note in layout.get("annotations") or ():
+            note["font"] = _merged(note.get("font"), dict(size=LARGE["annotations"]))
+        for trace, data in zip(fig.data, spec.get("data") or ()):
+            if "textfont" in trace:  # a property of this kind of trace (set or not)
+                update(data, "textfont", size=LARGE["text"])
             if "colorbar" in trace:
-                trace.colorbar.tickfont.size = LARGE["ticks"]
-        if out.layout.height:
-            out.update_layout(height=int(out.layout.height * HEIGHT_GROWTH))
+                update(data, "colorbar", tickfont=dict(size=LARGE["ticks"]))
+        if layout.get("height"):
+            layout["height"] = int(layout["height"] * HEIGHT_GROWTH)
     if dark:
-        out.update_layout(paper_bgcolor=TRANSPARENT, plot_bgcolor=TRANSPARENT)
-    return out
+        layout.update(paper_bgcolor=TRANSPARENT, plot_bgcolor=TRANSPARENT)
+    return unchecked_figure(spec.get("data") or [], layout, spec.get("frames"))
 
 
 # The one layout rule every chart goes through (``framed``): a one-line title at the top left, the legend in a
@@ -105,9 +117,9 @@ AXIS_TITLE_PX = dict(normal=14, large=LARGE["axis_title"])
 TICK_PX = dict(normal=12, large=LARGE["ticks"])
 
 
-def _legend_entries(fig: go.Figure) -> list[str]:
+def _legend_entries(fig: go.Figure, layout: dict) -> list[str]:
     """The names the legend shows: traces with a name that are not hidden from it (one entry per legend group)."""
-    if fig.layout.showlegend is False:
+    if layout.get("showlegend") is False:
         return []
     names, groups = [], set()
     for trace in fig.data:
@@ -119,7 +131,7 @@ def _legend_entries(fig: go.Figure) -> list[str]:
                 continue
             groups.add(group)
         names.append(str(trace.name))
-    return names if len(names) > 1 or fig.layout.showlegend else []
+    return names if len(names) > 1 or layout.get("showlegend") else []
 
 
 def legend_rows(names: list[str], font_px: int, width_px: int) -> int:
@@ -142,91 +154,159 @@ def split_title(text: str | None) -> tuple[str, str]:
     return first.strip(), rest
 
 
+_AXIS_KEY = re.compile(r"^[xy]axis\d*$")
+
+
+def _merged(old, new: dict) -> dict:
+    """``new`` laid over ``old`` key by key, as plotly's ``update`` merges (a None removes the key)."""
+    out = dict(old) if isinstance(old, dict) else {}
+    for key, value in new.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _write_layout(fig: go.Figure, values: dict) -> None:
+    """Replace these top-level layout properties whole, without plotly's update machinery: each ``update_layout``
+    call (relayout callbacks, path checks, validation) cost the step page about 6 ms of every click's CPU
+    (``bench/click_cost.py``). The values are this module's own, merged into what the figure held."""
+    layout = fig.layout
+    layout._validate = False
+    try:
+        for key, value in values.items():
+            if _AXIS_KEY.match(key) and key[-1].isdigit():
+                layout._validate = True  # a subplot's axis (xaxis2): plotly's own path, which registers it
+                layout[key] = value
+                layout._validate = False
+            else:
+                layout[key] = value
+    finally:
+        layout._validate = True
+
+
 def framed(fig: go.Figure, *, large: bool = False) -> tuple[go.Figure, str]:
     """The figure under the one layout rule, and the details its title had after its first line (a caption).
 
     Changes ``fig`` in place (only its layout) and returns it, except a figure marked ``finished``: many tabs
     draw it at once, and two script threads editing it break plotly's dicts mid-iteration. A legend the figure
     placed in container coordinates (at its foot, under subplot titles) stays where it is: it is already clear
-    of the plot.
+    of the plot. The rule reads and writes the layout as plain dicts (``_write_layout``).
     """
     if getattr(fig, "finished", False):  # laid out when it was made and never edited after
         meta = fig.layout.meta
         return fig, meta.get("details", "") if isinstance(meta, dict) else ""
-    title, details = split_title(fig.layout.title.text if fig.layout.title else None)
+    layout = fig.layout.to_plotly_json()
+    changed: dict = {}
+
+    def update(**values) -> None:
+        for key, value in values.items():
+            layout[key] = changed[key] = _merged(layout.get(key), value) if isinstance(value, dict) else value
+
+    title, details = split_title(_text(layout.get("title")))
     if details:  # kept with the figure: a figure drawn again (cached, or the hand-out's copy) keeps its caption
-        fig.update_layout(meta=dict(details=details))
-    elif isinstance(fig.layout.meta, dict):
-        details = fig.layout.meta.get("details", "")
+        update(meta=dict(details=details))
+    elif isinstance(layout.get("meta"), dict):
+        details = layout["meta"].get("details", "")
     title_px = LARGE["title"] if large else NORMAL_TYPE["title"]
     legend_px = LARGE["legend"] if large else NORMAL_TYPE["legend"]
     top = TOP_PAD_PX
     if title:
-        fig.update_layout(title=dict(text=title, x=0, xref="paper", xanchor="left", yref="container", y=1,
-                                     yanchor="top", pad=dict(t=TOP_PAD_PX), automargin=False))
+        update(title=dict(text=title, x=0, xref="paper", xanchor="left", yref="container", y=1, yanchor="top",
+                          pad=dict(t=TOP_PAD_PX), automargin=False))
         top += int(title_px * 1.45)
-    names = _legend_entries(fig)
-    at_foot = fig.layout.legend is not None and fig.layout.legend.yref == "container" and (
-        fig.layout.legend.y is not None and fig.layout.legend.y < 0.5)
+    names = _legend_entries(fig, layout)
+    legend = layout.get("legend") or {}
+    at_foot = legend.get("yref") == "container" and legend.get("y") is not None and legend["y"] < 0.5
     legend_at = top if names and not at_foot else None
     if legend_at is not None:
         rows = legend_rows(names, legend_px, LEGEND_WIDTH_PX["large" if large else "normal"])
         top += int(rows * legend_px * 1.75) + 4
-    top += _subplot_title_room(fig, legend_px) + _top_axis_room(fig, large)
-    _keep_plot_room(fig, max(top, 20), large)
+    top += _subplot_title_room(layout, legend_px) + _top_axis_room(layout, large)
+    needed = _height_for_plot(layout, max(top, 20), large)
+    if needed is not None:
+        update(height=needed)
     if legend_at is not None:  # placed in px from the top of the (perhaps grown) figure
-        fig.update_layout(legend=dict(orientation="h", xref="paper", x=0, xanchor="left", yref="container",
-                                      y=1 - legend_at / (fig.layout.height or DEFAULT_HEIGHT), yanchor="top",
-                                      title=None))
-    margin = fig.layout.margin
-    fig.update_layout(margin=dict(t=max(top, 20), l=margin.l if margin.l is not None else 10,
-                                  r=margin.r if margin.r is not None else 10,
-                                  b=margin.b if margin.b is not None else 10))
-    for axis in (*fig.select_xaxes(), *fig.select_yaxes()):
-        axis.automargin = True
-        if axis.tickangle is not None and axis.tickangle not in (0, 90, -90) and axis.side != "top":
-            axis.tickangle = None  # plotly's own choice: horizontal when the labels fit, turned when they would collide
+        update(legend=dict(orientation="h", xref="paper", x=0, xanchor="left", yref="container",
+                           y=1 - legend_at / (layout.get("height") or DEFAULT_HEIGHT), yanchor="top", title=None))
+    margin = layout.get("margin") or {}
+    update(margin=dict(t=max(top, 20), l=_or(margin.get("l"), 10), r=_or(margin.get("r"), 10),
+                       b=_or(margin.get("b"), 10)))
+    for key in _axis_keys(layout):
+        axis = layout.get(key) or {}
+        angle = axis.get("tickangle")
+        turned = angle is not None and angle not in (0, 90, -90) and axis.get("side") != "top"
+        # plotly's own choice when turned: horizontal when the labels fit, turned when they would collide
+        update(**{key: dict(automargin=True, tickangle=None if turned else angle)})
+    _write_layout(fig, changed)
     return fig, details
 
 
-def _keep_plot_room(fig: go.Figure, top: int, large: bool) -> None:
-    """Grow a figure that the title and legend above its plot would squeeze: its plot keeps room for its y axis's
-    title (centred on the plot: a longer title is cut by the chart's edge) and, outside presenter mode,
-    ``MIN_PLOT_SHARE`` of the height the figure asked for: a legend of many entries makes the chart taller
-    instead. On a projector the first screen is the limit (a lesson stop's chart must end above 720 px), so
-    there only the y title grows it."""
+def _axis_keys(layout: dict) -> list[str]:
+    """Every axis of the layout, as plotly's ``select_xaxes``/``select_yaxes`` give them: the first x and y axes
+    always (a figure without one still takes the setting), then each subplot's."""
+    return sorted({"xaxis", "yaxis", *(key for key in layout if _AXIS_KEY.match(key))})
+
+
+def _or(value, default):
+    return value if value is not None else default
+
+
+def _text(title) -> str | None:
+    """A title's text, whether plotly holds it as a dict or (from a hand-built dict) as a plain string."""
+    return title.get("text") if isinstance(title, dict) else title
+
+
+def _axis_title(axis) -> str | None:
+    """An axis's title text, from a plotly axis or its dict; None when it has none."""
+    if isinstance(axis, dict) or axis is None:
+        return _text((axis or {}).get("title")) or None
+    return axis.title.text if axis.title is not None and axis.title.text else None
+
+
+def _height_for_plot(layout: dict, top: int, large: bool) -> int | None:
+    """The height a figure needs when the title and legend above its plot would squeeze it (None: it fits): its
+    plot keeps room for its y axis's title (centred on the plot: a longer title is cut by the chart's edge) and,
+    outside presenter mode, ``MIN_PLOT_SHARE`` of the height the figure asked for: a legend of many entries
+    makes the chart taller instead. On a projector the first screen is the limit (a lesson stop's chart must end
+    above 720 px), so there only the y title grows it."""
     size = "large" if large else "normal"
-    asked = fig.layout.height or DEFAULT_HEIGHT
-    bottom = (fig.layout.margin.b or 0) + TICK_PX[size] * 1.6 + (
-        AXIS_TITLE_PX[size] * 1.6 if _axis_title(fig.layout.xaxis) else 0)
-    y_title = _axis_title(fig.layout.yaxis) or ""
+    asked = layout.get("height") or DEFAULT_HEIGHT
+    bottom = ((layout.get("margin") or {}).get("b") or 0) + TICK_PX[size] * 1.6 + (
+        AXIS_TITLE_PX[size] * 1.6 if _axis_title(layout.get("xaxis")) else 0)
+    y_title = _axis_title(layout.get("yaxis")) or ""
     # the y title is centred on the plot and may reach into the margins above and below it, not past the edge
     title_room = len(y_title) * CHAR_WIDTH * AXIS_TITLE_PX[size] + 12 - 2 * min(top, bottom)
     plot = title_room if large else max(asked * MIN_PLOT_SHARE, title_room)
     needed = int(top + bottom + plot)
-    if needed > asked:
-        fig.update_layout(height=needed)
+    return needed if needed > asked else None
 
 
-def _top_axis_room(fig: go.Figure, large: bool) -> int:
+def _top_axis_room(layout: dict, large: bool) -> int:
     """Room for an x axis drawn above the plot (its tick labels, turned as the figure says, and its title): plotly
     grows the top margin for the axis or for the title, not for both, so the rule adds the axis's share itself."""
     room = 0
-    for axis in fig.select_xaxes():
-        if axis.side != "top" or axis.showticklabels is False:
+    for key, axis in layout.items():
+        if not (_AXIS_KEY.match(key) and key[0] == "x" and isinstance(axis, dict)):
             continue
-        tick_px = axis.tickfont.size or (LARGE["ticks"] if large else 12)
-        longest = max((len(str(t)) for t in axis.ticktext or ()), default=4)
-        turned = abs(math.sin(math.radians(axis.tickangle))) if isinstance(axis.tickangle, (int, float)) else 0.0
+        if axis.get("side") != "top" or axis.get("showticklabels") is False:
+            continue
+        tick_px = (axis.get("tickfont") or {}).get("size") or (LARGE["ticks"] if large else 12)
+        longest = max((len(str(t)) for t in axis.get("ticktext") or ()), default=4)
+        angle = axis.get("tickangle")
+        turned = abs(math.sin(math.radians(angle))) if isinstance(angle, (int, float)) else 0.0
         title_px = (LARGE["axis_title"] if large else 14) * 1.6 if _axis_title(axis) else 0
         room = max(room, int(tick_px * 1.5 + longest * CHAR_WIDTH * tick_px * turned + title_px + 6))
     return room
 
 
-def _subplot_title_room(fig: go.Figure, font_px: int) -> int:
+def _subplot_title_room(layout: dict, font_px: int) -> int:
     """Room for annotations that sit on top of the plot area (subplot titles), so the legend stays above them."""
-    above = [a for a in fig.layout.annotations or () if a.yref == "paper" and a.y is not None and a.y >= 1
-             and a.yanchor == "bottom"]
+    above = [a for a in layout.get("annotations") or () if a.get("yref") == "paper" and a.get("y") is not None
+             and a["y"] >= 1 and a.get("yanchor") == "bottom"]
     if not above:
         return 0
     return int(font_px * 1.6)
@@ -261,10 +341,6 @@ def install_export_script() -> None:
 def _values(seq) -> list:
     """A trace's x, y or z as a plain list (plotly keeps tuples, lists or numpy arrays)."""
     return np.asarray(seq).tolist() if seq is not None else []
-
-
-def _axis_title(axis) -> str | None:
-    return axis.title.text if axis is not None and axis.title is not None and axis.title.text else None
 
 
 def _tree_rows(trace) -> list[tuple[str, object]]:

@@ -203,14 +203,15 @@ def unique_labels(tokenizer, ids: list[int]) -> list[str]:
     return out
 
 
-def unchecked_figure(data: list[dict], layout: dict) -> go.Figure:
+def unchecked_figure(data: list[dict], layout: dict, frames: list[dict] | None = None) -> go.Figure:
     """A figure from plain dicts without plotly's per-property validation, which was half the CPU of the step
     page's chart on every click (``bench/classroom.py`` profile); ``st.plotly_chart`` serialises it as is.
 
-    Only for this module's fixed builders: a test rebuilds each one with validation and compares the two whole.
-    Later edits (``update_layout``, ``add_trace``) are validated again, as on any figure.
+    Only for dicts already valid: this module's fixed builders (a test rebuilds each one with validation and
+    compares the two whole) and ``charts.style``'s copy of a figure, restyled with its own values. Later edits
+    (``update_layout``, ``add_trace``) are validated again, as on any figure.
     """
-    fig = go.Figure(data=data, layout=layout, _validate=False)
+    fig = go.Figure(data=data, layout=layout, frames=frames, _validate=False)
     for part in (fig, fig.layout, *fig.data):
         part._validate = True
     return fig
