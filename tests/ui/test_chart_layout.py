@@ -1,5 +1,6 @@
 """The one layout rule every chart goes through (charts.framed), checked on figures without a browser."""
 import plotly.graph_objects as go
+import pytest
 
 from autoreg_ui import charts
 
@@ -94,3 +95,51 @@ def test_presenter_type_grows_a_chart_whose_y_title_would_be_cut():
     tall = charts.framed(_legend_of(2, yaxis=dict(title=long_title)), large=True)[0]
     title_px = len(long_title) * charts.CHAR_WIDTH * charts.LARGE["axis_title"]
     assert tall.layout.height > 300 and tall.layout.height >= title_px
+
+
+def _every_kind() -> list[go.Figure]:
+    """Figures with each part the rule and the styling touch: a title and legend, subplot axes, annotations on top,
+    text on bars, a heatmap's colorbar, a background of its own."""
+    from plotly.subplots import make_subplots
+
+    grid = make_subplots(rows=1, cols=2, subplot_titles=("left", "right"))
+    grid.add_trace(go.Bar(x=["a", "b"], y=[1, 2], name="one", text=["1", "2"]), row=1, col=1)
+    grid.add_trace(go.Scatter(x=[1, 2], y=[2, 1], name="two"), row=1, col=2)
+    grid.update_layout(height=320, title="Two<br>(with details)", xaxis2=dict(tickangle=-30, title="x two"))
+    heat = go.Figure(go.Heatmap(z=[[1, 2], [3, 4]], colorbar=dict(title="v")),
+                     layout=dict(title="H", height=300, plot_bgcolor="white", paper_bgcolor="white"))
+    return [_two_bars(title="T<br>rest", xaxis=dict(tickangle=-45, title="token"), yaxis=dict(title="p")),
+            grid, heat, _legend_of(9, yaxis=dict(title="a long y title that needs room"))]
+
+
+def test_the_rule_and_the_styling_write_only_what_plotly_accepts_and_leave_the_original_alone():
+    """framed and style write the layout as plain dicts, without plotly's checks: plotly, checking the result
+    again, must find nothing to change or refuse; style must not touch the figure it was given."""
+    for fig in _every_kind():
+        for large in (False, True):
+            for dark in (False, True):
+                original = go.Figure(fig).to_dict()
+                shown, _ = charts.framed(charts.style(go.Figure(fig), large=large, dark=dark), large=large)
+                sent = shown.to_dict()
+                assert go.Figure(sent).to_dict() == sent
+                assert go.Figure(fig).to_dict() == original
+    bad = _two_bars()
+    charts._write_layout(bad, {"legend": {"orientation": "sideways"}})  # the check above can fail
+    with pytest.raises(ValueError):
+        go.Figure(bad.to_dict())
+
+
+def test_presenter_styling_sets_every_size_it_promises():
+    fig = _every_kind()[1]
+    big = charts.style(fig, large=True, dark=True).layout
+    assert (big.font.size, big.title.font.size, big.legend.font.size) == (
+        charts.LARGE["font"], charts.LARGE["title"], charts.LARGE["legend"])
+    for axis in (big.xaxis, big.xaxis2, big.yaxis, big.yaxis2):
+        assert (axis.tickfont.size, axis.title.font.size) == (charts.LARGE["ticks"], charts.LARGE["axis_title"])
+    assert [a.font.size for a in big.annotations] == [charts.LARGE["annotations"]] * 2
+    assert big.height == int(320 * charts.HEIGHT_GROWTH) and big.paper_bgcolor is None  # no background of its own
+    assert fig.layout.font.size is None and fig.layout.height == 320  # the original as it was
+    heat = _every_kind()[2]
+    dark = charts.style(heat, large=False, dark=True).layout
+    assert (dark.paper_bgcolor, dark.plot_bgcolor, dark.font.size) == (charts.TRANSPARENT, charts.TRANSPARENT, None)
+    assert heat.layout.paper_bgcolor == "white" and charts.style(heat, large=False, dark=False) is heat
