@@ -13,7 +13,7 @@ import torch
 from autoreg_core.engine.decode import Pipeline
 from autoreg_core.engine.session import StepRecord
 from autoreg_core.engine.tokens import TokenView, single_token_view, token_views
-from autoreg_ui import palette
+from autoreg_ui import format, palette
 
 OTHER_LABEL = "all other tokens"
 
@@ -148,7 +148,7 @@ def _chip(pos: int, view: TokenView, rec: StepRecord | None) -> str:
         cls += f" p{palette.prob_shade(rec.prob)}"
         tip += [f"p {rec.prob:.4f}", f"{rec.prob_filtered:.4f} filtered", f"rank {rec.rank}",
                 f"log-p {rec.logprob:.3f}"]
-        spoken = f", probability {rec.prob:.1%}, rank {rec.rank}"
+        spoken = f", probability {format.percent(rec.prob)}, rank {rec.rank}"
         if rec.forced:
             cls += " forced"
             tip.append("forced")

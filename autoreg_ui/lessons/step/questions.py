@@ -4,6 +4,7 @@ from __future__ import annotations
 import torch
 
 from autoreg_core.engine.decode import entropy_bits
+from autoreg_ui import format
 from autoreg_ui.lessons.step import text
 from autoreg_ui.predict import Checked, Live, Question, answer, bucket, token_label
 
@@ -12,7 +13,8 @@ def step_top(live: Live) -> Checked:
     probs = live.session.next_pipeline(live.config).raw_probs
     top = torch.topk(probs, 2)
     p, p2 = float(top.values[0]), float(top.values[1])
-    return Checked(0 if p > 0.5 else 1, answer(text.STEP_TOP, label=token_label(live, top.indices[0]), p=p, p2=p2))
+    return Checked(0 if p > 0.5 else 1, answer(text.STEP_TOP, label=token_label(live, top.indices[0]),
+                                               p=format.p_is(p), p2=format.percent(p2)))
 
 
 def step_logprob(live: Live) -> Checked:

@@ -137,8 +137,8 @@ def pass_note(forward_ms: float, rows: int) -> str:
 # Each question: (ask, choices, answer template). The answer names the right choice itself.
 STEP_TOP = ("Before the next click: will the model's favourite next token get more than half of the probability?",
             ("yes, more than 50%", "no, 50% or less"),
-            "The model's top candidate is “{label}” with p = **{p:.1%}** in its own softmax; the runner-up has "
-            "{p2:.1%}. A confident step has one tall bar; an open one spreads the mass.")
+            "The model's top candidate is “{label}” with **{p}** in its own softmax; the runner-up has "
+            "{p2}. A confident step has one tall bar; an open one spreads the mass.")
 STEP_LOGPROB = ("After the next token, will the sequence log-prob be higher or lower than now?",
                 ("higher", "lower (or the same)", "it depends on the token"),
                 "Lower or the same, always: each step adds log p, and a probability is at most 1, so log p ≤ 0. "

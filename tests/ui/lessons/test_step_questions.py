@@ -28,3 +28,23 @@ def test_a_step_question_without_a_session_asks_for_one(tiny):
     from autoreg_core import SamplingConfig
 
     assert predict.verdict(questions.QUESTIONS[0], Live(tiny, None, SamplingConfig()), 0) == predict_text.NO_SESSION
+
+
+@pytest.mark.parametrize("top, runner_up, said_top, said_second", [
+    (0.415, 0.2, "p = 41.5%", "20.0%"),
+    (0.9994, 0.0004, "p = 99.9%", "0.04%"),
+    (0.9996, 0.000004, "p > 99.9%", "< 0.001%"),
+])
+def test_the_top_answer_writes_its_probabilities_as_the_page_does(live, monkeypatch, top, runner_up, said_top,
+                                                                   said_second):
+    """Never 'p = 100.0%' for a top token the model leaves a little doubt, never '0.0%' for its runner-up."""
+    import torch
+
+    probs = torch.zeros(len(live.bundle.tokenizer))
+    probs[1], probs[2] = top, runner_up
+
+    class Pipe:
+        raw_probs = probs
+    monkeypatch.setattr(live.session, "next_pipeline", lambda config: Pipe())
+    answer = questions.step_top(live).answer
+    assert f"with **{said_top}** in its own softmax; the runner-up has {said_second}." in answer
