@@ -120,10 +120,16 @@ PRESSES: dict[str, list[tuple[str, dict[str, tuple[str, ...]], tuple[str, ...]]]
         ("srv_spec_run", {"srv_spec_k": SMALLEST, "srv_spec_max_new": SMALLEST}, ("srv_spec_rounds_chart_0_0",)),
     ],
     "tricks": [("tricks_spec_run", {"tricks_spec_k": SMALLEST, "tricks_spec_max_new": SMALLEST},
-                ("tricks_whatif_fig", "tricks_spec_bars"))],
+                ("tricks_whatif_fig", "tricks_spec_fig", "tricks_spec_bars"))],
     "sampling": [("lab_cont_run", {"lab_cont_k": SMALLEST, "lab_cont_m": SMALLEST}, ()),
                  ("lab_beam_run", {"lab_beam_steps": ("Home", "ArrowRight", "ArrowRight")}, ("lab_beam_chart",))],
 }
+# A measurement whose result chart sits beside its button (button → chart key): once the run ends, with the button
+# scrolled to the middle of the screen again, the chart's top is on the screen with at least SEEN_PX of it above the
+# screen's foot (its title and the start of its legend or plot), not ~900 px up the page.
+BESIDE_ITS_BUTTON = {"tricks_spec_run": "tricks_spec_fig"}
+SEEN_PX = 120
+CHART_TOP_JS = "key => document.querySelector('.st-key-' + key).getBoundingClientRect().top"
 WHILE_RUNNING = "[data-testid=stMain] [data-testid=stProgress], [data-testid=stMain] [data-testid=stSpinner]"
 OPEN_EXPANDERS_WITH_CHARTS_JS = """
 () => [...document.querySelectorAll('[data-testid=stMain] details:not([open])')]
@@ -147,6 +153,27 @@ def _set_slider(page, key: str, presses: tuple[str, ...]) -> None:
     for press in presses:
         page.keyboard.press(press)
     _settled(page)
+
+
+def chart_beside_problem(button: str, chart: str, top: float, screen_h: int) -> list[str]:
+    """The chart off the screen that holds its button: above it, or too low for SEEN_PX of it to show."""
+    if 0 <= top <= screen_h - SEEN_PX:
+        return []
+    return [f"{button}: its chart {chart} starts at y {top:.0f}, off the {screen_h} px screen that holds the button"]
+
+
+def test_the_beside_check_sees_a_chart_above_or_below_the_screen():
+    assert chart_beside_problem("b", "c", 0, 800) == [] and chart_beside_problem("b", "c", 680, 800) == []
+    assert chart_beside_problem("b", "c", -968, 800) == [
+        "b: its chart c starts at y -968, off the 800 px screen that holds the button"]
+    assert len(chart_beside_problem("b", "c", -1, 800)) == 1 and len(chart_beside_problem("b", "c", 681, 800)) == 1
+
+
+def _chart_beside(page, button: str, chart: str, screen_h: int) -> list[str]:
+    """After the run: the button scrolled to the middle of the screen again, where the chart's top is."""
+    page.locator(f".st-key-{button} button").first.evaluate("b => b.scrollIntoView({block: 'center'})")
+    page.wait_for_timeout(300)
+    return chart_beside_problem(button, chart, page.evaluate(CHART_TOP_JS, chart), screen_h)
 
 
 def _press_and_watch(page, button: str, screen_h: int) -> list[str]:
@@ -185,6 +212,8 @@ def test_no_chart_a_measurement_draws_draws_over_itself(browser, app_url, size, 
                 off_screen += _press_and_watch(page, button, size[1])
                 for key in draws:
                     page.locator(f".st-key-{key} .js-plotly-plot").first.wait_for(state="attached")
+                if button in BESIDE_ITS_BUTTON:
+                    off_screen += _chart_beside(page, button, BESIDE_ITS_BUTTON[button], size[1])
                 page.evaluate(OPEN_EXPANDERS_WITH_CHARTS_JS)
                 charts = _charts_here(page)
                 seen |= {chart["key"] for chart in charts}

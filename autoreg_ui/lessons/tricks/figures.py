@@ -23,21 +23,25 @@ def _layout(fig: go.Figure, title: str, height: int = HEIGHT) -> go.Figure:
     return fig
 
 
-def speedup_figure(curves: list[tuple[str, spec_math.BestK]], height: int = HEIGHT) -> go.Figure:
-    """Speed-up against k for each (label, best-k reading), its best k marked, and the 1× line of plain decoding."""
+def speedup_figure(curves: list[tuple[str, spec_math.BestK]], title: str, height: int = HEIGHT) -> go.Figure:
+    """Speed-up against k for each (label, best-k reading), its best k marked, and the 1× line of plain decoding.
+    A curve keeps its colour by its place in ``curves``: the what-if curve goes first wherever it is drawn. The
+    star is in its curve's legend group and not in the legend (the title says what a star marks): a legend of one
+    row per curve leaves the plot inside the screen that holds the measurement's button."""
     fig = go.Figure()
     for i, (label, best) in enumerate(curves):
         ks = list(range(1, len(best.curve) + 1))
         colour = COLOURS[i % len(COLOURS)]
         fig.add_scatter(x=ks, y=list(best.curve), mode="lines+markers", name=label, line=dict(color=colour),
+                        legendgroup=label,
                         hovertemplate="k = %{x}<br>%{y:.2f}× plain decoding<extra>" + label + "</extra>")
         fig.add_scatter(x=[best.k], y=[best.speedup], mode="markers", name=f"best k for {label}",
-                        marker=dict(color=colour, size=14, symbol="star"),
+                        marker=dict(color=colour, size=14, symbol="star"), legendgroup=label, showlegend=False,
                         hovertemplate="best: k = %{x}<br>%{y:.2f}×<extra></extra>")
     fig.add_hline(y=1.0, line_dash="dot", annotation_text="plain decoding (1×)")
     fig.update_xaxes(title="draft length k", tickformat="d")
     fig.update_yaxes(title="speed-up, E / (k·c + 1)")
-    return _layout(fig, "Where a longer draft stops paying", height)
+    return _layout(fig, title, height)
 
 
 def predicted_measured_figure(labels: list[str], predicted: list[float], with_verify: list[float],

@@ -12,6 +12,7 @@ TRICKS_WHATIF_FIG = "tricks_whatif_fig"
 TRICKS_SPEC = JobKeys("tricks_spec")  # kept: plain vs both drafts, read as α, c, v and speed-ups
 TRICKS_SPEC_K = "tricks_spec_k"
 TRICKS_SPEC_MAX_NEW = "tricks_spec_max_new"
+TRICKS_SPEC_FIG = "tricks_spec_fig"  # the measured drafts' speed-up curves, under the button
 TRICKS_SPEC_BARS = "tricks_spec_bars"
 TRICKS_PREFIX = JobKeys("tricks_prefix")  # kept: the many-tabs demonstration
 TRICKS_PREFIX_TABS = "tricks_prefix_tabs"

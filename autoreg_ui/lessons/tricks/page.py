@@ -53,11 +53,14 @@ def render() -> None:
                          lambda p: tricks.spec_work(bundle, k, max_new, p))
     found = measuring.show_kept(keys.TRICKS_SPEC.kept, bundle.name)
     reads = found.result if found else []
-    curves = [("what if", whatif)] + [(f"{r.prompt} · {r.read.draft}", r.best) for r in reads]
-    show_chart(figs.speedup_figure(curves, figs.PROJECTOR_HEIGHT if projector else figs.HEIGHT),
-               key=keys.TRICKS_WHATIF_FIG,
-               filename="speculation-speedup-over-k", where=chart_at)
+    # the sliders' picture stays theirs; the measured drafts get a chart of their own right under the button
+    show_chart(figs.speedup_figure([(text.WHATIF_CURVE, whatif)], text.WHATIF_TITLE,
+                                   figs.PROJECTOR_HEIGHT if projector else figs.HEIGHT),
+               key=keys.TRICKS_WHATIF_FIG, filename="speculation-speedup-over-k", where=chart_at)
     if reads:
+        measured = [(f"{r.prompt} · {r.read.draft}", r.best) for r in reads]
+        show_chart(figs.speedup_figure([(text.WHATIF_CURVE_BESIDE, whatif)] + measured, text.SPEC_CURVES_TITLE),
+                   key=keys.TRICKS_SPEC_FIG, filename="speculation-speedup-measured")
         st.dataframe(pd.DataFrame(tricks.spec_rows(reads)), hide_index=True, key=keys.TRICKS_SPEC.table)
         for r in reads:
             m = r.read

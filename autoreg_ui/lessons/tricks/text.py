@@ -26,6 +26,11 @@ SPEC_LATEX = (r"E[\text{tokens per round}] = \sum_{i=0}^{k} \alpha^i = \frac{1-\
               r"\qquad \text{speed-up} = \frac{E[\text{tokens per round}]}{k\,c + 1}")
 WHATIF_ALPHA, WHATIF_C = "What if α =", "and c ="
 WHATIF_HELP = "Move α and c to see where a longer draft stops paying; the measured drafts below use their own."
+WHATIF_TITLE = "Where a longer draft stops paying<br>(the star marks the best k)"
+WHATIF_CURVE = "what if"  # the sliders' curve, in its own chart
+WHATIF_CURVE_BESIDE = "what if (the sliders above)"  # the same curve beside the measured drafts, under the button
+SPEC_CURVES_TITLE = ("Where each measured draft stops paying<br>Each draft's curve is the formula E / (k·c + 1) with "
+                     "that draft's measured α and c, not a run at every k; a star marks each curve's best k.")
 SPEC_K, SPEC_MAX_NEW = "Draft length k", "Tokens to write"
 SPEC_RUN = "Measure α and c for both drafts"
 SPEC_METHOD = ("Greedy decoding on two prompts: one whose answer copies its context (prompt lookup's case) and one "

@@ -2,10 +2,13 @@
 measurement run from its button, the numbers it shows, and the predict-then-check questions answered."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from clicks import click as _click
 
 from autoreg_core.experiments import constrained_decoding as grammar
+from autoreg_core.experiments import speculative_math as spec_math
 from autoreg_ui import keys
 from autoreg_ui.lessons.tricks import keys as tricks_keys
 from autoreg_ui.lessons.tricks import text
@@ -22,6 +25,57 @@ def page(open_page):
 
 def _table(at, column: str):
     return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def _charts(at) -> dict[str, dict]:
+    """Each drawn chart's figure (JSON) by the key we gave it (element ids are '$$ID-<hash>-<key>')."""
+    return {el.proto.id.split("-", 2)[-1]: json.loads(el.proto.spec) for el in at.get("plotly_chart")}
+
+
+def _in_order(node):
+    """The page's elements in the order they are drawn (blocks opened), each as (type, key or id)."""
+    children = getattr(node, "children", None)
+    if children is None:
+        yield node.type, getattr(node.proto, "id", "")
+        return
+    for i in sorted(children):
+        yield from _in_order(children[i])
+
+
+def _names(fig: dict) -> list[str]:
+    return [t["name"] for t in fig["data"]]
+
+
+def test_before_a_measurement_the_what_if_chart_is_the_sliders_alone(page):
+    charts = _charts(page)
+    assert list(charts) == [tricks_keys.TRICKS_WHATIF_FIG]
+    assert _names(charts[tricks_keys.TRICKS_WHATIF_FIG]) == [text.WHATIF_CURVE, f"best k for {text.WHATIF_CURVE}"]
+
+
+def test_the_measured_curves_are_drawn_under_the_button(page):
+    """After the α/c run: a chart of its own right under the run button (before the table), each measured prompt ·
+    draft as a curve with its best k starred, the sliders' curve first; the what-if chart above keeps only the
+    sliders' curve."""
+    page.slider(key=tricks_keys.TRICKS_SPEC_MAX_NEW).set_value(16)
+    _click(page, tricks_keys.TRICKS_SPEC.run)
+    table = _table(page, "speed-up, measured")
+    charts = _charts(page)
+    assert list(charts) == [tricks_keys.TRICKS_WHATIF_FIG, tricks_keys.TRICKS_SPEC_FIG, tricks_keys.TRICKS_SPEC_BARS]
+    assert _names(charts[tricks_keys.TRICKS_WHATIF_FIG]) == [text.WHATIF_CURVE, f"best k for {text.WHATIF_CURVE}"]
+    measured = charts[tricks_keys.TRICKS_SPEC_FIG]
+    labels = [text.WHATIF_CURVE_BESIDE] + [f"{p} · {d}" for p, d in zip(table["prompt"], table["draft"])]
+    assert _names(measured) == [name for label in labels for name in (label, f"best k for {label}")]
+    stars = measured["data"][1::2]
+    assert [star["x"][0] for star in stars[1:]] == list(table["best k"])  # each draft's best k, starred
+    whatif = spec_math.best_k(0.7, 0.1)  # the sliders' defaults
+    assert measured["data"][0]["y"] == list(whatif.curve) and stars[0]["x"] == [whatif.k]
+    assert all(len(curve["y"]) == spec_math.MAX_K for curve in measured["data"][0::2])
+    drawn = [(kind, key.split("-", 2)[-1]) for kind, key in _in_order(page.main)
+             if kind in ("button", "plotly_chart", "dataframe")]
+    stop = drawn.index(("button", tricks_keys.TRICKS_SPEC.stop))
+    spec = tricks_keys.TRICKS_SPEC
+    assert drawn[stop - 1:stop + 3] == [("button", spec.run), ("button", spec.stop),
+                                        ("plotly_chart", tricks_keys.TRICKS_SPEC_FIG), ("dataframe", "")]
 
 
 def test_page_before_any_measurement(page):
