@@ -57,6 +57,13 @@ def percent(prob: float) -> str:
     return f"< {TINY_PERCENT:g}%"
 
 
+def spoken_percent(prob: float) -> str:
+    """``percent`` for a screen reader, whose symbol tables read '>' and '<' as 'greater' and 'less':
+    'over 99.9%', 'under 0.001%'."""
+    said = percent(prob)
+    return said.replace("> ", "over ", 1) if said.startswith(">") else said.replace("< ", "under ", 1)
+
+
 def p_is(prob: float) -> str:
     """'p = 41.5%', or 'p < 0.001%' / 'p > 99.9%' for a probability too near 0 or 1 to write (not 'p = < 0.001%')."""
     said = percent(prob)

@@ -148,7 +148,7 @@ def _chip(pos: int, view: TokenView, rec: StepRecord | None) -> str:
         cls += f" p{palette.prob_shade(rec.prob)}"
         tip += [f"p {rec.prob:.4f}", f"{rec.prob_filtered:.4f} filtered", f"rank {rec.rank}",
                 f"log-p {rec.logprob:.3f}"]
-        spoken = f", probability {format.percent(rec.prob)}, rank {rec.rank}"
+        spoken = f", probability {format.spoken_percent(rec.prob)}, rank {rec.rank}"
         if rec.forced:
             cls += " forced"
             tip.append("forced")

@@ -30,3 +30,9 @@ def test_a_probability_just_under_one_is_said_as_over_99_9_percent_not_100():
     assert [fmt.percent(p) for p in (0.999, 0.99949, 0.9995, 0.9999, 1 - 1e-12, 1.0)] == [
         "99.9%", "99.9%", "> 99.9%", "> 99.9%", "> 99.9%", "> 99.9%"]  # each side of 0.9995; 1.0 is float32's
     assert [fmt.p_is(p) for p in (0.99949, 0.9995, 1.0)] == ["p = 99.9%", "p > 99.9%", "p > 99.9%"]
+
+
+def test_a_spoken_percentage_says_over_and_under_in_words():
+    """Screen readers read '>' as 'greater': the spoken form names the bound in words, on both sides of each."""
+    assert [fmt.spoken_percent(p) for p in (0.99949, 0.9995, 1.0, 1e-5, 9.99e-6, 0.415)] == [
+        "99.9%", "over 99.9%", "over 99.9%", "0.001%", "under 0.001%", "41.5%"]

@@ -14,7 +14,20 @@ def step_top(live: Live) -> Checked:
     top = torch.topk(probs, 2)
     p, p2 = float(top.values[0]), float(top.values[1])
     return Checked(0 if p > 0.5 else 1, answer(text.STEP_TOP, label=token_label(live, top.indices[0]),
-                                               p=format.p_is(p), p2=format.percent(p2)))
+                                               p=_top_said(p), p2=_runner_up_said(p, p2)))
+
+
+def _top_said(p: float) -> str:
+    """'p = 41.5%'; near the question's line, enough digits to show which side of 50% it falls (not 'p = 50.0%'
+    for a top token just over half)."""
+    said = format.p_is(p)
+    return f"p = {p * 100:.6g}%" if said == "p = 50.0%" and p != 0.5 else said
+
+
+def _runner_up_said(p: float, p2: float) -> str:
+    """The runner-up's percentage, said to tie the top's when the digits shown are the same."""
+    said = format.percent(p2)
+    return f"{said} too (equal to the digits shown)" if said == format.percent(p) else said
 
 
 def step_logprob(live: Live) -> Checked:

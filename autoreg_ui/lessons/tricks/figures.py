@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 
 from autoreg_core.experiments import speculative_math as spec_math
 from autoreg_ui import palette
+from autoreg_ui.lessons.tricks import text
 
 COLOURS = (palette.ACCENT, palette.HIGHLIGHT, palette.CUMULATIVE, palette.GOOD, palette.INK)
 
@@ -37,7 +38,7 @@ def speedup_figure(curves: list[tuple[str, spec_math.BestK]], title: str, height
                         hovertemplate="k = %{x}<br>%{y:.2f}× plain decoding<extra>" + label + "</extra>")
         fig.add_scatter(x=[best.k], y=[best.speedup], mode="markers", name=f"best k for {label}",
                         marker=dict(color=colour, size=14, symbol="star"), legendgroup=label, showlegend=False,
-                        hovertemplate="best: k = %{x}<br>%{y:.2f}×<extra></extra>")
+                        hovertemplate=text.BEST_K_HOVER + "%{x}<br>%{y:.2f}×<extra></extra>")
     fig.add_hline(y=1.0, line_dash="dot", annotation_text="plain decoding (1×)")
     fig.update_xaxes(title="draft length k", tickformat="d")
     fig.update_yaxes(title="speed-up, E / (k·c + 1)")

@@ -2,6 +2,7 @@
 Sentences that carry a number are functions of the measurement or the engine's arithmetic."""
 from __future__ import annotations
 
+from autoreg_core.experiments import speculative_math as spec_math
 from autoreg_core.experiments.speculative_math import Runs
 from autoreg_ui.format import human_bytes, ms
 
@@ -26,11 +27,16 @@ SPEC_LATEX = (r"E[\text{tokens per round}] = \sum_{i=0}^{k} \alpha^i = \frac{1-\
               r"\qquad \text{speed-up} = \frac{E[\text{tokens per round}]}{k\,c + 1}")
 WHATIF_ALPHA, WHATIF_C = "What if α =", "and c ="
 WHATIF_HELP = "Move α and c to see where a longer draft stops paying; the measured drafts below use their own."
-WHATIF_TITLE = "Where a longer draft stops paying<br>(the star marks the best k)"
+WHATIF_TITLE = (f"How the speed-up changes with the draft length<br>the star marks the best k from 1 to "
+                f"{spec_math.MAX_K}")
 WHATIF_CURVE = "what if"  # the sliders' curve, in its own chart
 WHATIF_CURVE_BESIDE = "what if (the sliders above)"  # the same curve beside the measured drafts, under the button
-SPEC_CURVES_TITLE = ("Where each measured draft stops paying<br>Each draft's curve is the formula E / (k·c + 1) with "
-                     "that draft's measured α and c, not a run at every k; a star marks each curve's best k.")
+SPEC_CURVES_TITLE = (f"Predicted speed-up of each measured draft, k = 1 to {spec_math.MAX_K}<br>Each prompt and "
+                     "draft's curve is the formula E / (k·c + 1) with the α and c measured at the k you ran, not a "
+                     "run at every k. A star marks each curve's highest point in "
+                     f"k = 1–{spec_math.MAX_K}: a star below the dotted 1× line means no draft length pays, and a "
+                     f"star at k = {spec_math.MAX_K} may not be the top.")
+BEST_K_HOVER = f"highest for k ≤ {spec_math.MAX_K}: k = "
 SPEC_K, SPEC_MAX_NEW = "Draft length k", "Tokens to write"
 SPEC_RUN = "Measure α and c for both drafts"
 SPEC_METHOD = ("Greedy decoding on two prompts: one whose answer copies its context (prompt lookup's case) and one "
@@ -212,7 +218,8 @@ def grammar_sentence(steps: int, mean_allowed: float, vocab: int, most_removed: 
 GUIDES: dict[str, tuple[str, str, str]] = {
     SPEC_TITLE: (
         "The curve rises while the next guess adds more tokens per step of its cost (α^(k+1) ÷ c) than the "
-        "speed-up already reached, then falls: its top is the best draft length for that α and c.",
+        "speed-up already reached, then falls (or, with a cheap draft kept often, still rises at k = "
+        f"{spec_math.MAX_K}): its top is the best draft length for that α and c.",
         "Set α near a measured one and make c larger: watch the best k move left and the best speed-up fall to "
         "plain decoding's 1× or below by c = 1.",
         "Which costs of a round does E / (k·c + 1) leave out on a CPU, and which column of the table measures one "

@@ -90,7 +90,7 @@ def test_token_strip_reads_to_a_screen_reader_and_marks_unlikely_picks_without_c
     out = token_strip_html(s.views(), s.records, s.prompt_len)
     assert out.count('role="listitem"') == len(s.views())
     for rec in s.records:
-        assert f"probability {format.percent(rec.prob)}, rank {rec.rank}" in out
+        assert f"probability {format.spoken_percent(rec.prob)}, rank {rec.rank}" in out
     assert out.count(", forced</span>") == sum(r.forced for r in s.records) == 1
     unlikely = sum(r.prob < palette.UNLIKELY for r in s.records)
     assert unlikely >= 1 and out.count("tok gen unlikely") == unlikely
@@ -119,10 +119,11 @@ def test_a_chip_holding_part_of_a_character_does_not_say_the_next_token_complete
     assert "the rest comes in the next token" not in html
 
 
-@pytest.mark.parametrize("prob, said", [(0.9994, "99.9%"), (0.9995, "> 99.9%"), (1.0, "> 99.9%"),
-                                        (0.00001, "0.001%"), (0.000009, "< 0.001%")])
+@pytest.mark.parametrize("prob, said", [(0.9994, "99.9%"), (0.9995, "over 99.9%"), (1.0, "over 99.9%"),
+                                        (0.00001, "0.001%"), (0.000009, "under 0.001%")])
 def test_a_chip_never_reads_a_probability_as_certain_or_as_nothing(tiny, prob, said):
-    """A screen reader hears the strip's probability as the page writes one: 100.0% or 0.0% would be false."""
+    """A screen reader hears the strip's probability as the page writes one (100.0% or 0.0% would be false), in
+    words where the page has a symbol ('>' is read 'greater')."""
     from dataclasses import replace
 
     s = Session(tiny, "The cat sat")

@@ -34,6 +34,11 @@ def test_a_step_question_without_a_session_asks_for_one(tiny):
     (0.415, 0.2, "p = 41.5%", "20.0%"),
     (0.9994, 0.0004, "p = 99.9%", "0.04%"),
     (0.9996, 0.000004, "p > 99.9%", "< 0.001%"),
+    (0.50004, 0.2, "p = 50.004%", "20.0%"),  # over the question's line, and said so
+    (0.5, 0.2, "p = 50.0%", "20.0%"),
+    (0.49996, 0.2, "p = 49.996%", "20.0%"),
+    (0.3004, 0.2996, "p = 30.0%", "30.0% too (equal to the digits shown)"),
+    (0.3006, 0.2994, "p = 30.1%", "29.9%"),
 ])
 def test_the_top_answer_writes_its_probabilities_as_the_page_does(live, monkeypatch, top, runner_up, said_top,
                                                                    said_second):
