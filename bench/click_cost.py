@@ -17,8 +17,9 @@ and with Streamlit's default ``runner.postScriptGC = true`` (the floor the first
 against; the app turns that option off). Ratios are given against both. A third server, ``bench/bare_step_shape.py``,
 draws the step page's own elements per click (about 36 where the bare page draws 5) with no model and no app
 code: each page's ``vs_bare_step_shape`` reads its click against that, so the part of the cost that is
-Streamlit's for the elements shown is told apart from the part that is the app's own work. The goals stay
-against the bare page.
+Streamlit's for the elements shown is told apart from the part that is the app's own work. The click's latency
+goal is against the bare page; its CPU goal (the script thread's CPU, beyond the model's pass) against the
+step-shaped floor.
 
 Actions: the bare page's Next token (the floor); the step page's Next token; the attention page's
 Next token; the sampling lab's temperature slider (one arrow-key step; Streamlit waits for the
@@ -54,7 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.lib.browser import CHROMIUM, CHROMIUM_ARGS
-from bench.lib.goals import CLICK_GOALS
+from bench.lib.goals import CLICK_GOALS, STEP_SHAPE_CPU_GOALS
 from bench.lib.profiles import per_click_profile
 from bench.lib.server_hooks import read_runs, timer_env
 from bench.lib.servers import ROOT, cpu_seconds, free_port, local_url, start_server, stop_server
@@ -311,7 +312,7 @@ def run(clicks: int, warmup: int, rounds: int, options: list[str], app_root: Pat
     for name, result in results.items():
         result["vs_bare"] = compare(result, bare, CLICK_GOALS[name])
         result["vs_bare_streamlit_defaults"] = compare(result, bare_defaults, CLICK_GOALS[name])
-        result["vs_bare_step_shape"] = same_elements(result, shape)
+        result["vs_bare_step_shape"] = same_elements(result, shape, STEP_SHAPE_CPU_GOALS.get(name))
         for key in ("request_to_last_message_p50_ms", "server_script_wall_p50_ms", "server_script_thread_cpu_p50_ms",
                     "bytes_sent_per_click_p50", "elements_on_page", "token_strip_html_chars"):
             mine, floor = result.get(key), bare.get(key)
@@ -321,16 +322,21 @@ def run(clicks: int, warmup: int, rounds: int, options: list[str], app_root: Pat
             "pages": results}
 
 
-def same_elements(page: dict, shape: dict) -> dict:
+def same_elements(page: dict, shape: dict, goal: float | None = None) -> dict:
     """A page against ``bench/bare_step_shape.py`` (the step page's elements, no model, no app code): the share of
-    the click's cost that is the app's own, beside the element counts that make the comparison fair or not."""
+    the click's cost that is the app's own, beside the element counts that make the comparison fair or not, and
+    with ``goal`` the verdict on the script thread's CPU (the click's cost beyond the model's pass)."""
     def ratio(key):
         return round(page[key] / shape[key], 2) if page.get(key) and shape.get(key) else None
 
-    return {"server_script_thread_cpu_ratio": ratio("server_script_thread_cpu_p50_ms"),
-            "server_cpu_ratio": ratio("server_cpu_ms_per_click"), "latency_p50_ratio": ratio("p50_ms"),
-            "elements_on_page": page.get("elements_on_page"), "bare_step_shape_elements_on_page":
-            shape.get("elements_on_page")}
+    out = {"server_script_thread_cpu_ratio": ratio("server_script_thread_cpu_p50_ms"),
+           "server_cpu_ratio": ratio("server_cpu_ms_per_click"), "latency_p50_ratio": ratio("p50_ms"),
+           "elements_on_page": page.get("elements_on_page"), "bare_step_shape_elements_on_page":
+           shape.get("elements_on_page")}
+    if goal is not None:
+        cpu = out["server_script_thread_cpu_ratio"]
+        out.update(goal_server_script_thread_cpu_ratio=goal, goal_met=None if cpu is None else cpu <= goal)
+    return out
 
 
 # ---------------------------------------------------------------- the server's side of one click, in process

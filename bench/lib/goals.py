@@ -11,10 +11,15 @@ from bench.lib.stats import rounded
 
 # One click against the bare page (bench/bare_page.py), as ratios: (latency p50, server CPU); None = no goal.
 CLICK_GOALS: dict[str, tuple[float, float | None]] = {
-    "step_next_token": (1.5, 2.0), "step_next_token_long_text": (1.5, 2.0), "attention_next_token": (2.0, None),
+    "step_next_token": (1.5, None), "step_next_token_long_text": (1.5, None), "attention_next_token": (2.0, None),
     "lab_slider": (2.0, None), "lab_draw_again": (2.0, None)}
 
-CPU_GOAL_RATIO = 2.0  # server CPU per Next token click beyond the model ≤ 2× the bare page's
+# Server CPU per Next token click beyond the model's pass ≤ 1.5× the step-shaped floor (bench/bare_step_shape.py:
+# the step page's elements drawn plainly, no model, no app code). The goal used to be against the bare page; drawing
+# the step page's elements alone already costs about 1.8× that, so the floor with the same elements replaced it.
+STEP_SHAPE_CPU_GOAL_RATIO = 1.5
+STEP_SHAPE_CPU_GOALS = {"step_next_token": STEP_SHAPE_CPU_GOAL_RATIO,
+                        "step_next_token_long_text": STEP_SHAPE_CPU_GOAL_RATIO}
 P95_GOAL_RATIO = 8.0  # 30 students: Next token p95 ≤ 8× the solo decode step
 
 # the soak: 30 students who reset every 40 tokens for 20 minutes, memory slope after the warm-up within ±2 MiB/min
@@ -28,7 +33,7 @@ HALL_FOLLOWERS, HALL_P95_S, HALL_CPU_MS = 1000, 0.5, 0.5
 TAB_MEMORY_MIB = 30  # what one tab holds at 2,048 tokens, KV cache excluded
 
 
-def cpu_comparison(app_ms: list[float], bare_ms: list[float], goal: float | None = CPU_GOAL_RATIO) -> dict:
+def cpu_comparison(app_ms: list[float], bare_ms: list[float], goal: float | None = STEP_SHAPE_CPU_GOAL_RATIO) -> dict:
     """Median server CPU per click beyond the model, the app's Next token against a floor page's, and the verdict
     (``goal`` None: a floor read for information, with no verdict)."""
     app = statistics.median(app_ms) if app_ms else None

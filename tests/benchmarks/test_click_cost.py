@@ -62,6 +62,9 @@ def test_same_elements_reads_a_page_against_the_step_shape_floor():
     assert click_cost.same_elements(page, shape) == {
         "server_script_thread_cpu_ratio": 1.5, "server_cpu_ratio": 10.0, "latency_p50_ratio": None,
         "elements_on_page": 60, "bare_step_shape_elements_on_page": 50}
+    judged = click_cost.same_elements(page, shape, 1.5)  # 12 / 8 = 1.5: at the goal, met
+    assert (judged["goal_server_script_thread_cpu_ratio"], judged["goal_met"]) == (1.5, True)
+    assert click_cost.same_elements({**page, "server_script_thread_cpu_p50_ms": 12.1}, shape, 1.5)["goal_met"] is False
 
 
 def _shape(node) -> list[str]:
