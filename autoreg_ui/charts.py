@@ -14,12 +14,11 @@ import math
 import re
 from collections import OrderedDict
 
-import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from autoreg_ui import charts_text, keys
+from autoreg_ui.chart_table import axis_title, figure_table, title_text
 from autoreg_ui.sharing import presenter
 from autoreg_ui.step_figures import unchecked_figure
 
@@ -206,7 +205,7 @@ def framed(fig: go.Figure, *, large: bool = False) -> tuple[go.Figure, str]:
         for key, value in values.items():
             layout[key] = changed[key] = _merged(layout.get(key), value) if isinstance(value, dict) else value
 
-    title, details = split_title(_text(layout.get("title")))
+    title, details = split_title(title_text(layout.get("title")))
     if details:  # kept with the figure: a figure drawn again (cached, or the hand-out's copy) keeps its caption
         update(meta=dict(details=details))
     elif isinstance(layout.get("meta"), dict):
@@ -255,18 +254,6 @@ def _or(value, default):
     return value if value is not None else default
 
 
-def _text(title) -> str | None:
-    """A title's text, whether plotly holds it as a dict or (from a hand-built dict) as a plain string."""
-    return title.get("text") if isinstance(title, dict) else title
-
-
-def _axis_title(axis) -> str | None:
-    """An axis's title text, from a plotly axis or its dict; None when it has none."""
-    if isinstance(axis, dict) or axis is None:
-        return _text((axis or {}).get("title")) or None
-    return axis.title.text if axis.title is not None and axis.title.text else None
-
-
 def _height_for_plot(layout: dict, top: int, large: bool) -> int | None:
     """The height a figure needs when the title and legend above its plot would squeeze it (None: it fits): its
     plot keeps room for its y axis's title (centred on the plot: a longer title is cut by the chart's edge) and,
@@ -276,8 +263,8 @@ def _height_for_plot(layout: dict, top: int, large: bool) -> int | None:
     size = "large" if large else "normal"
     asked = layout.get("height") or DEFAULT_HEIGHT
     bottom = ((layout.get("margin") or {}).get("b") or 0) + TICK_PX[size] * 1.6 + (
-        AXIS_TITLE_PX[size] * 1.6 if _axis_title(layout.get("xaxis")) else 0)
-    y_title = _axis_title(layout.get("yaxis")) or ""
+        AXIS_TITLE_PX[size] * 1.6 if axis_title(layout.get("xaxis")) else 0)
+    y_title = axis_title(layout.get("yaxis")) or ""
     # the y title is centred on the plot and may reach into the margins above and below it, not past the edge
     title_room = len(y_title) * CHAR_WIDTH * AXIS_TITLE_PX[size] + 12 - 2 * min(top, bottom)
     plot = title_room if large else max(asked * MIN_PLOT_SHARE, title_room)
@@ -298,7 +285,7 @@ def _top_axis_room(layout: dict, large: bool) -> int:
         longest = max((len(str(t)) for t in axis.get("ticktext") or ()), default=4)
         angle = axis.get("tickangle")
         turned = abs(math.sin(math.radians(angle))) if isinstance(angle, (int, float)) else 0.0
-        title_px = (LARGE["axis_title"] if large else 14) * 1.6 if _axis_title(axis) else 0
+        title_px = (LARGE["axis_title"] if large else 14) * 1.6 if axis_title(axis) else 0
         room = max(room, int(tick_px * 1.5 + longest * CHAR_WIDTH * tick_px * turned + title_px + 6))
     return room
 
@@ -336,64 +323,6 @@ def install_export_script() -> None:
     """The one click handler (and style) behind every chart's PNG/SVG buttons, and the page's header space; call
     once per page run."""
     st.html(EXPORT_JS if presenter.active() else EXPORT_JS + HEADER_SPACE_CSS, unsafe_allow_javascript=True)
-
-
-def _values(seq) -> list:
-    """A trace's x, y or z as a plain list (plotly keeps tuples, lists or numpy arrays)."""
-    return np.asarray(seq).tolist() if seq is not None else []
-
-
-def _tree_rows(trace) -> list[tuple[str, object]]:
-    """A hierarchical trace's boxes as (path of labels from the root, value), in the trace's order."""
-    ids, parents = _values(trace.ids), _values(trace.parents)
-    labels, values = _values(trace.labels), _values(trace.values)
-    label_of = dict(zip(ids, labels))
-    parent_of = dict(zip(ids, parents))
-
-    def path(node: str) -> str:
-        names = []
-        while node:
-            names.append(str(label_of.get(node, node)))
-            node = parent_of.get(node, "")
-        return " › ".join(reversed(names))
-    return [(path(node), value) for node, value in zip(ids, values)]
-
-
-def figure_table(fig: go.Figure) -> pd.DataFrame:
-    """Every number a chart draws, one row per mark: its series, where it sits (x, y) and, for a heatmap, its value.
-
-    Built from the figure's own traces, so the table says exactly what the chart shows (a screen reader or a
-    spreadsheet reads this instead of the picture). Columns take the axis titles when the chart has one pair.
-    """
-    x_name = _axis_title(fig.layout.xaxis) or "x"
-    y_name = _axis_title(fig.layout.yaxis) or "y"
-    if y_name == x_name:
-        y_name = f"{y_name} (y)"
-    rows: list[tuple] = []
-    for number, trace in enumerate(fig.data):
-        series = trace.name or f"series {number + 1}"
-        if getattr(trace, "z", None) is not None:  # a heatmap: one row per cell
-            z = _values(trace.z)
-            ys = _values(trace.y) or list(range(len(z)))
-            for i, row in enumerate(z):
-                xs = _values(trace.x) or list(range(len(row)))
-                rows += [(series, xs[j], ys[i], value) for j, value in enumerate(row)]
-            continue
-        if getattr(trace, "parents", None) is not None:  # a tree (icicle): one row per box, named by its path
-            rows += [(series, path, value, None) for path, value in _tree_rows(trace)]
-            continue
-        xs, ys = _values(getattr(trace, "x", None)), _values(getattr(trace, "y", None))
-        if not xs and not ys:
-            continue
-        xs = xs or list(range(len(ys)))
-        ys = ys or list(range(len(xs)))
-        rows += [(series, a, b, None) for a, b in zip(xs, ys)]
-    frame = pd.DataFrame(rows, columns=["series", x_name, y_name, "value"])
-    if frame["value"].isna().all():
-        frame = frame.drop(columns="value")
-    if frame["series"].nunique() <= 1:
-        frame = frame.drop(columns="series")
-    return frame
 
 
 def show_chart(fig: go.Figure, key: str, filename: str, *, where=None, export: bool = True, keep: bool = True,

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from autoreg_core import SamplingConfig, Session
-from autoreg_ui import messages, predict
+from autoreg_ui import format, messages, predict
 from autoreg_ui import predict_text as text
 from autoreg_ui.lessons.attention import questions as attention
 from autoreg_ui.lessons.attention import text as attention_text
@@ -54,7 +54,7 @@ def test_step_top_reads_the_models_own_next_distribution(live):
     p = float(probs.max())
     checked = step.step_top(live)
     assert checked.right == (0 if p > 0.5 else 1)
-    assert f"p = **{p:.1%}**" in checked.answer
+    assert f"**{format.p_is(p)}**" in checked.answer
 
 
 def test_top_p_counts_the_smallest_nucleus(live):

@@ -27,8 +27,7 @@ SPEC_LATEX = (r"E[\text{tokens per round}] = \sum_{i=0}^{k} \alpha^i = \frac{1-\
               r"\qquad \text{speed-up} = \frac{E[\text{tokens per round}]}{k\,c + 1}")
 WHATIF_ALPHA, WHATIF_C = "What if α =", "and c ="
 WHATIF_HELP = "Move α and c to see where a longer draft stops paying; the measured drafts below use their own."
-WHATIF_TITLE = (f"How the speed-up changes with the draft length<br>the star marks the best k from 1 to "
-                f"{spec_math.MAX_K}")
+WHATIF_TITLE = f"Speed-up by draft length k<br>the star marks the best k from 1 to {spec_math.MAX_K}"
 WHATIF_CURVE = "what if"  # the sliders' curve, in its own chart
 WHATIF_CURVE_BESIDE = "what if (the sliders above)"  # the same curve beside the measured drafts, under the button
 SPEC_CURVES_TITLE = (f"Predicted speed-up of each measured draft, k = 1 to {spec_math.MAX_K}<br>Each prompt and "

@@ -39,5 +39,5 @@ def test_the_caption_s_two_warnings_each_happen_and_each_has_its_other_side():
 def test_the_what_if_chart_says_what_its_star_marks():
     fig = figs.speedup_figure([(text.WHATIF_CURVE, spec_math.best_k(0.7, 0.1))], text.WHATIF_TITLE)
     assert charts.split_title(fig.layout.title.text) == (
-        "How the speed-up changes with the draft length", f"the star marks the best k from 1 to {spec_math.MAX_K}")
+        "Speed-up by draft length k", f"the star marks the best k from 1 to {spec_math.MAX_K}")
     assert [t.name for t in fig.data if t.showlegend is not False] == [text.WHATIF_CURVE]

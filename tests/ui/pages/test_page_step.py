@@ -5,7 +5,7 @@ from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
 from autoreg_core import SamplingConfig
-from autoreg_ui import keys
+from autoreg_ui import format, keys
 
 APP = str(ROOT / "app.py")
 
@@ -171,7 +171,7 @@ def test_predict_then_check_answers_only_after_a_choice_with_the_live_numbers(em
     # temperature does not change the raw softmax
     p = float(_session(at).next_pipeline(SamplingConfig()).raw_probs.max())
     shown = answers()
-    assert len(shown) == 1 and f"p = **{p:.1%}**" in shown[0]
+    assert len(shown) == 1 and f"**{format.p_is(p)}**" in shown[0]
     assert shown[0].startswith("**Right.**" if p > 0.5 else "**Not quite.**")
 
 
