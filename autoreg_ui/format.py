@@ -57,6 +57,16 @@ def percent(prob: float) -> str:
     return f"< {TINY_PERCENT:g}%"
 
 
+def apart(value: float, bound: float) -> tuple[str, str]:
+    """``value`` and ``bound`` to two significant digits, or as many more as it takes for two different numbers
+    not to print the same (a value just past the bound would read as the bound itself)."""
+    for digits in range(2, 8):
+        shown = f"{value:.{digits}g}", f"{bound:.{digits}g}"
+        if value == bound or shown[0] != shown[1]:
+            return shown
+    return shown
+
+
 def spoken_percent(prob: float) -> str:
     """``percent`` for a screen reader, whose symbol tables read '>' and '<' as 'greater' and 'less':
     'over 99.9%', 'under 0.001%'."""

@@ -36,3 +36,8 @@ def test_a_spoken_percentage_says_over_and_under_in_words():
     """Screen readers read '>' as 'greater': the spoken form names the bound in words, on both sides of each."""
     assert [fmt.spoken_percent(p) for p in (0.99949, 0.9995, 1.0, 1e-5, 9.99e-6, 0.415)] == [
         "99.9%", "over 99.9%", "over 99.9%", "0.001%", "under 0.001%", "41.5%"]
+
+
+def test_apart_adds_digits_only_until_a_value_and_its_bound_differ():
+    assert fmt.apart(50.004, 50) == ("50.004", "50") and fmt.apart(49.996, 50) == ("49.996", "50")
+    assert fmt.apart(41.5, 50) == ("42", "50") and fmt.apart(50.0, 50) == ("50", "50")

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from autoreg_core.engine.kv_cache import PhaseTimes, WorkedExample
 from autoreg_core.engine.model_spec import Q4_1_BYTES, ModelSpec
-from autoreg_ui.format import human_bytes
+from autoreg_ui.format import apart, human_bytes
 
 CAPTION = ("Every decode step feeds one token in. Its own key and value are appended to the KV cache first, "
            "as one new row; then its query looks at every key in the cache, its own included, and mixes "
@@ -285,19 +285,9 @@ def recompute_compared(check) -> str:
             f"holds: {' and '.join(groups)}.")
 
 
-def _apart(value: float, bound: float) -> tuple[str, str]:
-    """``value`` and ``bound`` to two significant digits, or as many more as it takes for two different numbers
-    not to print the same (a value just past the bound would read as the bound itself)."""
-    for digits in range(2, 8):
-        shown = f"{value:.{digits}g}", f"{bound:.{digits}g}"
-        if value == bound or shown[0] != shown[1]:
-            return shown
-    return shown
-
-
 def recompute_text(check) -> str:
     """What the comparison found (``check``: ``cache_exact.RecomputeCheck``), with its own numbers."""
-    relative, bound_value = _apart(check.relative, check.rounding_bound)
+    relative, bound_value = apart(check.relative, check.rounding_bound)
     said = (f"{recompute_compared(check)} "
             f"Largest difference from the cached keys and values: {check.max_abs_diff:.2g}, on values up to "
             f"{check.largest_value:.3g} (a relative {relative}). ")

@@ -21,7 +21,7 @@ def _top_said(p: float) -> str:
     """'p = 41.5%'; near the question's line, enough digits to show which side of 50% it falls (not 'p = 50.0%'
     for a top token just over half)."""
     said = format.p_is(p)
-    return f"p = {p * 100:.6g}%" if said == "p = 50.0%" and p != 0.5 else said
+    return f"p = {format.apart(p * 100, 50)[0]}%" if said == "p = 50.0%" and p != 0.5 else said
 
 
 def _runner_up_said(p: float, p2: float) -> str:
